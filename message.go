@@ -1,0 +1,96 @@
+package carryon
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Role is who speaks in a message.
+type Role string
+
+// Message roles, as model APIs know them.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Valid reports whether r is one of the known roles.
+func (r Role) Valid() bool {
+	switch r {
+	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+		return true
+	}
+	return false
+}
+
+// Message kinds. A summary stands for a range of older messages; it never replaces them.
+const (
+	KindMessage = "message"
+	KindSummary = "summary"
+)
+
+// Message is one entry of a session's append-only history. (SessionID, Seq) is its identity; Seq
+// starts at 1 and has no gaps within a session's own history. A fork continues its parent's numbering.
+type Message struct {
+	SessionID string          `json:"session_id"`
+	Seq       int64           `json:"seq"`
+	Role      Role            `json:"role"`
+	Kind      string          `json:"kind"`
+	Content   string          `json:"content"`
+	Name      string          `json:"name,omitempty"`
+	ToolCalls json.RawMessage `json:"tool_calls,omitempty"`
+	// ToolCallID links a tool result to the assistant's call.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// CoversFrom and CoversTo are the seq range a summary stands for.
+	CoversFrom int64           `json:"covers_from,omitempty"`
+	CoversTo   int64           `json:"covers_to,omitempty"`
+	RunID      string          `json:"run_id,omitempty"`
+	RequestID  string          `json:"request_id,omitempty"`
+	Tokens     int             `json:"tokens"`
+	Metadata   json.RawMessage `json:"metadata,omitempty"`
+	// Version is the session version the append that stored this message produced.
+	Version   int64     `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// NewMessage is one message to append.
+type NewMessage struct {
+	Role       Role            `json:"role"`
+	Content    string          `json:"content"`
+	Kind       string          `json:"kind,omitempty"`
+	Name       string          `json:"name,omitempty"`
+	ToolCalls  json.RawMessage `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	CoversFrom int64           `json:"covers_from,omitempty"`
+	CoversTo   int64           `json:"covers_to,omitempty"`
+	Metadata   json.RawMessage `json:"metadata,omitempty"`
+}
+
+// AppendInput is the input of SessionService.AppendMessages.
+type AppendInput struct {
+	Messages []NewMessage `json:"messages"`
+	// RunID links the messages to the run that produced them.
+	RunID string `json:"run_id,omitempty"`
+	WriteOptions
+}
+
+// AppendResult is the answer to an append: the session's new version and the stored messages.
+type AppendResult struct {
+	SessionID string     `json:"session_id"`
+	Version   int64      `json:"version"`
+	Messages  []*Message `json:"messages"`
+}
+
+// MessageFilter pages through a session's messages, oldest first.
+type MessageFilter struct {
+	AfterSeq int64 `json:"after_seq,omitempty"`
+	Limit    int   `json:"limit,omitempty"`
+}
+
+// MessagePage is one page of messages.
+type MessagePage struct {
+	Items      []*Message `json:"items"`
+	NextCursor string     `json:"next_cursor,omitempty"`
+}

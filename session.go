@@ -1,0 +1,148 @@
+package carryon
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// SessionStatus is the life-cycle state of a session.
+type SessionStatus string
+
+// Session states. A session is created active; close and expiry stop writes but keep history;
+// restore makes it active again.
+const (
+	SessionActive  SessionStatus = "active"
+	SessionClosed  SessionStatus = "closed"
+	SessionExpired SessionStatus = "expired"
+)
+
+// Session is one durable conversation and execution state, owned by one user. Version goes up by one
+// on every write to the session or to anything inside it (messages, working memory).
+type Session struct {
+	ID      string        `json:"id"`
+	OwnerID string        `json:"owner_id"`
+	Title   string        `json:"title"`
+	Status  SessionStatus `json:"status"`
+	Version int64         `json:"version"`
+	// ParentID and ForkSeq name the session this one was forked from and the last parent message it
+	// shares (copy on write: the parent's messages up to ForkSeq are read through, never copied).
+	ParentID       string          `json:"parent_id,omitempty"`
+	ForkSeq        int64           `json:"fork_seq,omitempty"`
+	ForkVersion    int64           `json:"fork_version,omitempty"`
+	CreatedAt      time.Time       `json:"created_at"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+	LastActiveAt   time.Time       `json:"last_active_at"`
+	ExpiresAt      time.Time       `json:"expires_at"`
+	IdleTTLSeconds int64           `json:"idle_ttl_seconds"`
+	MessageCount   int64           `json:"message_count"`
+	LastSeq        int64           `json:"last_seq"`
+	MemoryVersion  int64           `json:"memory_version"`
+	Metadata       json.RawMessage `json:"metadata,omitempty"`
+}
+
+// Expired reports whether the session is past its idle TTL at now (or was marked expired).
+func (s *Session) Expired(now time.Time) bool {
+	return s.Status == SessionExpired || (s.Status == SessionActive && !now.Before(s.ExpiresAt))
+}
+
+// StatusAt returns the status a client sees at now: an active session past its expiry reads as expired.
+func (s *Session) StatusAt(now time.Time) SessionStatus {
+	if s.Status == SessionActive && !now.Before(s.ExpiresAt) {
+		return SessionExpired
+	}
+	return s.Status
+}
+
+// SessionView is a session with what a client needs to continue it: the working memory and the last
+// messages.
+type SessionView struct {
+	Session
+	WorkingMemory WorkingMemory `json:"working_memory"`
+	Messages      []*Message    `json:"messages"`
+}
+
+// NewSession is the input of SessionService.Create.
+type NewSession struct {
+	Title          string          `json:"title,omitempty"`
+	Metadata       json.RawMessage `json:"metadata,omitempty"`
+	IdleTTLSeconds *int64          `json:"idle_ttl_seconds,omitempty"`
+	WorkingMemory  WorkingMemory   `json:"working_memory,omitempty"`
+	WriteOptions
+}
+
+// SessionUpdate is the input of SessionService.Update; nil fields are left alone.
+type SessionUpdate struct {
+	Title          *string         `json:"title,omitempty"`
+	Metadata       json.RawMessage `json:"metadata,omitempty"`
+	IdleTTLSeconds *int64          `json:"idle_ttl_seconds,omitempty"`
+	WriteOptions
+}
+
+// ForkInput is the input of SessionService.Fork.
+type ForkInput struct {
+	// AtVersion forks the session as it was at that version; zero means the current version.
+	AtVersion int64  `json:"at_version,omitempty"`
+	Title     string `json:"title,omitempty"`
+	WriteOptions
+}
+
+// SessionFilter selects sessions of the caller for SessionService.List.
+type SessionFilter struct {
+	Status SessionStatus `json:"status,omitempty"`
+	Limit  int           `json:"limit,omitempty"`
+	Cursor string        `json:"cursor,omitempty"`
+}
+
+// SessionPage is one page of sessions, newest activity first.
+type SessionPage struct {
+	Items      []*Session `json:"items"`
+	NextCursor string     `json:"next_cursor,omitempty"`
+}
+
+// GetOptions shape SessionService.Get.
+type GetOptions struct {
+	// Messages is how many of the last messages to include; 0 means DefaultMessageWindow, -1 none.
+	Messages int
+}
+
+// SessionService owns sessions and everything in them. The caller is the user in the context; a
+// session of another user is ENOTFOUND, exactly like a missing one. Every write accepts
+// WriteOptions (EVERSION on a stale expected version, EKEYREUSED / EINFLIGHT for request ids) and is
+// refused with ECLOSED on a closed session and EEXPIRED on an expired one.
+type SessionService interface {
+	// Create makes a session owned by the caller. EINVALID, EUNAUTHORIZED.
+	Create(ctx context.Context, in NewSession) (*Session, error)
+	// CreateSession is a synonym of Create.
+	CreateSession(ctx context.Context, in NewSession) (*Session, error)
+	// Get returns a session with its working memory and last messages. Reads work on closed and
+	// expired sessions. ENOTFOUND.
+	Get(ctx context.Context, id string, opt GetOptions) (*SessionView, error)
+	// GetSession is a synonym of Get.
+	GetSession(ctx context.Context, id string, opt GetOptions) (*SessionView, error)
+	// List returns the caller's sessions, newest activity first. EINVALID.
+	List(ctx context.Context, f SessionFilter) (*SessionPage, error)
+	// Update changes title, metadata or idle TTL. ENOTFOUND, EINVALID, EVERSION, ECLOSED, EEXPIRED.
+	Update(ctx context.Context, id string, in SessionUpdate) (*Session, error)
+	// Close stops writes and keeps history. ENOTFOUND, EVERSION, ECLOSED (already closed).
+	Close(ctx context.Context, id string, opt WriteOptions) (*Session, error)
+	// Restore reopens a closed or expired session and restarts its idle clock. ENOTFOUND, EVERSION.
+	Restore(ctx context.Context, id string, opt WriteOptions) (*Session, error)
+	// Delete removes the session and everything in it. Forks of it keep their shared history. ENOTFOUND, EVERSION.
+	Delete(ctx context.Context, id string, opt WriteOptions) error
+	// Fork makes a new session that shares this one's history up to AtVersion (copy on write, O(1)).
+	// ENOTFOUND, EINVALID (a version the session never had or that is in the future).
+	Fork(ctx context.Context, id string, in ForkInput) (*Session, error)
+	// AppendMessages appends messages in order. ENOTFOUND, EINVALID, EVERSION, ECLOSED, EEXPIRED.
+	AppendMessages(ctx context.Context, id string, in AppendInput) (*AppendResult, error)
+	// ListMessages pages through messages in order, oldest first. ENOTFOUND, EINVALID.
+	ListMessages(ctx context.Context, id string, f MessageFilter) (*MessagePage, error)
+	// GetWorkingMemory returns the working memory document. ENOTFOUND.
+	GetWorkingMemory(ctx context.Context, id string) (*WorkingMemoryState, error)
+	// PatchWorkingMemory applies a JSON Merge Patch (RFC 7396). ENOTFOUND, EINVALID, EVERSION, ECLOSED, EEXPIRED.
+	PatchWorkingMemory(ctx context.Context, id string, in MemoryPatch) (*WorkingMemoryState, error)
+	// MemoryHistory lists working memory revisions, newest first. ENOTFOUND.
+	MemoryHistory(ctx context.Context, id string, f RevisionFilter) (*RevisionPage, error)
+	// MemoryDiff compares two revisions of the working memory. ENOTFOUND, EINVALID.
+	MemoryDiff(ctx context.Context, id string, from, to int64) (*MemoryDiff, error)
+}

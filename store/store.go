@@ -1,0 +1,166 @@
+// Package store defines the one small interface every database driver implements, grouped by
+// aggregate (users, sessions, messages, working memory, idempotency keys). Drivers live in
+// subpackages (store/sqlite, store/postgres) and must pass the conformance suite in store/storetest.
+//
+// The store knows no business rules: it never decides whether a write is allowed (the hub services
+// do), it only stores and reads what it is told, inside transactions the services open. Every query
+// carries the owner: a session of another user is ENOTFOUND, exactly like a missing one.
+//
+// Drivers normalise their errors at this boundary into *carryon.Error codes: ENOTFOUND for a missing
+// or foreign row, EVERSION (with CurrentVersion) for a conditional update that lost, ECONFLICT for a
+// unique key that is taken. Anything else is an internal error.
+//
+// Times are stored with microsecond precision (the coarsest of the drivers); callers truncate.
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+)
+
+// Store is a database opened by a driver.
+type Store interface {
+	// Read runs fn in a read-only transaction that sees one consistent snapshot.
+	Read(ctx context.Context, fn func(Tx) error) error
+	// Write runs fn in a read-write transaction and commits when fn returns nil; otherwise it rolls
+	// back and returns fn's error. Write transactions are serialised per session at least (SQLite:
+	// BEGIN IMMEDIATE; Postgres: row locks), so read-check-write inside fn is safe.
+	Write(ctx context.Context, fn func(Tx) error) error
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
+	// Close releases the database.
+	Close() error
+}
+
+// Tx is a transaction: every aggregate's operations.
+type Tx interface {
+	Users
+	Sessions
+	Messages
+	WorkingMemory
+	Idempotency
+}
+
+// Users stores users and API keys.
+type Users interface {
+	// InsertUser stores a new user. ECONFLICT when the name is taken.
+	InsertUser(ctx context.Context, u *carryon.User) error
+	// GetUser finds a user by id or by name. ENOTFOUND.
+	GetUser(ctx context.Context, idOrName string) (*carryon.User, error)
+	// ListUsers returns every user ordered by name.
+	ListUsers(ctx context.Context) ([]*carryon.User, error)
+	// InsertKey stores a new key. ENOTFOUND when the user does not exist.
+	InsertKey(ctx context.Context, k *carryon.APIKey) error
+	// KeyByHash returns an unrevoked key with that hash and its user. ENOTFOUND.
+	KeyByHash(ctx context.Context, hash string) (*carryon.APIKey, *carryon.User, error)
+	// ListKeys returns a user's keys, oldest first, revoked ones included.
+	ListKeys(ctx context.Context, userID string) ([]*carryon.APIKey, error)
+	// RevokeKey marks a key revoked at t. ENOTFOUND (also when already revoked).
+	RevokeKey(ctx context.Context, keyID string, t time.Time) error
+}
+
+// SessionQuery selects a page of one owner's sessions ordered by LastActiveAt descending, then ID
+// descending.
+type SessionQuery struct {
+	// Status filters by the status a client sees at Now: active means active and not past
+	// ExpiresAt; expired means marked expired or active and past ExpiresAt. Empty means all.
+	Status carryon.SessionStatus
+	Now    time.Time
+	// AfterActive and AfterID continue after the last row of the previous page (keyset paging);
+	// AfterID empty means the first page.
+	AfterActive time.Time
+	AfterID     string
+	Limit       int
+}
+
+// SessionRef names a session and its owner.
+type SessionRef struct {
+	OwnerID string
+	ID      string
+}
+
+// Sessions stores session rows.
+type Sessions interface {
+	// InsertSession stores a new session row. ECONFLICT when the id exists.
+	InsertSession(ctx context.Context, s *carryon.Session) error
+	// GetSession returns the owner's session. ENOTFOUND when missing or owned by someone else.
+	GetSession(ctx context.Context, owner, id string) (*carryon.Session, error)
+	// ListSessions returns a page of the owner's sessions.
+	ListSessions(ctx context.Context, owner string, q SessionQuery) ([]*carryon.Session, error)
+	// UpdateSession stores every mutable field of s (title, status, version, times, counters,
+	// metadata, idle TTL) if the stored row belongs to s.OwnerID and is at version prev. ENOTFOUND
+	// when missing or foreign; EVERSION with CurrentVersion when the version moved.
+	UpdateSession(ctx context.Context, s *carryon.Session, prev int64) error
+	// DeleteSession removes the session and every row in it (messages, working memory and its
+	// revisions). Forks that share its messages get a copy of the shared part first, so they keep
+	// their whole history. ENOTFOUND.
+	DeleteSession(ctx context.Context, owner, id string) error
+	// PurgeableSessions returns up to limit sessions of any owner whose ExpiresAt is before t.
+	// It is for the system sweeper only.
+	PurgeableSessions(ctx context.Context, before time.Time, limit int) ([]SessionRef, error)
+}
+
+// Messages stores the append-only message history. A session's visible history is its ancestors'
+// messages up to each fork point followed by its own; the readers below walk that chain, so a fork
+// costs O(1) to make.
+type Messages interface {
+	// InsertMessages stores messages whose SessionID, Seq, Version and CreatedAt are set by the
+	// caller. ENOTFOUND when the session is not the owner's; ECONFLICT on a seq that exists.
+	InsertMessages(ctx context.Context, owner string, msgs []*carryon.Message) error
+	// LastMessages returns the last limit visible messages of s, oldest first, reading O(limit) rows.
+	LastMessages(ctx context.Context, owner string, s *carryon.Session, limit int) ([]*carryon.Message, error)
+	// MessagesAfter returns up to limit visible messages of s with seq > after, oldest first.
+	MessagesAfter(ctx context.Context, owner string, s *carryon.Session, after int64, limit int) ([]*carryon.Message, error)
+	// SeqAtVersion returns the highest visible seq of s stored at a session version <= v, or 0.
+	SeqAtVersion(ctx context.Context, owner string, s *carryon.Session, v int64) (int64, error)
+}
+
+// WorkingMemory stores each session's working memory document and its revisions.
+type WorkingMemory interface {
+	// GetMemory returns the current document and its memory version; an empty document and 0 when
+	// it was never written. ENOTFOUND when the session is not the owner's.
+	GetMemory(ctx context.Context, owner, sessionID string) (carryon.WorkingMemory, int64, error)
+	// InsertMemoryRevision stores a revision and makes its document the current one. ENOTFOUND when
+	// the session is not the owner's; ECONFLICT when the memory version exists.
+	InsertMemoryRevision(ctx context.Context, owner string, r *carryon.MemoryRevision) error
+	// GetMemoryRevision returns one revision by memory version. ENOTFOUND.
+	GetMemoryRevision(ctx context.Context, owner, sessionID string, memoryVersion int64) (*carryon.MemoryRevision, error)
+	// MemoryAtVersion returns the newest revision stored at a session version <= v, or nil.
+	MemoryAtVersion(ctx context.Context, owner, sessionID string, v int64) (*carryon.MemoryRevision, error)
+	// ListMemoryRevisions returns up to limit revisions with memory version < before (0: no bound), newest first.
+	ListMemoryRevisions(ctx context.Context, owner, sessionID string, before int64, limit int) ([]*carryon.MemoryRevision, error)
+}
+
+// Idempotency states.
+const (
+	IdemInFlight = "in_flight"
+	IdemDone     = "done"
+)
+
+// IdempotencyRecord remembers a request id and the answer it got, per owner.
+type IdempotencyRecord struct {
+	OwnerID string
+	Key     string
+	// Fingerprint identifies the request (operation, target and input); a repeat with another
+	// fingerprint is refused.
+	Fingerprint string
+	State       string
+	// Result is the stored answer (JSON) replayed to a repeat.
+	Result    []byte
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// Idempotency stores request ids.
+type Idempotency interface {
+	// GetIdempotency returns the owner's record for key. ENOTFOUND.
+	GetIdempotency(ctx context.Context, owner, key string) (*IdempotencyRecord, error)
+	// PutIdempotency inserts the record or replaces the owner's record with the same key.
+	PutIdempotency(ctx context.Context, r *IdempotencyRecord) error
+	// DeleteIdempotency removes the owner's record for key, if any.
+	DeleteIdempotency(ctx context.Context, owner, key string) error
+	// SweepIdempotency removes every record that expired before t and returns how many.
+	SweepIdempotency(ctx context.Context, before time.Time) (int64, error)
+}

@@ -1,0 +1,87 @@
+package carryon
+
+import (
+	"context"
+	"time"
+)
+
+// User is a person or program that owns sessions. Identity comes only from an API key.
+type User struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Admin     bool      `json:"admin"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// APIKey is a credential of a user. Only a SHA-256 of the secret is stored; the secret itself is
+// shown once, when the key is made.
+type APIKey struct {
+	ID     string `json:"id"`
+	UserID string `json:"user_id"`
+	// Prefix is the first characters of the secret, enough to recognise a key in a listing.
+	Prefix     string     `json:"prefix"`
+	Hash       string     `json:"-"`
+	CreatedAt  time.Time  `json:"created_at"`
+	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+}
+
+// NewUser is the input of UserService.CreateUser.
+type NewUser struct {
+	Name  string `json:"name"`
+	Admin bool   `json:"admin,omitempty"`
+}
+
+// UserService manages users and their keys. Every method but Authenticate needs an admin caller in
+// the context (or a trusted context from NewTrustedContext, which the CLI uses on the local store).
+type UserService interface {
+	// Authenticate returns the user a secret key belongs to. EUNAUTHORIZED for an unknown or revoked key.
+	Authenticate(ctx context.Context, secret string) (*User, error)
+	// CreateUser makes a user and a first key; it returns the secret once. EINVALID, ECONFLICT (name taken), EFORBIDDEN.
+	CreateUser(ctx context.Context, in NewUser) (*User, string, error)
+	// ListUsers lists every user. EFORBIDDEN.
+	ListUsers(ctx context.Context) ([]*User, error)
+	// CreateKey makes another key for a user (by id or name) and returns it with its secret. ENOTFOUND, EFORBIDDEN.
+	CreateKey(ctx context.Context, user string) (*APIKey, string, error)
+	// ListKeys lists a user's keys (by id or name). ENOTFOUND, EFORBIDDEN.
+	ListKeys(ctx context.Context, user string) ([]*APIKey, error)
+	// RevokeKey revokes a key by id; later requests with it get EUNAUTHORIZED. ENOTFOUND, EFORBIDDEN.
+	RevokeKey(ctx context.Context, keyID string) error
+}
+
+type userKey struct{}
+type trustedKey struct{}
+
+// NewContextWithUser returns a context that carries the authenticated user.
+func NewContextWithUser(ctx context.Context, u *User) context.Context {
+	return context.WithValue(ctx, userKey{}, u)
+}
+
+// UserFromContext returns the authenticated user in ctx, or nil.
+func UserFromContext(ctx context.Context) *User {
+	u, _ := ctx.Value(userKey{}).(*User)
+	return u
+}
+
+// UserIDFromContext returns the id of the authenticated user in ctx, or "".
+func UserIDFromContext(ctx context.Context) string {
+	if u := UserFromContext(ctx); u != nil {
+		return u.ID
+	}
+	return ""
+}
+
+// NewTrustedContext marks ctx as coming from an operator with direct access to the store (the CLI
+// on the data directory); admin checks pass for it. Never derive it from a network request.
+func NewTrustedContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, trustedKey{}, true)
+}
+
+// IsAdminContext reports whether ctx carries an admin user or is trusted.
+func IsAdminContext(ctx context.Context) bool {
+	if t, _ := ctx.Value(trustedKey{}).(bool); t {
+		return true
+	}
+	u := UserFromContext(ctx)
+	return u != nil && u.Admin
+}

@@ -1,0 +1,74 @@
+package carryon
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// WorkingMemory is a session's small working document: by convention `goal`, `plan` (a list of
+// steps with `title` and `status`), `next_action`, `notes` and `open_questions`, plus any free keys.
+// It is changed with JSON Merge Patch (RFC 7396) and every change is kept as a revision.
+type WorkingMemory map[string]any
+
+// Goal returns the `goal` string, or "".
+func (m WorkingMemory) Goal() string { s, _ := m["goal"].(string); return s }
+
+// NextAction returns the `next_action` string, or "".
+func (m WorkingMemory) NextAction() string { s, _ := m["next_action"].(string); return s }
+
+// WorkingMemoryState is the working memory of a session with the versions it is at.
+type WorkingMemoryState struct {
+	SessionID string `json:"session_id"`
+	// Version is the session version (use it as expected_version).
+	Version int64 `json:"version"`
+	// MemoryVersion numbers the revisions of this document: 0 before the first change.
+	MemoryVersion int64         `json:"memory_version"`
+	WorkingMemory WorkingMemory `json:"working_memory"`
+}
+
+// MemoryPatch is the input of SessionService.PatchWorkingMemory.
+type MemoryPatch struct {
+	// Patch is a JSON Merge Patch: an object whose null members delete keys.
+	Patch json.RawMessage `json:"patch"`
+	// RunID names the run that made the change, if any.
+	RunID string `json:"run_id,omitempty"`
+	WriteOptions
+}
+
+// MemoryRevision is one stored change of a working memory document.
+type MemoryRevision struct {
+	SessionID     string          `json:"session_id"`
+	MemoryVersion int64           `json:"memory_version"`
+	Version       int64           `json:"version"`
+	Patch         json.RawMessage `json:"patch"`
+	Document      WorkingMemory   `json:"document"`
+	RunID         string          `json:"run_id,omitempty"`
+	CreatedAt     time.Time       `json:"created_at"`
+}
+
+// RevisionFilter pages through revisions, newest first.
+type RevisionFilter struct {
+	BeforeMemoryVersion int64 `json:"before,omitempty"`
+	Limit               int   `json:"limit,omitempty"`
+}
+
+// RevisionPage is one page of revisions.
+type RevisionPage struct {
+	Items      []*MemoryRevision `json:"items"`
+	NextCursor string            `json:"next_cursor,omitempty"`
+}
+
+// MemoryDiff lists what changed between two revisions, path by path.
+type MemoryDiff struct {
+	From    int64        `json:"from"`
+	To      int64        `json:"to"`
+	Changes []MemoryEdit `json:"changes"`
+}
+
+// MemoryEdit is one change of a diff: Path is a JSON Pointer; Op is added, removed or changed.
+type MemoryEdit struct {
+	Path string `json:"path"`
+	Op   string `json:"op"`
+	Old  any    `json:"old,omitempty"`
+	New  any    `json:"new,omitempty"`
+}
