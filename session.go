@@ -124,9 +124,10 @@ type SessionService interface {
 	List(ctx context.Context, f SessionFilter) (*SessionPage, error)
 	// Update changes title, metadata or idle TTL. ENOTFOUND, EINVALID, EVERSION, ECLOSED, EEXPIRED.
 	Update(ctx context.Context, id string, in SessionUpdate) (*Session, error)
-	// Close stops writes and keeps history. ENOTFOUND, EVERSION, ECLOSED (already closed).
+	// Close stops writes and keeps history; closing a closed session changes nothing. ENOTFOUND, EVERSION.
 	Close(ctx context.Context, id string, opt WriteOptions) (*Session, error)
-	// Restore reopens a closed or expired session and restarts its idle clock. ENOTFOUND, EVERSION.
+	// Restore reopens a closed or expired session and restarts its idle clock; an active session is
+	// returned unchanged. ENOTFOUND, EVERSION.
 	Restore(ctx context.Context, id string, opt WriteOptions) (*Session, error)
 	// Delete removes the session and everything in it. Forks of it keep their shared history. ENOTFOUND, EVERSION.
 	Delete(ctx context.Context, id string, opt WriteOptions) error

@@ -1,0 +1,77 @@
+package sessions
+
+import (
+	"context"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
+)
+
+// Fork makes a new session that shares this one's history as it was at in.AtVersion. Nothing is
+// copied but the working memory document: the fork reads its parent's messages up to ForkSeq.
+// Forking reads the parent, so it works on closed and expired sessions too; the parent is not changed.
+func (s *Service) Fork(ctx context.Context, id string, in carryon.ForkInput) (*carryon.Session, error) {
+	if in.AtVersion < 0 {
+		return nil, carryon.Errorf(carryon.EINVALID, "at_version must be positive, not %d", in.AtVersion)
+	}
+	if err := validTitle(in.Title); err != nil {
+		return nil, err
+	}
+	key := in.RequestID
+	in.RequestID = ""
+	return write(ctx, s, "session.fork", id, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
+		parent, err := tx.GetSession(ctx, own, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkVersion(parent, in.ExpectedVersion); err != nil {
+			return nil, err
+		}
+		at := in.AtVersion
+		if at == 0 {
+			at = parent.Version
+		}
+		if at > parent.Version {
+			return nil, carryon.Errorf(carryon.EINVALID, "at_version %d is ahead of the session's version %d", at, parent.Version)
+		}
+		forkSeq := parent.LastSeq
+		if at < parent.Version {
+			if forkSeq, err = tx.SeqAtVersion(ctx, own, parent, at); err != nil {
+				return nil, err
+			}
+		}
+		title := in.Title
+		if title == "" {
+			title = parent.Title
+		}
+		child := &carryon.Session{
+			ID: carryon.NewID("sess_"), OwnerID: own, Title: title, Status: carryon.SessionActive,
+			Version: 1, ParentID: parent.ID, ForkSeq: forkSeq, ForkVersion: at,
+			CreatedAt: now, UpdatedAt: now, LastActiveAt: now,
+			ExpiresAt:      now.Add(time.Duration(parent.IdleTTLSeconds) * time.Second),
+			IdleTTLSeconds: parent.IdleTTLSeconds, MessageCount: forkSeq, LastSeq: forkSeq,
+			Metadata: parent.Metadata,
+		}
+		rev, err := tx.MemoryAtVersion(ctx, own, parent.ID, at)
+		if err != nil {
+			return nil, err
+		}
+		if rev != nil && len(rev.Document) > 0 {
+			child.MemoryVersion = 1
+		}
+		if err := tx.InsertSession(ctx, child); err != nil {
+			return nil, err
+		}
+		if child.MemoryVersion == 1 {
+			err := tx.InsertMemoryRevision(ctx, own, &carryon.MemoryRevision{
+				SessionID: child.ID, MemoryVersion: 1, Version: 1, Patch: mustJSON(rev.Document),
+				Document: rev.Document, CreatedAt: now,
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		return child, nil
+	})
+}

@@ -1,0 +1,152 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
+)
+
+// maxMemoryBytes bounds the working memory document: it is meant to be small.
+const maxMemoryBytes = 256 << 10
+
+// GetWorkingMemory returns the session's working memory and the versions it is at.
+func (s *Service) GetWorkingMemory(ctx context.Context, id string) (*carryon.WorkingMemoryState, error) {
+	var st *carryon.WorkingMemoryState
+	err := s.read(ctx, func(tx store.Tx, own string, now time.Time) error {
+		sess, err := tx.GetSession(ctx, own, id)
+		if err != nil {
+			return err
+		}
+		wm, mv, err := tx.GetMemory(ctx, own, id)
+		if err != nil {
+			return err
+		}
+		st = &carryon.WorkingMemoryState{SessionID: id, Version: sess.Version, MemoryVersion: mv, WorkingMemory: nonNil(wm)}
+		return nil
+	})
+	return st, err
+}
+
+// PatchWorkingMemory applies a JSON Merge Patch to the working memory. A patch that changes
+// nothing stores nothing and keeps the versions.
+func (s *Service) PatchWorkingMemory(ctx context.Context, id string, in carryon.MemoryPatch) (*carryon.WorkingMemoryState, error) {
+	var patch map[string]any
+	if err := json.Unmarshal(in.Patch, &patch); err != nil || patch == nil {
+		return nil, carryon.Errorf(carryon.EINVALID, "patch must be a JSON object (a JSON Merge Patch, RFC 7396)")
+	}
+	in.Patch = mustJSON(patch)
+	key := in.RequestID
+	in.RequestID = ""
+	return write(ctx, s, "memory.patch", id, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.WorkingMemoryState, error) {
+		sess, err := loadWritable(ctx, tx, own, id, in.ExpectedVersion, now)
+		if err != nil {
+			return nil, err
+		}
+		cur, mv, err := tx.GetMemory(ctx, own, id)
+		if err != nil {
+			return nil, err
+		}
+		next := carryon.WorkingMemory(mergePatch(map[string]any(cloneDoc(cur)), patch).(map[string]any))
+		doc := mustJSON(next)
+		if len(doc) > maxMemoryBytes {
+			return nil, carryon.Errorf(carryon.EINVALID, "the patched working memory would be %d bytes; the limit is %d", len(doc), maxMemoryBytes)
+		}
+		if bytes.Equal(doc, mustJSON(nonNil(cur))) {
+			return &carryon.WorkingMemoryState{SessionID: id, Version: sess.Version, MemoryVersion: mv, WorkingMemory: nonNil(cur)}, nil
+		}
+		sess.MemoryVersion = mv + 1
+		if err := touch(ctx, tx, sess, now); err != nil {
+			return nil, err
+		}
+		err = tx.InsertMemoryRevision(ctx, own, &carryon.MemoryRevision{
+			SessionID: id, MemoryVersion: mv + 1, Version: sess.Version, Patch: in.Patch,
+			Document: next, RunID: in.RunID, CreatedAt: now,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &carryon.WorkingMemoryState{SessionID: id, Version: sess.Version, MemoryVersion: mv + 1, WorkingMemory: next}, nil
+	})
+}
+
+// MemoryHistory lists the working memory's revisions, newest first.
+func (s *Service) MemoryHistory(ctx context.Context, id string, f carryon.RevisionFilter) (*carryon.RevisionPage, error) {
+	if f.BeforeMemoryVersion < 0 {
+		return nil, carryon.Errorf(carryon.EINVALID, "before must not be negative")
+	}
+	limit, err := pageLimit(f.Limit)
+	if err != nil {
+		return nil, err
+	}
+	page := &carryon.RevisionPage{Items: []*carryon.MemoryRevision{}}
+	err = s.read(ctx, func(tx store.Tx, own string, now time.Time) error {
+		if _, err := tx.GetSession(ctx, own, id); err != nil {
+			return err
+		}
+		items, err := tx.ListMemoryRevisions(ctx, own, id, f.BeforeMemoryVersion, limit+1)
+		if err != nil {
+			return err
+		}
+		if len(items) > limit {
+			items = items[:limit]
+			page.NextCursor = strconv.FormatInt(items[limit-1].MemoryVersion, 10)
+		}
+		page.Items = items
+		return nil
+	})
+	return page, err
+}
+
+// MemoryDiff compares two revisions of the working memory by memory version; 0 is the empty
+// document before the first revision.
+func (s *Service) MemoryDiff(ctx context.Context, id string, from, to int64) (*carryon.MemoryDiff, error) {
+	if from < 0 || to < 0 {
+		return nil, carryon.Errorf(carryon.EINVALID, "from and to must be memory versions (0 or more)")
+	}
+	var d *carryon.MemoryDiff
+	err := s.read(ctx, func(tx store.Tx, own string, now time.Time) error {
+		sess, err := tx.GetSession(ctx, own, id)
+		if err != nil {
+			return err
+		}
+		docs := [2]carryon.WorkingMemory{{}, {}}
+		for i, v := range []int64{from, to} {
+			if v > sess.MemoryVersion {
+				return carryon.Errorf(carryon.EINVALID, "memory version %d does not exist; the latest is %d", v, sess.MemoryVersion)
+			}
+			if v == 0 {
+				continue
+			}
+			rev, err := tx.GetMemoryRevision(ctx, own, id, v)
+			if err != nil {
+				return err
+			}
+			docs[i] = nonNil(rev.Document)
+		}
+		d = &carryon.MemoryDiff{From: from, To: to, Changes: diffDocs("", docs[0], docs[1], nil)}
+		if d.Changes == nil {
+			d.Changes = []carryon.MemoryEdit{}
+		}
+		return nil
+	})
+	return d, err
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only called on values decoded from JSON
+	}
+	return b
+}
+
+func cloneDoc(wm carryon.WorkingMemory) carryon.WorkingMemory {
+	var out carryon.WorkingMemory
+	_ = json.Unmarshal(mustJSON(nonNil(wm)), &out)
+	return out
+}

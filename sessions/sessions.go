@@ -1,0 +1,316 @@
+package sessions
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
+)
+
+// Limits on session fields.
+const (
+	maxTitleLen     = 500
+	maxMetadataLen  = 64 << 10
+	minIdleTTL      = 60
+	maxIdleTTL      = 10 * 365 * 24 * 3600
+	defaultPageSize = 50
+)
+
+// Create makes a session owned by the caller, at version 1.
+func (s *Service) Create(ctx context.Context, in carryon.NewSession) (*carryon.Session, error) {
+	if err := validTitle(in.Title); err != nil {
+		return nil, err
+	}
+	if err := validMetadata(in.Metadata); err != nil {
+		return nil, err
+	}
+	ttl := int64(s.cfg.IdleTTL / time.Second)
+	if in.IdleTTLSeconds != nil {
+		if err := validTTL(*in.IdleTTLSeconds); err != nil {
+			return nil, err
+		}
+		ttl = *in.IdleTTLSeconds
+	}
+	var doc []byte
+	if len(in.WorkingMemory) > 0 {
+		b, err := json.Marshal(in.WorkingMemory)
+		if err != nil {
+			return nil, carryon.Errorf(carryon.EINVALID, "working_memory: %v", err)
+		}
+		if len(b) > maxMemoryBytes {
+			return nil, carryon.Errorf(carryon.EINVALID, "working_memory is %d bytes; the limit is %d", len(b), maxMemoryBytes)
+		}
+		doc = b
+	}
+	key := in.RequestID
+	in.RequestID = ""
+	return write(ctx, s, "session.create", "", key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
+		sess := &carryon.Session{
+			ID: carryon.NewID("sess_"), OwnerID: own, Title: in.Title, Status: carryon.SessionActive,
+			Version: 1, CreatedAt: now, UpdatedAt: now, LastActiveAt: now,
+			ExpiresAt: now.Add(time.Duration(ttl) * time.Second), IdleTTLSeconds: ttl,
+			Metadata: compactJSON(in.Metadata),
+		}
+		if doc != nil {
+			sess.MemoryVersion = 1
+		}
+		if err := tx.InsertSession(ctx, sess); err != nil {
+			return nil, err
+		}
+		if doc != nil {
+			var wm carryon.WorkingMemory
+			_ = json.Unmarshal(doc, &wm)
+			err := tx.InsertMemoryRevision(ctx, own, &carryon.MemoryRevision{
+				SessionID: sess.ID, MemoryVersion: 1, Version: 1, Patch: doc, Document: wm, CreatedAt: now,
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		return sess, nil
+	})
+}
+
+// CreateSession is a synonym of Create.
+func (s *Service) CreateSession(ctx context.Context, in carryon.NewSession) (*carryon.Session, error) {
+	return s.Create(ctx, in)
+}
+
+// Get returns the session with its working memory and its last messages.
+func (s *Service) Get(ctx context.Context, id string, opt carryon.GetOptions) (*carryon.SessionView, error) {
+	n := opt.Messages
+	switch {
+	case n == 0:
+		n = carryon.DefaultMessageWindow
+	case n < -1 || n > carryon.MaxMessageWindow:
+		return nil, carryon.Errorf(carryon.EINVALID, "messages must be between 0 and %d", carryon.MaxMessageWindow)
+	}
+	var view *carryon.SessionView
+	err := s.read(ctx, func(tx store.Tx, own string, now time.Time) error {
+		sess, err := tx.GetSession(ctx, own, id)
+		if err != nil {
+			return err
+		}
+		wm, _, err := tx.GetMemory(ctx, own, id)
+		if err != nil {
+			return err
+		}
+		msgs := []*carryon.Message{}
+		if n > 0 {
+			if msgs, err = tx.LastMessages(ctx, own, sess, n); err != nil {
+				return err
+			}
+		}
+		sess.Status = sess.StatusAt(now)
+		view = &carryon.SessionView{Session: *sess, WorkingMemory: nonNil(wm), Messages: msgs}
+		return nil
+	})
+	return view, err
+}
+
+// GetSession is a synonym of Get.
+func (s *Service) GetSession(ctx context.Context, id string, opt carryon.GetOptions) (*carryon.SessionView, error) {
+	return s.Get(ctx, id, opt)
+}
+
+// List returns the caller's sessions, newest activity first.
+func (s *Service) List(ctx context.Context, f carryon.SessionFilter) (*carryon.SessionPage, error) {
+	switch f.Status {
+	case "", carryon.SessionActive, carryon.SessionClosed, carryon.SessionExpired:
+	default:
+		return nil, carryon.Errorf(carryon.EINVALID, "status must be active, closed or expired, not %q", f.Status)
+	}
+	limit, err := pageLimit(f.Limit)
+	if err != nil {
+		return nil, err
+	}
+	q := store.SessionQuery{Status: f.Status, Limit: limit + 1}
+	if f.Cursor != "" {
+		if q.AfterActive, q.AfterID, err = decodeCursor(f.Cursor); err != nil {
+			return nil, err
+		}
+	}
+	page := &carryon.SessionPage{Items: []*carryon.Session{}}
+	err = s.read(ctx, func(tx store.Tx, own string, now time.Time) error {
+		q.Now = now
+		items, err := tx.ListSessions(ctx, own, q)
+		if err != nil {
+			return err
+		}
+		if len(items) > limit {
+			items = items[:limit]
+			last := items[limit-1]
+			page.NextCursor = encodeCursor(last.LastActiveAt, last.ID)
+		}
+		for _, it := range items {
+			it.Status = it.StatusAt(now)
+		}
+		page.Items = items
+		return nil
+	})
+	return page, err
+}
+
+// Update changes the title, metadata or idle TTL of a session.
+func (s *Service) Update(ctx context.Context, id string, in carryon.SessionUpdate) (*carryon.Session, error) {
+	if in.Title != nil {
+		if err := validTitle(*in.Title); err != nil {
+			return nil, err
+		}
+	}
+	if err := validMetadata(in.Metadata); err != nil {
+		return nil, err
+	}
+	if in.IdleTTLSeconds != nil {
+		if err := validTTL(*in.IdleTTLSeconds); err != nil {
+			return nil, err
+		}
+	}
+	key := in.RequestID
+	in.RequestID = ""
+	return write(ctx, s, "session.update", id, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
+		sess, err := loadWritable(ctx, tx, own, id, in.ExpectedVersion, now)
+		if err != nil {
+			return nil, err
+		}
+		if in.Title != nil {
+			sess.Title = *in.Title
+		}
+		if in.Metadata != nil {
+			sess.Metadata = compactJSON(in.Metadata)
+		}
+		if in.IdleTTLSeconds != nil {
+			sess.IdleTTLSeconds = *in.IdleTTLSeconds
+		}
+		return sess, touch(ctx, tx, sess, now)
+	})
+}
+
+// Close stops writes to a session and keeps its history.
+func (s *Service) Close(ctx context.Context, id string, opt carryon.WriteOptions) (*carryon.Session, error) {
+	return s.setStatus(ctx, "session.close", id, opt, carryon.SessionClosed)
+}
+
+// Restore reopens a closed or expired session and restarts its idle clock.
+func (s *Service) Restore(ctx context.Context, id string, opt carryon.WriteOptions) (*carryon.Session, error) {
+	return s.setStatus(ctx, "session.restore", id, opt, carryon.SessionActive)
+}
+
+func (s *Service) setStatus(ctx context.Context, op, id string, opt carryon.WriteOptions, to carryon.SessionStatus) (*carryon.Session, error) {
+	key := opt.RequestID
+	opt.RequestID = ""
+	return write(ctx, s, op, id, key, opt, func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
+		sess, err := tx.GetSession(ctx, own, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkVersion(sess, opt.ExpectedVersion); err != nil {
+			return nil, err
+		}
+		if sess.StatusAt(now) == to {
+			return sess, nil
+		}
+		sess.Status = to
+		return sess, touch(ctx, tx, sess, now)
+	})
+}
+
+// Delete removes a session and everything in it.
+func (s *Service) Delete(ctx context.Context, id string, opt carryon.WriteOptions) error {
+	key := opt.RequestID
+	opt.RequestID = ""
+	_, err := write(ctx, s, "session.delete", id, key, opt, func(tx store.Tx, own string, now time.Time) (struct{}, error) {
+		sess, err := tx.GetSession(ctx, own, id)
+		if err != nil {
+			return struct{}{}, err
+		}
+		if err := checkVersion(sess, opt.ExpectedVersion); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, tx.DeleteSession(ctx, own, id)
+	})
+	return err
+}
+
+func validTitle(t string) error {
+	if !utf8.ValidString(t) {
+		return carryon.Errorf(carryon.EINVALID, "title is not valid UTF-8")
+	}
+	if len(t) > maxTitleLen {
+		return carryon.Errorf(carryon.EINVALID, "title is %d bytes; the limit is %d", len(t), maxTitleLen)
+	}
+	return nil
+}
+
+func validMetadata(m json.RawMessage) error {
+	if m == nil {
+		return nil
+	}
+	if len(m) > maxMetadataLen {
+		return carryon.Errorf(carryon.EINVALID, "metadata is %d bytes; the limit is %d", len(m), maxMetadataLen)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(m, &obj); err != nil || obj == nil {
+		return carryon.Errorf(carryon.EINVALID, "metadata must be a JSON object")
+	}
+	return nil
+}
+
+func validTTL(ttl int64) error {
+	if ttl < minIdleTTL || ttl > maxIdleTTL {
+		return carryon.Errorf(carryon.EINVALID, "idle_ttl_seconds must be between %d and %d, not %d", minIdleTTL, maxIdleTTL, ttl)
+	}
+	return nil
+}
+
+func pageLimit(n int) (int, error) {
+	switch {
+	case n == 0:
+		return defaultPageSize, nil
+	case n < 0 || n > carryon.MaxMessageWindow:
+		return 0, carryon.Errorf(carryon.EINVALID, "limit must be between 1 and %d, not %d", carryon.MaxMessageWindow, n)
+	}
+	return n, nil
+}
+
+func compactJSON(m json.RawMessage) json.RawMessage {
+	if m == nil {
+		return nil
+	}
+	var v any
+	_ = json.Unmarshal(m, &v)
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func nonNil(wm carryon.WorkingMemory) carryon.WorkingMemory {
+	if wm == nil {
+		return carryon.WorkingMemory{}
+	}
+	return wm
+}
+
+// A session list cursor is the last item's activity time and id, base64url-encoded.
+func encodeCursor(t time.Time, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(t.UnixMicro(), 10) + "|" + id))
+}
+
+func decodeCursor(c string) (time.Time, string, error) {
+	bad := carryon.Errorf(carryon.EINVALID, "cursor %q is not a cursor this server returned", c)
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return time.Time{}, "", bad
+	}
+	ts, id, ok := strings.Cut(string(b), "|")
+	us, err := strconv.ParseInt(ts, 10, 64)
+	if !ok || err != nil || id == "" {
+		return time.Time{}, "", bad
+	}
+	return time.UnixMicro(us).UTC(), id, nil
+}
