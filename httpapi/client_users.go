@@ -1,0 +1,69 @@
+package httpapi
+
+import (
+	"context"
+
+	"github.com/carryon-hub/carryon"
+)
+
+// Authenticate returns the user the secret key belongs to (GET /v1/me with that key).
+func (c *Client) Authenticate(ctx context.Context, secret string) (*carryon.User, error) {
+	if secret == "" {
+		return nil, carryon.Errorf(carryon.EUNAUTHORIZED, "no API key")
+	}
+	var out carryon.User
+	if err := c.do(ctx, call{method: "GET", path: "/v1/me", key: secret}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Me returns the user of the client's key (GET /v1/me).
+func (c *Client) Me(ctx context.Context) (*carryon.User, error) {
+	var out carryon.User
+	if err := c.do(ctx, call{method: "GET", path: "/v1/me"}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreateUser makes a user and its first key; the secret is returned once (POST /v1/users).
+func (c *Client) CreateUser(ctx context.Context, in carryon.NewUser) (*carryon.User, string, error) {
+	var out CreateUserResponse
+	if err := c.do(ctx, call{method: "POST", path: "/v1/users", body: in}, &out); err != nil {
+		return nil, "", err
+	}
+	return out.User, out.Key, nil
+}
+
+// ListUsers lists every user (GET /v1/users).
+func (c *Client) ListUsers(ctx context.Context) ([]*carryon.User, error) {
+	var out UserList
+	if err := c.do(ctx, call{method: "GET", path: "/v1/users"}, &out); err != nil {
+		return nil, err
+	}
+	return out.Items, nil
+}
+
+// CreateKey makes another key for a user given by id or name (POST /v1/users/{id}/keys).
+func (c *Client) CreateKey(ctx context.Context, user string) (*carryon.APIKey, string, error) {
+	var out CreateKeyResponse
+	if err := c.do(ctx, call{method: "POST", path: "/v1/users/" + escape(user) + "/keys"}, &out); err != nil {
+		return nil, "", err
+	}
+	return out.Key, out.Secret, nil
+}
+
+// ListKeys lists a user's keys (GET /v1/users/{id}/keys).
+func (c *Client) ListKeys(ctx context.Context, user string) ([]*carryon.APIKey, error) {
+	var out KeyList
+	if err := c.do(ctx, call{method: "GET", path: "/v1/users/" + escape(user) + "/keys"}, &out); err != nil {
+		return nil, err
+	}
+	return out.Items, nil
+}
+
+// RevokeKey revokes a key by id (DELETE /v1/keys/{id}).
+func (c *Client) RevokeKey(ctx context.Context, keyID string) error {
+	return c.do(ctx, call{method: "DELETE", path: "/v1/keys/" + escape(keyID)}, nil)
+}

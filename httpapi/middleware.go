@@ -1,0 +1,176 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+)
+
+// requestInfo is what the inner layers of a request tell the outer ones (for the log line).
+type requestInfo struct {
+	userID string
+}
+
+type requestInfoKey struct{}
+
+// statusWriter records the status of an answer. Unwrap lets http.ResponseController reach the
+// connection (streaming answers need it).
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap returns the underlying ResponseWriter.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// wrap adds what every request gets, whatever its route: a request id, panic recovery, metrics and
+// one log line. route is the route's pattern (never the raw path, so labels stay bounded).
+func (s *server) wrap(route string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		reqID := r.Header.Get("X-Request-Id")
+		if !validRequestID(reqID) {
+			reqID = rand.Text()
+		}
+		w.Header().Set("X-Request-Id", reqID)
+		info := &requestInfo{}
+		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.logger.ErrorContext(r.Context(), "panic serving request",
+					slog.String("method", r.Method), slog.String("route", route), slog.String("request_id", reqID),
+					slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+				if sw.status == 0 {
+					s.writeError(sw, r, fmt.Errorf("panic: %v", v))
+				}
+			}
+			status := sw.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			d := time.Since(start)
+			s.metrics.observe(route, r.Method, status, d)
+			s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("method", r.Method), slog.String("route", route), slog.String("path", r.URL.Path),
+				slog.Int("status", status), slog.Duration("duration", d), slog.Int64("bytes", sw.bytes),
+				slog.String("user_id", info.userID), slog.String("request_id", reqID))
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// validRequestID accepts a client's X-Request-Id when it is short and plain.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range id {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_.:", c)
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// checkRoute authenticates the caller as the route requires and refuses unknown query parameters.
+func (s *server) checkRoute(rt *Route, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt.Auth != AuthPublic {
+			u, err := s.authenticate(r)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+				info.userID = u.ID
+			}
+			if rt.Auth == AuthAdmin && !u.Admin {
+				s.writeError(w, r, carryon.Errorf(carryon.EFORBIDDEN, "%s %s needs an admin key", rt.Method, rt.Pattern))
+				return
+			}
+			r = r.WithContext(carryon.NewContextWithUser(r.Context(), u))
+		}
+		if err := checkQuery(r, rt.Query); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authenticate finds the user of the request's bearer key. The identity comes only from the key.
+func (s *server) authenticate(r *http.Request) (*carryon.User, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return nil, carryon.Errorf(carryon.EUNAUTHORIZED, "this route needs an API key: send Authorization: Bearer <key>")
+	}
+	scheme, key, ok := strings.Cut(h, " ")
+	key = strings.TrimSpace(key)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || key == "" {
+		return nil, carryon.Errorf(carryon.EUNAUTHORIZED, "the Authorization header must be Bearer <key>")
+	}
+	u, err := s.users.Authenticate(r.Context(), key)
+	switch carryon.ErrorCode(err) {
+	case "":
+		if u == nil {
+			return nil, carryon.Errorf(carryon.EUNAUTHORIZED, "the API key is not valid")
+		}
+		return u, nil
+	case carryon.EUNAUTHORIZED, carryon.ENOTFOUND, carryon.EINVALID:
+		return nil, carryon.Errorf(carryon.EUNAUTHORIZED, "the API key is not valid or has been revoked")
+	}
+	return nil, err
+}
+
+// checkQuery refuses query parameters the route does not declare, repeated ones, and values out of
+// their declared range or set.
+func checkQuery(r *http.Request, allowed []Param) error {
+	q, err := newQuery(r, allowed)
+	if err != nil {
+		return err
+	}
+	for _, p := range allowed {
+		if p.Required {
+			q.require(p.Name)
+		}
+		if !q.has(p.Name) {
+			continue
+		}
+		if p.Type == "integer" {
+			q.int(p.Name, p.Min, p.Max, 0)
+		} else if len(p.Enum) > 0 && !slices.Contains(p.Enum, q.str(p.Name)) {
+			q.errorf("query parameter %q must be one of %s, not %q", p.Name, strings.Join(p.Enum, ", "), q.str(p.Name))
+		}
+	}
+	return q.err
+}

@@ -1,0 +1,159 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/carryon-hub/carryon"
+)
+
+// AuthKind says who may call a route.
+type AuthKind int
+
+// Kinds of authentication a route needs.
+const (
+	// AuthPublic routes need no credentials (health, readiness, metrics, the OpenAPI document).
+	AuthPublic AuthKind = iota
+	// AuthUser routes need a valid API key; the key's user is the caller.
+	AuthUser
+	// AuthAdmin routes need the API key of an admin user.
+	AuthAdmin
+)
+
+// String returns "public", "user" or "admin".
+func (k AuthKind) String() string {
+	switch k {
+	case AuthPublic:
+		return "public"
+	case AuthUser:
+		return "user"
+	case AuthAdmin:
+		return "admin"
+	}
+	return "unknown"
+}
+
+// Param is a query parameter a route accepts. Any other query parameter is refused with 400.
+type Param struct {
+	Name        string
+	Type        string // "string" or "integer"
+	Description string
+	Required    bool
+	Min, Max    int64    // bounds of an integer parameter
+	Enum        []string // allowed values of a string parameter
+}
+
+// Route is one entry of the route table: how it is matched, who may call it, what it reads and
+// answers (for the OpenAPI document) and the handler maker that serves it.
+type Route struct {
+	// Method and Pattern form the net/http pattern "Method Pattern"; Pattern is a path with
+	// wildcards such as /v1/sessions/{id}.
+	Method, Pattern string
+	Auth            AuthKind
+	// SessionScoped routes have the id of a session in {id}.
+	SessionScoped bool
+	// Write routes take If-Match and Idempotency-Key.
+	Write   bool
+	Summary string
+	// Status is the status of a successful answer.
+	Status int
+	Query  []Param
+	// Request is a value of the request body type, or nil when the route reads no body;
+	// BodyOptional allows an empty body (every field is optional).
+	Request      any
+	BodyOptional bool
+	// Response is a value of the answer body type, or nil for an answer without a body.
+	Response any
+	handler  func(*server) http.HandlerFunc
+}
+
+// RouteInfo describes one registered route, for tests and documentation.
+type RouteInfo struct {
+	Method, Pattern string
+	Auth            AuthKind
+	SessionScoped   bool
+	Summary         string
+}
+
+// Routes lists every route the server registers.
+func Routes() []RouteInfo {
+	var out []RouteInfo
+	for _, rt := range routeTable() {
+		out = append(out, RouteInfo{Method: rt.Method, Pattern: rt.Pattern, Auth: rt.Auth, SessionScoped: rt.SessionScoped, Summary: rt.Summary})
+	}
+	return out
+}
+
+// Query parameters shared by several routes.
+var (
+	paramLimit  = Param{Name: "limit", Type: "integer", Min: 1, Max: carryon.MaxMessageWindow, Description: "page size"}
+	paramCursor = Param{Name: "cursor", Type: "string", Description: "next_cursor of the previous page"}
+)
+
+// routeTable is every route of the API. It is a function, not a variable, so handlers may refer to
+// it (the OpenAPI document is generated from it).
+func routeTable() []Route {
+	sess := func(rt Route) Route { rt.Auth, rt.SessionScoped = AuthUser, true; return rt }
+	write := func(rt Route) Route { rt.Write = true; return rt }
+	return []Route{
+		// Sessions.
+		write(Route{Method: "POST", Pattern: "/v1/sessions", Auth: AuthUser, Status: 201, Summary: "Create a session",
+			Request: carryon.NewSession{}, BodyOptional: true, Response: carryon.Session{}, handler: (*server).handleSessionCreate}),
+		{Method: "GET", Pattern: "/v1/sessions", Auth: AuthUser, Status: 200, Summary: "List the caller's sessions, newest activity first",
+			Query:    []Param{{Name: "status", Type: "string", Enum: []string{"active", "closed", "expired"}, Description: "only sessions in this status"}, paramLimit, paramCursor},
+			Response: carryon.SessionPage{}, handler: (*server).handleSessionList},
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}", Status: 200, Summary: "Get a session with its working memory and last messages",
+			Query:    []Param{{Name: "messages", Type: "integer", Min: 0, Max: carryon.MaxMessageWindow, Description: "how many of the last messages to include (default 20, 0 for none)"}},
+			Response: carryon.SessionView{}, handler: (*server).handleSessionGet}),
+		sess(write(Route{Method: "PATCH", Pattern: "/v1/sessions/{id}", Status: 200, Summary: "Change title, metadata or idle TTL",
+			Request: carryon.SessionUpdate{}, Response: carryon.Session{}, handler: (*server).handleSessionUpdate})),
+		sess(write(Route{Method: "POST", Pattern: "/v1/sessions/{id}/close", Status: 200, Summary: "Close a session: writes stop, history stays",
+			Request: carryon.WriteOptions{}, BodyOptional: true, Response: carryon.Session{}, handler: (*server).handleSessionClose})),
+		sess(write(Route{Method: "POST", Pattern: "/v1/sessions/{id}/restore", Status: 200, Summary: "Reopen a closed or expired session",
+			Request: carryon.WriteOptions{}, BodyOptional: true, Response: carryon.Session{}, handler: (*server).handleSessionRestore})),
+		sess(write(Route{Method: "DELETE", Pattern: "/v1/sessions/{id}", Status: 204, Summary: "Delete a session and everything in it",
+			Request: carryon.WriteOptions{}, BodyOptional: true, handler: (*server).handleSessionDelete})),
+		sess(write(Route{Method: "POST", Pattern: "/v1/sessions/{id}/fork", Status: 201, Summary: "Fork a session (copy on write) as it is now or at an earlier version",
+			Request: carryon.ForkInput{}, BodyOptional: true, Response: carryon.Session{}, handler: (*server).handleSessionFork})),
+		// Messages.
+		sess(write(Route{Method: "POST", Pattern: "/v1/sessions/{id}/messages", Status: 201, Summary: "Append messages",
+			Request: AppendRequest{}, Response: carryon.AppendResult{}, handler: (*server).handleMessagesAppend})),
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/messages", Status: 200, Summary: "Page through messages, oldest first",
+			Query:    []Param{{Name: "after_seq", Type: "integer", Min: 0, Max: 1<<53 - 1, Description: "only messages after this seq"}, paramLimit},
+			Response: carryon.MessagePage{}, handler: (*server).handleMessagesList}),
+		// Working memory.
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/memory", Status: 200, Summary: "Get the working memory",
+			Response: carryon.WorkingMemoryState{}, handler: (*server).handleMemoryGet}),
+		sess(write(Route{Method: "PATCH", Pattern: "/v1/sessions/{id}/memory", Status: 200, Summary: "Change the working memory with a JSON Merge Patch (RFC 7396)",
+			Request: MemoryPatchRequest{}, Response: carryon.WorkingMemoryState{}, handler: (*server).handleMemoryPatch})),
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/memory/history", Status: 200, Summary: "List working memory revisions, newest first",
+			Query:    []Param{{Name: "before", Type: "integer", Min: 1, Max: 1<<53 - 1, Description: "only revisions before this memory_version"}, paramLimit},
+			Response: carryon.RevisionPage{}, handler: (*server).handleMemoryHistory}),
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/memory/diff", Status: 200, Summary: "Compare two working memory revisions",
+			Query: []Param{
+				{Name: "from", Type: "integer", Required: true, Min: 0, Max: 1<<53 - 1, Description: "the older memory_version"},
+				{Name: "to", Type: "integer", Required: true, Min: 0, Max: 1<<53 - 1, Description: "the newer memory_version"}},
+			Response: carryon.MemoryDiff{}, handler: (*server).handleMemoryDiff}),
+		// Users and keys.
+		{Method: "GET", Pattern: "/v1/me", Auth: AuthUser, Status: 200, Summary: "The caller",
+			Response: carryon.User{}, handler: (*server).handleMe},
+		{Method: "POST", Pattern: "/v1/users", Auth: AuthAdmin, Status: 201, Summary: "Create a user and a first key (the secret is shown once)",
+			Request: carryon.NewUser{}, Response: CreateUserResponse{}, handler: (*server).handleUserCreate},
+		{Method: "GET", Pattern: "/v1/users", Auth: AuthAdmin, Status: 200, Summary: "List users",
+			Response: UserList{}, handler: (*server).handleUserList},
+		{Method: "POST", Pattern: "/v1/users/{id}/keys", Auth: AuthAdmin, Status: 201, Summary: "Create another key for a user (by id or name)",
+			Response: CreateKeyResponse{}, handler: (*server).handleKeyCreate},
+		{Method: "GET", Pattern: "/v1/users/{id}/keys", Auth: AuthAdmin, Status: 200, Summary: "List a user's keys (by id or name)",
+			Response: KeyList{}, handler: (*server).handleKeyList},
+		{Method: "DELETE", Pattern: "/v1/keys/{id}", Auth: AuthAdmin, Status: 204, Summary: "Revoke a key",
+			handler: (*server).handleKeyRevoke},
+		// Operations.
+		{Method: "GET", Pattern: "/healthz", Auth: AuthPublic, Status: 200, Summary: "Liveness: the process answers",
+			Response: Health{}, handler: (*server).handleHealth},
+		{Method: "GET", Pattern: "/readyz", Auth: AuthPublic, Status: 200, Summary: "Readiness: the database answers",
+			Response: Health{}, handler: (*server).handleReady},
+		{Method: "GET", Pattern: "/metrics", Auth: AuthPublic, Status: 200, Summary: "Prometheus metrics (text exposition format)",
+			handler: (*server).handleMetrics},
+		{Method: "GET", Pattern: "/openapi.json", Auth: AuthPublic, Status: 200, Summary: "This API as an OpenAPI 3.1 document",
+			handler: (*server).handleOpenAPI},
+	}
+}

@@ -1,0 +1,111 @@
+// Package httpapi is the HTTP face of carryon: the server (NewServer), which maps the core contract
+// of the API onto the hub services, and the client (NewClient), which implements the same service
+// interfaces over HTTP for the CLI and Go programs.
+//
+// The server owns transport concerns only: routing (every route is in routes.go), authentication
+// (an API key in `Authorization: Bearer`), request decoding and size limits, problem+json errors,
+// ETag/If-Match/If-None-Match, Idempotency-Key, metrics, logging and the OpenAPI document. It must
+// not make business decisions: versions, request ids, ownership and expiry are decided by the
+// services, and the server only translates their answers.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// DefaultMaxBodyBytes is the request body limit when Config.MaxBodyBytes is zero.
+const DefaultMaxBodyBytes = 4 << 20
+
+// Config holds what the server depends on.
+type Config struct {
+	// Sessions and Users are the hub services; both are required.
+	Sessions carryon.SessionService
+	Users    carryon.UserService
+	// Logger receives one line per request and every internal error; nil discards.
+	Logger *slog.Logger
+	// Ready reports whether the server can serve (typically a database ping); nil means always.
+	Ready func(context.Context) error
+	// MaxBodyBytes limits request bodies; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// RequireVersion refuses writes to an existing session that carry no expected version (428).
+	RequireVersion bool
+	// Registry receives the HTTP metrics and is served at /metrics; nil makes a new one with the Go
+	// and process collectors.
+	Registry *prometheus.Registry
+}
+
+// server is the handler NewServer returns.
+type server struct {
+	sessions       carryon.SessionService
+	users          carryon.UserService
+	logger         *slog.Logger
+	ready          func(context.Context) error
+	maxBody        int64
+	requireVersion bool
+	registry       *prometheus.Registry
+	metrics        *metrics
+	mux            *http.ServeMux
+	openapi        []byte
+}
+
+// NewServer returns the HTTP handler of the API. It panics when a required service is missing.
+func NewServer(cfg Config) http.Handler {
+	if cfg.Sessions == nil || cfg.Users == nil {
+		panic("httpapi.NewServer: Config.Sessions and Config.Users are required")
+	}
+	s := &server{
+		sessions:       cfg.Sessions,
+		users:          cfg.Users,
+		logger:         cfg.Logger,
+		ready:          cfg.Ready,
+		maxBody:        cfg.MaxBodyBytes,
+		requireVersion: cfg.RequireVersion,
+		registry:       cfg.Registry,
+		mux:            http.NewServeMux(),
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.registry == nil {
+		s.registry = newRegistry()
+	}
+	s.metrics = newMetrics(s.registry)
+	routes := routeTable()
+	s.openapi = buildOpenAPI(routes)
+	for i := range routes {
+		rt := &routes[i]
+		s.mux.Handle(rt.Method+" "+rt.Pattern, s.wrap(rt.Pattern, s.checkRoute(rt, rt.handler(s))))
+	}
+	s.mux.Handle("/", s.wrap("unmatched", http.HandlerFunc(s.handleUnmatched)))
+	return s.mux
+}
+
+// handleUnmatched answers a request no route matches: 405 with Allow when the path exists under
+// other methods, 404 otherwise; both as problems.
+func (s *server) handleUnmatched(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != "/" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeProblem(w, Problem{Type: ProblemTypeBase + "method_not_allowed", Title: "Method not allowed",
+			Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Instance: r.URL.Path,
+			Detail: r.Method + " is not allowed on " + r.URL.Path + "; allowed: " + strings.Join(allow, ", ")})
+		return
+	}
+	s.writeError(w, r, carryon.Errorf(carryon.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
+}
