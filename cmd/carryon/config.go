@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/store/sqlite"
+)
+
+// DefaultAddr is where the server listens unless told otherwise: loopback only.
+const DefaultAddr = "127.0.0.1:8420"
+
+// storeFlags are the flags that locate the database: the data directory and an optional DSN.
+type storeFlags struct {
+	data, db, synchronous string
+}
+
+func (f *storeFlags) register(fs *flag.FlagSet, getenv env) {
+	fs.StringVar(&f.data, "data", defaultDataDir(getenv), "data directory: the SQLite database, the local key file, workspaces (env CARRYON_DATA)")
+	fs.StringVar(&f.db, "db", "", "database DSN; default the SQLite file carryon.db in the data directory (env CARRYON_DB)")
+	fs.StringVar(&f.synchronous, "sqlite-synchronous", "FULL", "SQLite durability: FULL survives power loss, NORMAL only process crashes (env CARRYON_SQLITE_SYNCHRONOUS)")
+}
+
+// open makes the data directory and opens (and migrates) the database.
+func (f *storeFlags) open(ctx context.Context) (store.Store, error) {
+	if err := os.MkdirAll(f.data, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	dsn := f.db
+	if dsn == "" {
+		dsn = filepath.Join(f.data, "carryon.db")
+	}
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		return nil, fmt.Errorf("the PostgreSQL driver is not part of this build yet; use a SQLite path")
+	}
+	dsn = strings.TrimPrefix(dsn, "sqlite://")
+	return sqlite.Open(ctx, dsn, sqlite.WithSynchronous(strings.ToUpper(f.synchronous)))
+}
+
+// bindEnv sets every flag whose usage names "(env CARRYON_…)" from that variable when it is set,
+// so that the command line still wins.
+func bindEnv(fs *flag.FlagSet, getenv env) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		_, rest, ok := strings.Cut(f.Usage, "(env ")
+		name, _, _ := strings.Cut(rest, ")")
+		if !ok || err != nil {
+			return
+		}
+		if v := getenv(name); v != "" {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = usagef("%s=%q: %v", name, v, e)
+			}
+		}
+	})
+	return err
+}
+
+// defaultDataDir is $XDG_DATA_HOME/carryon, or ~/.local/share/carryon.
+func defaultDataDir(getenv env) string {
+	if d := getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "carryon")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "share", "carryon")
+	}
+	return "carryon-data"
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parseFlags sets flags from the environment, then parses flags that may come before or after
+// positional arguments.
+func parseFlags(fs *flag.FlagSet, getenv env, args []string) ([]string, error) {
+	if err := bindEnv(fs, getenv); err != nil {
+		return nil, err
+	}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+)
+
+const sessionsUsage = `usage: carryon sessions COMMAND [flags]
+  ls [--status active|closed|expired] [--limit N] [--json]
+  show ID [--messages N]
+  close ID | restore ID | rm ID
+  fork ID [--at-version N] [--title T]
+  export ID            one session as JSON Lines: the session, its working memory, every message, every memory revision`
+
+func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usagef("%s", sessionsUsage)
+	}
+	fs := newFlagSet("sessions "+args[0], stderr)
+	var cf clientFlags
+	cf.register(fs, getenv)
+	status := fs.String("status", "", "only sessions with this status (ls)")
+	limit := fs.Int("limit", 50, "how many sessions (ls)")
+	asJSON := fs.Bool("json", false, "print JSON (ls)")
+	nmsg := fs.Int("messages", 20, "how many recent messages to show (show)")
+	atVersion := fs.Int64("at-version", 0, "fork the session as it was at this version (fork)")
+	title := fs.String("title", "", "title of the fork (fork)")
+	pos, err := parseFlags(fs, getenv, args[1:])
+	if err != nil {
+		return err
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	cmd := args[0]
+	if cmd == "ls" {
+		page, err := c.List(ctx, carryon.SessionFilter{Status: carryon.SessionStatus(*status), Limit: *limit})
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(stdout, page)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSTATUS\tVERSION\tMESSAGES\tLAST ACTIVE\tTITLE")
+		for _, s := range page.Items {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", s.ID, s.Status, s.Version, s.MessageCount, s.LastActiveAt.Local().Format(time.DateTime), s.Title)
+		}
+		return tw.Flush()
+	}
+	if len(pos) != 1 {
+		return usagef("%s", sessionsUsage)
+	}
+	id := pos[0]
+	switch cmd {
+	case "show":
+		v, err := c.Get(ctx, id, carryon.GetOptions{Messages: *nmsg})
+		if err != nil {
+			return err
+		}
+		return printView(stdout, v)
+	case "close", "restore":
+		f := c.Close
+		if cmd == "restore" {
+			f = c.Restore
+		}
+		s, err := f(ctx, id, carryon.WriteOptions{})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s %s (version %d)\n", s.ID, s.Status, s.Version)
+		return err
+	case "rm":
+		if err := c.Delete(ctx, id, carryon.WriteOptions{}); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(stdout, "deleted %s\n", id)
+		return err
+	case "fork":
+		s, err := c.Fork(ctx, id, carryon.ForkInput{AtVersion: *atVersion, Title: *title})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s forked from %s at version %d\n", s.ID, id, s.ForkVersion)
+		return err
+	case "export":
+		return exportSession(ctx, c, id, stdout)
+	}
+	return usagef("%s", sessionsUsage)
+}
+
+func printView(w io.Writer, v *carryon.SessionView) error {
+	fmt.Fprintf(w, "session  %s  %q\nstatus   %s  version %d  messages %d\n", v.ID, v.Title, v.Status, v.Version, v.MessageCount)
+	fmt.Fprintf(w, "active   %s  expires %s\n", v.LastActiveAt.Local().Format(time.DateTime), v.ExpiresAt.Local().Format(time.DateTime))
+	if v.ParentID != "" {
+		fmt.Fprintf(w, "fork of  %s at version %d (seq %d)\n", v.ParentID, v.ForkVersion, v.ForkSeq)
+	}
+	if g := v.WorkingMemory.Goal(); g != "" {
+		fmt.Fprintf(w, "goal     %s\n", g)
+	}
+	if a := v.WorkingMemory.NextAction(); a != "" {
+		fmt.Fprintf(w, "next     %s\n", a)
+	}
+	if len(v.WorkingMemory) > 0 {
+		b, _ := json.MarshalIndent(v.WorkingMemory, "         ", "  ")
+		fmt.Fprintf(w, "memory   %s\n", b)
+	}
+	for _, m := range v.Messages {
+		fmt.Fprintf(w, "#%-5d %-9s %s\n", m.Seq, m.Role, m.Content)
+	}
+	return nil
+}
+
+// exportSession writes one session as JSON Lines, each line {"type": …, "data": …}.
+func exportSession(ctx context.Context, c carryon.SessionService, id string, w io.Writer) error {
+	enc := json.NewEncoder(w)
+	line := func(typ string, data any) error {
+		return enc.Encode(struct {
+			Type string `json:"type"`
+			Data any    `json:"data"`
+		}{typ, data})
+	}
+	v, err := c.Get(ctx, id, carryon.GetOptions{Messages: -1})
+	if err != nil {
+		return err
+	}
+	if err := line("session", v.Session); err != nil {
+		return err
+	}
+	if err := line("working_memory", v.WorkingMemory); err != nil {
+		return err
+	}
+	for after := int64(0); ; {
+		page, err := c.ListMessages(ctx, id, carryon.MessageFilter{AfterSeq: after, Limit: carryon.MaxMessageWindow})
+		if err != nil {
+			return err
+		}
+		for _, m := range page.Items {
+			if err := line("message", m); err != nil {
+				return err
+			}
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		if after, err = strconv.ParseInt(page.NextCursor, 10, 64); err != nil {
+			return err
+		}
+	}
+	for before := int64(0); ; {
+		page, err := c.MemoryHistory(ctx, id, carryon.RevisionFilter{BeforeMemoryVersion: before, Limit: carryon.MaxMessageWindow})
+		if err != nil {
+			return err
+		}
+		for _, r := range page.Items {
+			if err := line("memory_revision", r); err != nil {
+				return err
+			}
+		}
+		if page.NextCursor == "" {
+			return nil
+		}
+		if before, err = strconv.ParseInt(page.NextCursor, 10, 64); err != nil {
+			return err
+		}
+	}
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
