@@ -128,14 +128,27 @@ func decodeError(err error) error {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return carryon.Errorf(carryon.EINVALID, "malformed JSON: the body ends before the value is complete")
 	case errors.As(err, &typ):
-		if typ.Field == "" {
-			return carryon.Errorf(carryon.EINVALID, "the request body must be a JSON %s, not %s", jsonKind(typ.Type.Kind().String()), typ.Value)
+		field := jsonPath(typ.Field)
+		if field == "" {
+			return carryon.Errorf(carryon.EINVALID, "the request body must be %s in JSON, not %s", jsonKind(typ.Type.Kind().String()), typ.Value)
 		}
-		return carryon.Errorf(carryon.EINVALID, "field %q must be %s, not %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
+		return carryon.Errorf(carryon.EINVALID, "field %q must be %s, not %s", field, jsonKind(typ.Type.Kind().String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return carryon.Errorf(carryon.EINVALID, "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	}
 	return carryon.Errorf(carryon.EINVALID, "invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// jsonPath turns the Field of a json.UnmarshalTypeError into the path a client wrote: it drops the
+// names of embedded Go structs (such as WriteOptions), which are capitalised, unlike JSON names.
+func jsonPath(field string) string {
+	var parts []string
+	for _, p := range strings.Split(field, ".") {
+		if p != "" && (p[0] < 'A' || p[0] > 'Z') {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, ".")
 }
 
 // jsonKind names a Go kind the way a JSON client thinks of it.

@@ -15,8 +15,11 @@ func TestOwnership(t *testing.T) {
 	f.append(t, f.alice, s.ID, "secret")
 	id := s.ID
 	calls := map[string]func(ctx context.Context) error{
-		"Get":     func(ctx context.Context) error { _, err := f.svc.Get(ctx, id, carryon.GetOptions{}); return err },
-		"Update":  func(ctx context.Context) error { _, err := f.svc.Update(ctx, id, carryon.SessionUpdate{Title: carryon.Ptr("x")}); return err },
+		"Get": func(ctx context.Context) error { _, err := f.svc.Get(ctx, id, carryon.GetOptions{}); return err },
+		"Update": func(ctx context.Context) error {
+			_, err := f.svc.Update(ctx, id, carryon.SessionUpdate{Title: carryon.Ptr("x")})
+			return err
+		},
 		"Close":   func(ctx context.Context) error { _, err := f.svc.Close(ctx, id, carryon.WriteOptions{}); return err },
 		"Restore": func(ctx context.Context) error { _, err := f.svc.Restore(ctx, id, carryon.WriteOptions{}); return err },
 		"Delete":  func(ctx context.Context) error { return f.svc.Delete(ctx, id, carryon.WriteOptions{}) },
@@ -25,14 +28,20 @@ func TestOwnership(t *testing.T) {
 			_, err := f.svc.AppendMessages(ctx, id, carryon.AppendInput{Messages: []carryon.NewMessage{{Role: carryon.RoleUser, Content: "x"}}})
 			return err
 		},
-		"ListMessages": func(ctx context.Context) error { _, err := f.svc.ListMessages(ctx, id, carryon.MessageFilter{}); return err },
-		"GetMemory":    func(ctx context.Context) error { _, err := f.svc.GetWorkingMemory(ctx, id); return err },
+		"ListMessages": func(ctx context.Context) error {
+			_, err := f.svc.ListMessages(ctx, id, carryon.MessageFilter{})
+			return err
+		},
+		"GetMemory": func(ctx context.Context) error { _, err := f.svc.GetWorkingMemory(ctx, id); return err },
 		"PatchMemory": func(ctx context.Context) error {
 			_, err := f.svc.PatchWorkingMemory(ctx, id, carryon.MemoryPatch{Patch: json.RawMessage(`{"goal":"x"}`)})
 			return err
 		},
-		"MemoryHistory": func(ctx context.Context) error { _, err := f.svc.MemoryHistory(ctx, id, carryon.RevisionFilter{}); return err },
-		"MemoryDiff":    func(ctx context.Context) error { _, err := f.svc.MemoryDiff(ctx, id, 0, 0); return err },
+		"MemoryHistory": func(ctx context.Context) error {
+			_, err := f.svc.MemoryHistory(ctx, id, carryon.RevisionFilter{})
+			return err
+		},
+		"MemoryDiff": func(ctx context.Context) error { _, err := f.svc.MemoryDiff(ctx, id, 0, 0); return err },
 	}
 	for name, call := range calls {
 		if err := call(f.bob); carryon.ErrorCode(err) != carryon.ENOTFOUND {

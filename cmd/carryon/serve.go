@@ -101,4 +101,3 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	}
 	return nil
 }
-
