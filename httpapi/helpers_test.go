@@ -1,0 +1,206 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/httpapi"
+	"github.com/carryon-hub/carryon/sessions"
+	"github.com/carryon-hub/carryon/store/sqlite"
+	"github.com/carryon-hub/carryon/users"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// env is a real server over the real services and an in-memory SQLite store.
+type env struct {
+	t        *testing.T
+	srv      *httptest.Server
+	sessions *sessions.Service
+	users    *users.Service
+	adminKey string // an admin user's key
+	aliceKey string // a plain user's key
+	bobKey   string // another plain user's key
+	logs     *syncBuffer
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// newEnv starts a server; change adjusts its Config (e.g. to wrap the services).
+func newEnv(t *testing.T, change func(*httpapi.Config)) *env {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, ":memory:")
+	if err != nil {
+		t.Fatalf("open sqlite: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e := &env{t: t, sessions: sessions.New(db, sessions.Config{}), users: users.New(db, nil), logs: &syncBuffer{}}
+	trusted := carryon.NewTrustedContext(ctx)
+	for _, u := range []struct {
+		name  string
+		admin bool
+		key   *string
+	}{{"admin", true, &e.adminKey}, {"alice", false, &e.aliceKey}, {"bob", false, &e.bobKey}} {
+		if _, *u.key, err = e.users.CreateUser(trusted, carryon.NewUser{Name: u.name, Admin: u.admin}); err != nil {
+			t.Fatalf("create user %s: %v", u.name, err)
+		}
+	}
+	cfg := httpapi.Config{
+		Sessions: e.sessions,
+		Users:    e.users,
+		Logger:   slog.New(slog.NewJSONHandler(e.logs, nil)),
+		Ready:    db.Ping,
+		Registry: prometheus.NewRegistry(),
+	}
+	if change != nil {
+		change(&cfg)
+	}
+	e.srv = httptest.NewServer(httpapi.NewServer(cfg))
+	t.Cleanup(e.srv.Close)
+	return e
+}
+
+// client returns a Client of the server with key.
+func (e *env) client(key string) *httpapi.Client {
+	return httpapi.NewClient(e.srv.URL, key, httpapi.WithHTTPClient(e.srv.Client()))
+}
+
+// answer is a response with its body read.
+type answer struct {
+	status  int
+	header  http.Header
+	body    []byte
+	problem httpapi.Problem
+}
+
+// req is a raw request: method, path, key, body and header pairs. A body is sent as JSON unless a
+// Content-Type pair says otherwise.
+type req struct {
+	method, path, key string
+	body              io.Reader
+	header            []string
+}
+
+// do sends r and reads the answer; a problem body is decoded into answer.problem.
+func (e *env) do(r req) *answer {
+	e.t.Helper()
+	hr, err := http.NewRequest(r.method, e.srv.URL+r.path, r.body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if r.body != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	if r.key != "" {
+		hr.Header.Set("Authorization", "Bearer "+r.key)
+	}
+	for i := 0; i+1 < len(r.header); i += 2 {
+		if r.header[i+1] == "" {
+			hr.Header.Del(r.header[i])
+		} else {
+			hr.Header.Set(r.header[i], r.header[i+1])
+		}
+	}
+	resp, err := e.srv.Client().Do(hr)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", r.method, r.path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatalf("%s %s: read body: %v", r.method, r.path, err)
+	}
+	a := &answer{status: resp.StatusCode, header: resp.Header, body: body}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json") {
+		if err := json.Unmarshal(body, &a.problem); err != nil {
+			e.t.Fatalf("%s %s: problem body %q: %v", r.method, r.path, body, err)
+		}
+	}
+	return a
+}
+
+// json sends a JSON body given as a string.
+func (e *env) json(method, path, key, body string, header ...string) *answer {
+	e.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	return e.do(req{method: method, path: path, key: key, body: rd, header: header})
+}
+
+// wantProblem checks that a is a problem with the status and code, a non-empty detail, and the
+// problem+json media type.
+func wantProblem(t *testing.T, a *answer, status int, code string) {
+	t.Helper()
+	if a.status != status {
+		t.Fatalf("status = %d, want %d; body %s", a.status, status, a.body)
+	}
+	if ct := a.header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("Content-Type = %q, want application/problem+json; body %s", ct, a.body)
+	}
+	p := a.problem
+	if p.Code != code || p.Status != status || p.Detail == "" || p.Title == "" || !strings.HasSuffix(p.Type, code) {
+		t.Fatalf("problem = %+v, want code %s, status %d, a title, a detail and a type", p, code, status)
+	}
+}
+
+// wantStatus checks the status of a.
+func wantStatus(t *testing.T, a *answer, status int) {
+	t.Helper()
+	if a.status != status {
+		t.Fatalf("status = %d, want %d; body %s", a.status, status, a.body)
+	}
+}
+
+// decodeBody decodes a JSON answer.
+func decodeBody[T any](t *testing.T, a *answer) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(a.body, &v); err != nil {
+		t.Fatalf("decode %s: %v", a.body, err)
+	}
+	return v
+}
+
+// newSession makes a session of the alice user over HTTP and returns it.
+func (e *env) newSession(title string) *carryon.Session {
+	e.t.Helper()
+	a := e.json("POST", "/v1/sessions", e.aliceKey, `{"title":"`+title+`"}`)
+	wantStatus(e.t, a, http.StatusCreated)
+	s := decodeBody[carryon.Session](e.t, a)
+	return &s
+}
+
+// ctx returns a context that ends with the test.
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
