@@ -1,0 +1,69 @@
+package carryon
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// EffectClass says what running a tool again does to the world; recovery decides by it.
+type EffectClass string
+
+// Effect classes, from safest to least safe.
+const (
+	// EffectRead has no side effect: run it again.
+	EffectRead EffectClass = "read"
+	// EffectIdempotent takes the action's idempotency key and dedupes: run it again with the same key.
+	EffectIdempotent EffectClass = "idempotent"
+	// EffectReconcilable can check the world to tell whether it happened (e.g. a file's hash).
+	EffectReconcilable EffectClass = "reconcilable"
+	// EffectUnsafe cannot be known: a user decides.
+	EffectUnsafe EffectClass = "unsafe"
+)
+
+// ActionStatus is the state of one journaled tool call.
+type ActionStatus string
+
+// Action states: started is journaled durably before the tool runs; the outcome after.
+const (
+	ActionStarted   ActionStatus = "started"
+	ActionSucceeded ActionStatus = "succeeded"
+	ActionFailed    ActionStatus = "failed"
+	ActionUnknown   ActionStatus = "unknown"
+	ActionSkipped   ActionStatus = "skipped"
+)
+
+// Action is one tool call in the journal (the seed's tool_history): what was asked, with what
+// effect class, what the world looked like before and after, and how it ended.
+type Action struct {
+	ID        string `json:"id"`
+	RunID     string `json:"run_id"`
+	SessionID string `json:"session_id"`
+	Step      int    `json:"step"`
+	Index     int    `json:"index"`
+	Attempt   int    `json:"attempt"`
+	// CallID is the model's id of the tool call, which the tool result message refers to.
+	CallID string          `json:"call_id"`
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args"`
+	Effect EffectClass     `json:"effect"`
+	Status ActionStatus    `json:"status"`
+	// IdempotencyKey is run_id/step/index: the same for every attempt of this call.
+	IdempotencyKey    string     `json:"idempotency_key"`
+	FingerprintBefore string     `json:"fingerprint_before,omitempty"`
+	FingerprintAfter  string     `json:"fingerprint_after,omitempty"`
+	Result            string     `json:"result,omitempty"`
+	Error             string     `json:"error,omitempty"`
+	StartedAt         time.Time  `json:"started_at"`
+	FinishedAt        *time.Time `json:"finished_at,omitempty"`
+}
+
+// Checkpoint marks a finished step of a run with pointers into the session, never copies: the
+// message high-water mark, the working memory version and the actions still pending.
+type Checkpoint struct {
+	RunID          string    `json:"run_id"`
+	Step           int       `json:"step"`
+	MessageSeq     int64     `json:"message_seq"`
+	MemoryVersion  int64     `json:"memory_version"`
+	PendingActions []string  `json:"pending_actions,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+}

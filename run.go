@@ -1,0 +1,132 @@
+package carryon
+
+import (
+	"context"
+	"time"
+)
+
+// RunStatus is the state of a run. queued → running → succeeded | failed | cancelled |
+// interrupted, with waiting_approval while a user must decide about an action.
+type RunStatus string
+
+// Run states.
+const (
+	RunQueued          RunStatus = "queued"
+	RunRunning         RunStatus = "running"
+	RunWaitingApproval RunStatus = "waiting_approval"
+	RunSucceeded       RunStatus = "succeeded"
+	RunFailed          RunStatus = "failed"
+	RunCancelled       RunStatus = "cancelled"
+	RunInterrupted     RunStatus = "interrupted"
+)
+
+// Active reports whether a run in this state holds its session (no other run may start).
+func (s RunStatus) Active() bool {
+	return s == RunQueued || s == RunRunning || s == RunWaitingApproval
+}
+
+// Terminal reports whether a run in this state will never change again.
+func (s RunStatus) Terminal() bool {
+	return s == RunSucceeded || s == RunFailed || s == RunCancelled || s == RunInterrupted
+}
+
+// Multitask policies: what a new run does while another run holds the session.
+const (
+	MultitaskReject    = "reject"
+	MultitaskEnqueue   = "enqueue"
+	MultitaskInterrupt = "interrupt"
+)
+
+// Usage counts model tokens.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Run is one execution of the agent on a session, triggered by one user message. Every write a
+// run makes carries its Attempt: a write from an older attempt is refused (fencing).
+type Run struct {
+	ID        string    `json:"id"`
+	SessionID string    `json:"session_id"`
+	OwnerID   string    `json:"owner_id"`
+	Status    RunStatus `json:"status"`
+	// TriggerSeq is the seq of the user message that started the run.
+	TriggerSeq int64  `json:"trigger_seq"`
+	RequestID  string `json:"request_id,omitempty"`
+	Model      string `json:"model"`
+	Multitask  string `json:"multitask"`
+	// Step is the number of model calls made so far; Attempt the number of times a runner took the run.
+	Step           int        `json:"step"`
+	Attempt        int        `json:"attempt"`
+	LeaseOwner     string     `json:"lease_owner,omitempty"`
+	LeaseExpiresAt *time.Time `json:"lease_expires_at,omitempty"`
+	// Reply is the final assistant answer of a succeeded run.
+	Reply      string     `json:"reply,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	Usage      Usage      `json:"usage"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// NewRun is the input of RunService.Start.
+type NewRun struct {
+	// Message is the user's message that starts the run.
+	Message string `json:"message"`
+	// Multitask says what to do when the session has an active run: reject (default), enqueue or interrupt.
+	Multitask string `json:"multitask,omitempty"`
+	WriteOptions
+}
+
+// RunFilter pages through a session's runs, newest first.
+type RunFilter struct {
+	Limit  int    `json:"limit,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// RunPage is one page of runs.
+type RunPage struct {
+	Items      []*Run `json:"items"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// ChatInput is the seed's short path: a message to a session, which is created when no id is given.
+type ChatInput struct {
+	SessionID string `json:"session_id,omitempty"`
+	Message   string `json:"message"`
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// ChatResult is the answer to a chat once its run has ended.
+type ChatResult struct {
+	SessionID     string        `json:"session_id"`
+	RunID         string        `json:"run_id"`
+	Status        RunStatus     `json:"status"`
+	Reply         string        `json:"reply"`
+	Error         string        `json:"error,omitempty"`
+	WorkingMemory WorkingMemory `json:"working_memory"`
+}
+
+// RunService starts runs and reports on them. The caller is the user in the context; runs of
+// another user's sessions are ENOTFOUND.
+type RunService interface {
+	// Start appends the user message and queues a run on the session. A repeat with the same
+	// request id returns the same run and stores nothing. ENOTFOUND, EINVALID, EVERSION, EBUSY,
+	// ECLOSED, EEXPIRED, EKEYREUSED.
+	Start(ctx context.Context, sessionID string, in NewRun) (*Run, error)
+	// GetRun returns a run. ENOTFOUND.
+	GetRun(ctx context.Context, runID string) (*Run, error)
+	// ListRuns lists a session's runs, newest first. ENOTFOUND.
+	ListRuns(ctx context.Context, sessionID string, f RunFilter) (*RunPage, error)
+	// Cancel stops a run at its next step; a finished run is returned unchanged. ENOTFOUND.
+	Cancel(ctx context.Context, runID string) (*Run, error)
+	// Events returns the run's events after seq afterSeq, waiting for new ones until the run
+	// ends or ctx is done when follow is true. ENOTFOUND.
+	Events(ctx context.Context, runID string, afterSeq int64, follow bool) (EventStream, error)
+	// Actions returns the run's tool journal in order. ENOTFOUND.
+	Actions(ctx context.Context, runID string) ([]*Action, error)
+	// Chat sends a message to a session (creating it when SessionID is empty), waits for the run
+	// to end and returns the reply. The errors of Start.
+	Chat(ctx context.Context, in ChatInput) (*ChatResult, error)
+}
