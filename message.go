@@ -55,6 +55,14 @@ type Message struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
+// ToolCall is one tool call an assistant message asks for, as stored in Message.ToolCalls (a JSON
+// array of these).
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
 // NewMessage is one message to append.
 type NewMessage struct {
 	Role       Role            `json:"role"`
