@@ -2,7 +2,10 @@ module github.com/carryon-hub/carryon
 
 go 1.26.0
 
-require modernc.org/sqlite v1.62.0
+require (
+	github.com/google/jsonschema-go v0.4.3
+	modernc.org/sqlite v1.62.0
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -1,0 +1,200 @@
+package workspace
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/tool"
+)
+
+const writeSchema = `{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "The file's path relative to the workspace; missing parent directories are created."},
+    "content": {"type": "string", "description": "The whole new content of the file."}
+  },
+  "required": ["path", "content"],
+  "additionalProperties": false
+}`
+
+type writeFile struct{}
+
+// WriteFile returns the write_file tool. It replaces a file's content atomically (a temporary file
+// in the same directory, fsync, rename, fsync of the directory), so the file holds either the old
+// or the new content, never a mix. It is reconcilable: Reconcile compares the file's hash with the
+// hash of the intended content.
+func WriteFile() tool.Tool { return writeFile{} }
+
+type writeArgs struct {
+	Path    string  `json:"path"`
+	Content *string `json:"content"`
+}
+
+func (writeFile) Name() string { return "write_file" }
+
+func (writeFile) Description() string {
+	return fmt.Sprintf("Create or replace a file in the session's workspace with the given content (at most %d KiB). "+
+		"Paths are relative to the workspace; missing directories are created.", MaxWriteBytes>>10)
+}
+
+func (writeFile) Schema() json.RawMessage { return json.RawMessage(writeSchema) }
+
+func (writeFile) Effect() carryon.EffectClass { return carryon.EffectReconcilable }
+
+func (writeFile) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
+	args, rel, err := writeTarget(c)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	content := []byte(*args.Content)
+	if len(content) > MaxWriteBytes {
+		return tool.Result{}, carryon.Errorf(carryon.ETOOLARGE,
+			"write_file: the content is %d bytes; at most %d bytes can be written at once", len(content), MaxWriteBytes)
+	}
+	root, err := openRoot(c.Workspace, true)
+	if err != nil {
+		return tool.Result{}, describe("write_file", args.Path, err)
+	}
+	defer root.Close()
+	before, mode, err := current(root, rel, args.Path)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return tool.Result{}, err
+	}
+	if err := replace(root, rel, content, mode); err != nil {
+		return tool.Result{}, describe("write_file", args.Path, err)
+	}
+	return tool.Result{
+		Content:           fmt.Sprintf("wrote %d bytes to %s", len(content), filepath.ToSlash(rel)),
+		FingerprintBefore: before,
+		FingerprintAfter:  tool.Fingerprint(content),
+	}, nil
+}
+
+// Reconcile tells whether a write that was cut off took effect: Applied when the file holds the
+// intended content, NotApplied when it is absent or holds anything else, Unknown (with the reason)
+// when it cannot be read.
+func (writeFile) Reconcile(ctx context.Context, c tool.Call) (tool.Outcome, error) {
+	args, rel, err := writeTarget(c)
+	if err != nil {
+		return tool.Unknown, err
+	}
+	root, err := openRoot(c.Workspace, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return tool.NotApplied, nil // no workspace, so no file
+	} else if err != nil {
+		return tool.Unknown, describe("write_file", args.Path, err)
+	}
+	defer root.Close()
+	fp, _, err := current(root, rel, args.Path)
+	switch {
+	case err != nil:
+		return tool.Unknown, err
+	case fp == tool.Fingerprint([]byte(*args.Content)):
+		return tool.Applied, nil
+	}
+	return tool.NotApplied, nil
+}
+
+// writeTarget decodes the arguments and checks the path.
+func writeTarget(c tool.Call) (writeArgs, string, error) {
+	var args writeArgs
+	if err := decode("write_file", c.Args, &args); err != nil {
+		return args, "", err
+	}
+	if args.Path == "" {
+		return args, "", invalid(`write_file: field "path" is required`)
+	}
+	if args.Content == nil {
+		return args, "", invalid(`write_file: field "content" is required`)
+	}
+	rel, err := local(c.Workspace, args.Path)
+	if err != nil {
+		return args, "", err
+	}
+	if rel == "." {
+		return args, "", invalid("write_file: %s is the workspace itself, not a file", args.Path)
+	}
+	return args, rel, nil
+}
+
+// current returns the fingerprint of the file at rel (Absent when there is none) and its
+// permissions (0 when there is none). It
+// refuses a target that is a symbolic link or not a regular file.
+func current(root *os.Root, rel, name string) (string, fs.FileMode, error) {
+	info, err := root.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Absent, 0, nil
+	} else if err != nil {
+		return "", 0, describe("write_file", name, err)
+	}
+	if info.Mode()&fs.ModeSymlink != 0 {
+		return "", 0, invalid("write_file: %s is a symbolic link; write_file does not write through links", name)
+	}
+	if !info.Mode().IsRegular() {
+		return "", 0, invalid("write_file: %s is not a regular file", name)
+	}
+	old, err := root.ReadFile(rel)
+	if err != nil {
+		return "", 0, describe("write_file", name, err)
+	}
+	return tool.Fingerprint(old), info.Mode().Perm(), nil
+}
+
+// replace writes content to a temporary file beside rel, syncs it, renames it over rel and syncs
+// the directory, so that rel holds the old or the new content at every moment, and the new one
+// survives a crash once replace returns. A replaced file keeps its permissions (mode); a new one
+// (mode 0) gets 0644 narrowed by the umask.
+func replace(root *os.Root, rel string, content []byte, mode fs.FileMode) (err error) {
+	dir := filepath.Dir(rel)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(dir, "."+filepath.Base(rel)+".tmp-"+hex.EncodeToString(rnd[:]))
+	perm := mode
+	if perm == 0 {
+		perm = 0o644
+	}
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = root.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(content); err == nil && mode != 0 {
+		err = f.Chmod(mode) // the umask may have narrowed it
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err = root.Rename(tmp, rel); err != nil {
+		return err
+	}
+	d, err := root.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
