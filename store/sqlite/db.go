@@ -1,0 +1,229 @@
+// Package sqlite is the embedded store driver: it implements store.Store on modernc.org/sqlite
+// (pure Go, no cgo) and passes the conformance suite in store/storetest.
+//
+// A file database runs in WAL mode with foreign keys on and a busy timeout, and every write
+// transaction starts with BEGIN IMMEDIATE, so a transaction that reads and then writes never hits
+// SQLITE_BUSY_SNAPSHOT: writers queue for the write lock up front (within this process on a
+// semaphore, across processes on SQLite's busy timeout). Read transactions are deferred and see one
+// snapshot. The schema is created by embedded, versioned migrations applied at Open.
+//
+// Times are stored as INTEGER unix microseconds in UTC. The package knows no business rules; it
+// only stores and reads what the hub services tell it to, and normalises errors into carryon codes.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// DB is an open SQLite database; it implements store.Store.
+type DB struct {
+	sql *sql.DB
+	// writeSem serialises write transactions within this process, so writers wait on a channel
+	// (and their context) instead of spinning on SQLite's busy handler.
+	writeSem chan struct{}
+	path     string
+	memory   bool
+	cfg      config
+}
+
+var _ store.Store = (*DB)(nil)
+
+type config struct {
+	synchronous string
+	busyTimeout time.Duration
+}
+
+// Option changes how Open configures the database.
+type Option func(*config)
+
+// WithSynchronous sets PRAGMA synchronous: "FULL" (the default) makes every acknowledged commit
+// survive a power loss or OS crash; "NORMAL" is faster in WAL mode but a commit acknowledged just
+// before a power loss may be lost (it still survives a crash of the process, e.g. kill -9).
+// "OFF" and "EXTRA" are accepted too.
+func WithSynchronous(level string) Option {
+	return func(c *config) { c.synchronous = strings.ToUpper(level) }
+}
+
+// WithBusyTimeout sets how long a connection waits for a lock held by another process before it
+// gives up with SQLITE_BUSY (default 10s).
+func WithBusyTimeout(d time.Duration) Option {
+	return func(c *config) { c.busyTimeout = d }
+}
+
+// Open opens (creating if needed) the database at dsn, a file path or ":memory:", and applies the
+// pending migrations. A ":memory:" database lives in one connection and disappears on Close.
+func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
+	cfg := config{synchronous: "FULL", busyTimeout: 10 * time.Second}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	switch cfg.synchronous {
+	case "OFF", "NORMAL", "FULL", "EXTRA":
+	default:
+		return nil, fmt.Errorf("sqlite: unknown synchronous level %q", cfg.synchronous)
+	}
+	if dsn == "" {
+		return nil, fmt.Errorf("sqlite: empty dsn")
+	}
+	memory := dsn == ":memory:"
+
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.busyTimeout.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	if !memory {
+		q.Add("_pragma", "journal_mode(WAL)")
+	}
+	q.Add("_pragma", "synchronous("+cfg.synchronous+")")
+	// Non-read-only transactions begin with BEGIN IMMEDIATE; read-only ones (sql.TxOptions.ReadOnly)
+	// with a deferred BEGIN.
+	q.Set("_txlock", "immediate")
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	sdb, err := sql.Open("sqlite", dsn+sep+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", dsn, err)
+	}
+	if memory {
+		// Every connection to ":memory:" is a database of its own: keep exactly one, forever.
+		sdb.SetMaxOpenConns(1)
+		sdb.SetMaxIdleConns(1)
+		sdb.SetConnMaxLifetime(0)
+		sdb.SetConnMaxIdleTime(0)
+	} else {
+		sdb.SetMaxIdleConns(4)
+	}
+	db := &DB{sql: sdb, writeSem: make(chan struct{}, 1), path: dsn, memory: memory, cfg: cfg}
+	if err := db.Ping(ctx); err != nil {
+		sdb.Close()
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		sdb.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.sql.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: ping: %w", err)
+	}
+	return nil
+}
+
+// Close releases the database; a file database is checkpointed by SQLite as its last connection closes.
+func (db *DB) Close() error { return db.sql.Close() }
+
+// Read runs fn in a deferred (read) transaction: it sees one snapshot from its first read on.
+func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
+	stx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return normalize(fmt.Errorf("sqlite: begin read: %w", err))
+	}
+	defer stx.Rollback()
+	if err := fn(&tx{tx: stx, readOnly: true}); err != nil {
+		return err
+	}
+	if err := stx.Commit(); err != nil {
+		return normalize(fmt.Errorf("sqlite: commit read: %w", err))
+	}
+	return nil
+}
+
+// Write runs fn in a BEGIN IMMEDIATE transaction and commits when fn returns nil; otherwise it
+// rolls back and returns fn's error.
+func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
+	select {
+	case db.writeSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-db.writeSem }()
+	stx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return normalize(fmt.Errorf("sqlite: begin immediate: %w", err))
+	}
+	defer stx.Rollback()
+	if err := fn(&tx{tx: stx}); err != nil {
+		return err
+	}
+	if err := stx.Commit(); err != nil {
+		return normalize(fmt.Errorf("sqlite: commit: %w", err))
+	}
+	return nil
+}
+
+// tx implements store.Tx over one SQLite transaction.
+type tx struct {
+	tx       *sql.Tx
+	readOnly bool
+}
+
+var _ store.Tx = (*tx)(nil)
+
+// writable refuses a write inside Read.
+func (t *tx) writable() error {
+	if t.readOnly {
+		return carryon.Errorf(carryon.EINTERNAL, "sqlite: write inside a read transaction")
+	}
+	return nil
+}
+
+// micros converts t to stored unix microseconds.
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// fromMicros converts stored unix microseconds to a UTC time.
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// nullMicros stores an optional time.
+func nullMicros(t *time.Time) sql.NullInt64 {
+	if t == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMicro(), Valid: true}
+}
+
+// timePtr reads an optional time.
+func timePtr(n sql.NullInt64) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := fromMicros(n.Int64)
+	return &t
+}
+
+// nullText stores an optional JSON value as text (NULL when empty).
+func nullText(b []byte) sql.NullString {
+	if len(b) == 0 {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: string(b), Valid: true}
+}
+
+// rawText reads an optional JSON value.
+func rawText(s sql.NullString) []byte {
+	if !s.Valid {
+		return nil
+	}
+	return []byte(s.String)
+}
+
+// limitArg turns a page size into a LIMIT argument: zero or less means no limit.
+func limitArg(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}

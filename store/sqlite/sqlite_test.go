@@ -1,0 +1,212 @@
+package sqlite_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/store/sqlite"
+	"github.com/carryon-hub/carryon/store/storetest"
+)
+
+func openFile(t testing.TB, path string, opts ...sqlite.Option) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), path, opts...)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestConformanceFile(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return openFile(t, filepath.Join(t.TempDir(), "carryon.db"))
+	})
+}
+
+func TestConformanceFileNormal(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return openFile(t, filepath.Join(t.TempDir(), "carryon.db"), sqlite.WithSynchronous("NORMAL"))
+	})
+}
+
+func TestConformanceMemory(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openFile(t, ":memory:") })
+}
+
+func TestOpenOptions(t *testing.T) {
+	if _, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "x.db"), sqlite.WithSynchronous("sometimes")); err == nil {
+		t.Fatal("Open accepted an unknown synchronous level")
+	}
+	if _, err := sqlite.Open(t.Context(), ""); err == nil {
+		t.Fatal("Open accepted an empty dsn")
+	}
+}
+
+func TestMigrateIdempotent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "carryon.db")
+	db := openFile(t, path)
+	v, err := db.MigrationVersion(t.Context())
+	if err != nil || v != sqlite.LatestMigration() || v == 0 {
+		t.Fatalf("MigrationVersion = %d, %v; want %d", v, err, sqlite.LatestMigration())
+	}
+	if err := db.Migrate(t.Context()); err != nil {
+		t.Fatalf("Migrate again: %v", err)
+	}
+	db.Close()
+	db = openFile(t, path)
+	if v2, err := db.MigrationVersion(t.Context()); err != nil || v2 != v {
+		t.Fatalf("after reopen MigrationVersion = %d, %v; want %d", v2, err, v)
+	}
+}
+
+// TestDurableAcrossReopen checks that committed data is in the file after Close.
+func TestDurableAcrossReopen(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "carryon.db")
+	db := openFile(t, path)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	s := &carryon.Session{ID: "sess_1", OwnerID: "usr_1", Status: carryon.SessionActive, Version: 2,
+		CreatedAt: now, UpdatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(time.Hour), LastSeq: 1, MessageCount: 1}
+	err := db.Write(ctx, func(tx store.Tx) error {
+		if err := tx.InsertUser(ctx, &carryon.User{ID: "usr_1", Name: "alice", CreatedAt: now}); err != nil {
+			return err
+		}
+		if err := tx.InsertSession(ctx, s); err != nil {
+			return err
+		}
+		return tx.InsertMessages(ctx, "usr_1", []*carryon.Message{{SessionID: s.ID, Seq: 1, Role: carryon.RoleUser,
+			Kind: carryon.KindMessage, Content: "remember me", Version: 2, CreatedAt: now}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openFile(t, path)
+	err = db.Read(ctx, func(tx store.Tx) error {
+		if _, err := tx.GetUser(ctx, "alice"); err != nil {
+			return err
+		}
+		got, err := tx.GetSession(ctx, "usr_1", s.ID)
+		if err != nil {
+			return err
+		}
+		if !got.LastActiveAt.Equal(now) || got.Version != 2 {
+			t.Errorf("session after reopen = %+v", got)
+		}
+		msgs, err := tx.LastMessages(ctx, "usr_1", got, 10)
+		if err != nil {
+			return err
+		}
+		if len(msgs) != 1 || msgs[0].Content != "remember me" || !msgs[0].CreatedAt.Equal(now) {
+			t.Errorf("messages after reopen = %+v", msgs)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTwoHandlesOneFile writes from two *DB handles on the same file (as two processes would) with
+// many goroutines each: BEGIN IMMEDIATE and the busy timeout must keep SQLITE_BUSY from escaping,
+// and no update may be lost.
+func TestTwoHandlesOneFile(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "carryon.db")
+	dbs := []*sqlite.DB{openFile(t, path), openFile(t, path)}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	s := &carryon.Session{ID: "sess_1", OwnerID: "usr_1", Status: carryon.SessionActive, Version: 1,
+		CreatedAt: now, UpdatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := dbs[0].Write(ctx, func(tx store.Tx) error { return tx.InsertSession(ctx, s) }); err != nil {
+		t.Fatal(err)
+	}
+	const goroutines, each = 8, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*2*goroutines*each)
+	for h, db := range dbs {
+		for g := range goroutines {
+			wg.Go(func() {
+				for i := range each {
+					errs <- db.Write(ctx, func(tx store.Tx) error {
+						cur, err := tx.GetSession(ctx, "usr_1", s.ID)
+						if err != nil {
+							return err
+						}
+						prev := cur.Version
+						cur.Version++
+						cur.LastSeq++
+						cur.MessageCount++
+						if err := tx.InsertMessages(ctx, "usr_1", []*carryon.Message{{SessionID: s.ID, Seq: cur.LastSeq,
+							Role: carryon.RoleUser, Kind: carryon.KindMessage, Content: fmt.Sprintf("h%d g%d i%d", h, g, i),
+							Version: cur.Version, CreatedAt: now}}); err != nil {
+							return err
+						}
+						return tx.UpdateSession(ctx, cur, prev)
+					})
+					// Readers run alongside the writers.
+					errs <- db.Read(ctx, func(tx store.Tx) error {
+						cur, err := tx.GetSession(ctx, "usr_1", s.ID)
+						if err != nil {
+							return err
+						}
+						_, err = tx.LastMessages(ctx, "usr_1", cur, 5)
+						return err
+					})
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent access failed: %v", err)
+		}
+	}
+	const total = 2 * goroutines * each
+	err := dbs[1].Read(ctx, func(tx store.Tx) error {
+		got, err := tx.GetSession(ctx, "usr_1", s.ID)
+		if err != nil {
+			return err
+		}
+		if got.Version != 1+total || got.LastSeq != total {
+			t.Errorf("session at version %d, last seq %d; want %d, %d", got.Version, got.LastSeq, 1+total, total)
+		}
+		msgs, err := tx.MessagesAfter(ctx, "usr_1", got, 0, 0)
+		if err != nil {
+			return err
+		}
+		if len(msgs) != total {
+			t.Errorf("%d messages, want %d", len(msgs), total)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func BenchmarkAppend(b *testing.B) {
+	for _, history := range []int{10, 10000} {
+		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
+			storetest.BenchAppend(b, openFile(b, filepath.Join(b.TempDir(), "bench.db")), history)
+		})
+	}
+}
+
+func BenchmarkLastMessages(b *testing.B) {
+	for _, history := range []int{10, 10000} {
+		b.Run(fmt.Sprintf("history=%d/k=20", history), func(b *testing.B) {
+			storetest.BenchLastMessages(b, openFile(b, filepath.Join(b.TempDir(), "bench.db")), history, 20)
+		})
+	}
+}

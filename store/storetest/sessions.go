@@ -1,0 +1,272 @@
+package storetest
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
+)
+
+func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
+	t.Run("InsertGet", func(t *testing.T) {
+		st := open(t)
+		s := newSession(ownerA, "sess_1", at(0))
+		s.MessageCount, s.LastSeq, s.MemoryVersion = 2, 2, 1
+		insertSession(t, st, s)
+		checkSession(t, getSession(t, st, ownerA, s.ID), s)
+
+		bare := newSession(ownerA, "sess_2", at(1))
+		bare.Metadata, bare.Title = nil, ""
+		insertSession(t, st, bare)
+		checkSession(t, getSession(t, st, ownerA, bare.ID), bare)
+
+		read(t, st, func(tx store.Tx) error {
+			_, err := tx.GetSession(t.Context(), ownerB, s.ID)
+			wantCode(t, err, carryon.ENOTFOUND)
+			_, err = tx.GetSession(t.Context(), ownerA, "sess_missing")
+			wantCode(t, err, carryon.ENOTFOUND)
+			return nil
+		})
+		// The id is taken for everyone, not only for its owner.
+		for _, owner := range []string{ownerA, ownerB} {
+			err := st.Write(t.Context(), func(tx store.Tx) error {
+				return tx.InsertSession(t.Context(), newSession(owner, s.ID, at(5)))
+			})
+			wantCode(t, err, carryon.ECONFLICT)
+		}
+		checkSession(t, getSession(t, st, ownerA, s.ID), s)
+	})
+
+	t.Run("Update", func(t *testing.T) {
+		st := open(t)
+		ctx := t.Context()
+		s := newSession(ownerA, "sess_1", at(0))
+		insertSession(t, st, s)
+
+		upd := *s
+		upd.Title, upd.Status, upd.Version = "renamed", carryon.SessionClosed, 2
+		upd.UpdatedAt, upd.LastActiveAt, upd.ExpiresAt = at(10), at(11), at(12)
+		upd.IdleTTLSeconds, upd.MessageCount, upd.LastSeq, upd.MemoryVersion = 60, 7, 8, 3
+		upd.Metadata = json.RawMessage(`{"other":true}`)
+		write(t, st, func(tx store.Tx) error { return tx.UpdateSession(ctx, &upd, 1) })
+		checkSession(t, getSession(t, st, ownerA, s.ID), &upd)
+
+		stale := upd
+		stale.Title, stale.Version = "stale", 3
+		err := st.Write(ctx, func(tx store.Tx) error { return tx.UpdateSession(ctx, &stale, 1) })
+		wantCode(t, err, carryon.EVERSION)
+		if e, _ := carryon.AsError(err); e.CurrentVersion != 2 {
+			t.Fatalf("CurrentVersion = %d, want 2", e.CurrentVersion)
+		}
+		checkSession(t, getSession(t, st, ownerA, s.ID), &upd)
+
+		foreign := upd
+		foreign.OwnerID, foreign.Version = ownerB, 3
+		err = st.Write(ctx, func(tx store.Tx) error { return tx.UpdateSession(ctx, &foreign, 2) })
+		wantCode(t, err, carryon.ENOTFOUND)
+		if e, _ := carryon.AsError(err); e.CurrentVersion != 0 {
+			t.Fatalf("ENOTFOUND leaks the version of a foreign session: %d", e.CurrentVersion)
+		}
+		missing := upd
+		missing.ID = "sess_missing"
+		err = st.Write(ctx, func(tx store.Tx) error { return tx.UpdateSession(ctx, &missing, 2) })
+		wantCode(t, err, carryon.ENOTFOUND)
+		checkSession(t, getSession(t, st, ownerA, s.ID), &upd)
+	})
+
+	t.Run("ListOrderAndPaging", func(t *testing.T) {
+		st := open(t)
+		ctx := t.Context()
+		// Two sessions share a LastActiveAt: the id breaks the tie, descending.
+		var want []string
+		for i, c := range []struct {
+			id  string
+			sec int
+		}{{"sess_a", 1}, {"sess_b", 5}, {"sess_c", 3}, {"sess_d", 5}, {"sess_e", 2}, {"sess_f", 4}} {
+			s := newSession(ownerA, c.id, at(c.sec))
+			s.CreatedAt = at(i)
+			insertSession(t, st, s)
+		}
+		insertSession(t, st, newSession(ownerB, "sess_z", at(9)))
+		want = []string{"sess_d", "sess_b", "sess_f", "sess_c", "sess_e", "sess_a"}
+
+		var all []*carryon.Session
+		read(t, st, func(tx store.Tx) error {
+			var err error
+			all, err = tx.ListSessions(ctx, ownerA, store.SessionQuery{Now: at(0), Limit: 100})
+			return err
+		})
+		if got := sessionIDs(all); !reflect.DeepEqual(got, want) {
+			t.Fatalf("ListSessions = %v, want %v", got, want)
+		}
+		checkSession(t, all[0], getSession(t, st, ownerA, "sess_d"))
+
+		for _, limit := range []int{1, 2, 4} {
+			var paged []string
+			q := store.SessionQuery{Now: at(0), Limit: limit}
+			for range 10 {
+				var page []*carryon.Session
+				read(t, st, func(tx store.Tx) error {
+					var err error
+					page, err = tx.ListSessions(ctx, ownerA, q)
+					return err
+				})
+				if len(page) > limit {
+					t.Fatalf("page of %d sessions, limit %d", len(page), limit)
+				}
+				if len(page) == 0 {
+					break
+				}
+				paged = append(paged, sessionIDs(page)...)
+				last := page[len(page)-1]
+				q.AfterActive, q.AfterID = last.LastActiveAt, last.ID
+			}
+			if !reflect.DeepEqual(paged, want) {
+				t.Fatalf("paged by %d = %v, want %v", limit, paged, want)
+			}
+		}
+	})
+
+	t.Run("ListStatus", func(t *testing.T) {
+		st := open(t)
+		ctx := t.Context()
+		now := at(100)
+		mk := func(id string, status carryon.SessionStatus, expires time.Time) {
+			s := newSession(ownerA, id, at(len(id)))
+			s.Status, s.ExpiresAt = status, expires
+			insertSession(t, st, s)
+		}
+		mk("sess_active", carryon.SessionActive, now.Add(time.Second))
+		mk("sess_lapsed", carryon.SessionActive, now.Add(-time.Second))
+		mk("sess_lapsed_now", carryon.SessionActive, now) // expiry at exactly now counts as expired
+		mk("sess_expired", carryon.SessionExpired, now.Add(time.Hour))
+		mk("sess_closed", carryon.SessionClosed, now.Add(-time.Hour))
+		foreign := newSession(ownerB, "sess_foreign", at(1))
+		foreign.ExpiresAt = now.Add(time.Hour)
+		insertSession(t, st, foreign)
+
+		for status, want := range map[carryon.SessionStatus][]string{
+			"":                     {"sess_active", "sess_closed", "sess_expired", "sess_lapsed", "sess_lapsed_now"},
+			carryon.SessionActive:  {"sess_active"},
+			carryon.SessionExpired: {"sess_expired", "sess_lapsed", "sess_lapsed_now"},
+			carryon.SessionClosed:  {"sess_closed"},
+		} {
+			read(t, st, func(tx store.Tx) error {
+				got, err := tx.ListSessions(ctx, ownerA, store.SessionQuery{Status: status, Now: now, Limit: 100})
+				if err != nil {
+					return err
+				}
+				ids := sessionIDs(got)
+				slices.Sort(ids)
+				if !reflect.DeepEqual(ids, want) {
+					t.Fatalf("status %q: %v, want %v", status, ids, want)
+				}
+				return nil
+			})
+		}
+	})
+
+	t.Run("Delete", func(t *testing.T) {
+		st := open(t)
+		ctx := t.Context()
+		s := newSession(ownerA, "sess_1", at(0))
+		insertSession(t, st, s)
+		other := newSession(ownerA, "sess_2", at(0))
+		insertSession(t, st, other)
+		appendMessages(t, st, s, "one", "two")
+		appendMessages(t, st, other, "keep")
+		write(t, st, func(tx store.Tx) error {
+			return tx.InsertMemoryRevision(ctx, ownerA, &carryon.MemoryRevision{
+				SessionID: s.ID, MemoryVersion: 1, Version: 4, Document: carryon.WorkingMemory{"goal": "g"}, CreatedAt: at(3),
+			})
+		})
+		for _, c := range []struct{ owner, id string }{{ownerB, s.ID}, {ownerA, "sess_missing"}} {
+			err := st.Write(ctx, func(tx store.Tx) error { return tx.DeleteSession(ctx, c.owner, c.id) })
+			wantCode(t, err, carryon.ENOTFOUND)
+		}
+		getSession(t, st, ownerA, s.ID) // still there
+		write(t, st, func(tx store.Tx) error { return tx.DeleteSession(ctx, ownerA, s.ID) })
+		read(t, st, func(tx store.Tx) error {
+			_, err := tx.GetSession(ctx, ownerA, s.ID)
+			wantCode(t, err, carryon.ENOTFOUND)
+			return nil
+		})
+		err := st.Write(ctx, func(tx store.Tx) error { return tx.DeleteSession(ctx, ownerA, s.ID) })
+		wantCode(t, err, carryon.ENOTFOUND)
+
+		// A new session with the same id starts empty: nothing of the old one is left behind.
+		reborn := newSession(ownerA, s.ID, at(50))
+		insertSession(t, st, reborn)
+		read(t, st, func(tx store.Tx) error {
+			msgs, err := tx.LastMessages(ctx, ownerA, reborn, 10)
+			if err != nil || len(msgs) != 0 {
+				t.Fatalf("messages of a deleted session survived: %v, %v", contents(msgs), err)
+			}
+			doc, mv, err := tx.GetMemory(ctx, ownerA, s.ID)
+			if err != nil || len(doc) != 0 || mv != 0 {
+				t.Fatalf("working memory of a deleted session survived: %v %d %v", doc, mv, err)
+			}
+			revs, err := tx.ListMemoryRevisions(ctx, ownerA, s.ID, 0, 10)
+			if err != nil || len(revs) != 0 {
+				t.Fatalf("memory revisions of a deleted session survived: %d, %v", len(revs), err)
+			}
+			msgs, err = tx.LastMessages(ctx, ownerA, other, 10)
+			if err != nil || !reflect.DeepEqual(contents(msgs), []string{"keep"}) {
+				t.Fatalf("other session's messages = %v, %v; want [keep]", contents(msgs), err)
+			}
+			return nil
+		})
+	})
+
+	t.Run("Purgeable", func(t *testing.T) {
+		st := open(t)
+		ctx := t.Context()
+		mk := func(owner, id string, expires time.Time, status carryon.SessionStatus) {
+			s := newSession(owner, id, at(0))
+			s.ExpiresAt, s.Status = expires, status
+			insertSession(t, st, s)
+		}
+		mk(ownerA, "sess_old_a", at(10), carryon.SessionExpired)
+		mk(ownerB, "sess_old_b", at(20), carryon.SessionActive)
+		mk(ownerA, "sess_old_closed", at(30), carryon.SessionClosed)
+		mk(ownerA, "sess_edge", at(40), carryon.SessionActive) // not before t
+		mk(ownerB, "sess_new", at(50), carryon.SessionActive)
+		read(t, st, func(tx store.Tx) error {
+			refs, err := tx.PurgeableSessions(ctx, at(40), 100)
+			if err != nil {
+				return err
+			}
+			got := map[store.SessionRef]bool{}
+			for _, r := range refs {
+				got[r] = true
+			}
+			want := map[store.SessionRef]bool{
+				{OwnerID: ownerA, ID: "sess_old_a"}: true, {OwnerID: ownerB, ID: "sess_old_b"}: true,
+				{OwnerID: ownerA, ID: "sess_old_closed"}: true,
+			}
+			if !reflect.DeepEqual(got, want) || len(refs) != len(want) {
+				t.Fatalf("PurgeableSessions = %v, want %v", refs, want)
+			}
+			refs, err = tx.PurgeableSessions(ctx, at(40), 2)
+			if err != nil {
+				return err
+			}
+			if len(refs) != 2 || !want[refs[0]] || !want[refs[1]] || refs[0] == refs[1] {
+				t.Fatalf("PurgeableSessions limit 2 = %v", refs)
+			}
+			return nil
+		})
+	})
+}
+
+func sessionIDs(ss []*carryon.Session) []string {
+	out := []string{}
+	for _, s := range ss {
+		out = append(out, s.ID)
+	}
+	return out
+}
