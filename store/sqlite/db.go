@@ -30,9 +30,7 @@ type DB struct {
 	// writeSem serialises write transactions within this process, so writers wait on a channel
 	// (and their context) instead of spinning on SQLite's busy handler.
 	writeSem chan struct{}
-	path     string
 	memory   bool
-	cfg      config
 }
 
 var _ store.Store = (*DB)(nil)
@@ -103,7 +101,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	} else {
 		sdb.SetMaxIdleConns(4)
 	}
-	db := &DB{sql: sdb, writeSem: make(chan struct{}, 1), path: dsn, memory: memory, cfg: cfg}
+	db := &DB{sql: sdb, writeSem: make(chan struct{}, 1), memory: memory}
 	if err := db.Ping(ctx); err != nil {
 		sdb.Close()
 		return nil, err

@@ -230,33 +230,22 @@ func (t *tx) MessagesAfter(ctx context.Context, owner string, s *carryon.Session
 }
 
 // SeqAtVersion returns the highest visible seq of s stored at a session version <= v, or 0. A
-// fork's versions are taken to continue its parent's numbering (like its seqs), so the search
-// goes on into the parent's part when the fork's own messages are all newer than v.
+// fork's versions are its own (the hub creates a fork at version 1), and everything it inherits
+// existed before its first version: so only its own messages (seq > ForkSeq) are compared with v,
+// and when none qualifies the answer is ForkSeq. This holds after the parent is deleted too, since
+// materialising keeps ForkSeq. It reads one row.
 func (t *tx) SeqAtVersion(ctx context.Context, owner string, s *carryon.Session, v int64) (int64, error) {
 	head, err := t.ownLink(ctx, owner, s.ID)
 	if err != nil {
 		return 0, err
 	}
-	cur, hi := head, int64(math.MaxInt64)
-	for depth := 0; depth <= maxForkDepth; depth++ {
-		lo := cur.lo()
-		if lo < hi {
-			var seq int64
-			err := t.tx.QueryRowContext(ctx, `SELECT seq FROM messages WHERE session_id = ? AND seq > ? AND seq <= ?
-				AND version <= ? ORDER BY seq DESC LIMIT 1`, cur.id, lo, hi, v).Scan(&seq)
-			if err == nil {
-				return seq, nil
-			} else if !errors.Is(err, sql.ErrNoRows) {
-				return 0, wrap(err, "seq at version")
-			}
-		}
-		if cur.parentID == "" {
-			return 0, nil
-		}
-		hi = min(hi, lo)
-		if cur, err = t.parentLink(ctx, cur); err != nil {
-			return 0, err
-		}
+	var seq int64
+	err = t.tx.QueryRowContext(ctx, `SELECT seq FROM messages WHERE session_id = ? AND seq > ? AND version <= ?
+		ORDER BY seq DESC LIMIT 1`, head.id, head.forkSeq, v).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return head.forkSeq, nil
+	} else if err != nil {
+		return 0, wrap(err, "seq at version")
 	}
-	return 0, carryon.Errorf(carryon.EINTERNAL, "fork chain of %s is too deep", s.ID)
+	return seq, nil
 }

@@ -11,17 +11,18 @@ import (
 // forkFamily is a parent P with five messages, a fork F of P at seq 3 with two messages of its
 // own, a fork G of F at seq 4 (F's own) with one message, and a fork H of F at seq 2 (inherited
 // from P) with one message. P gets a sixth message after the forks, which none of them sees.
-// Versions continue the parent's numbering, like seqs: message i of P is at version i+1.
+// Like the hub, a fork starts at version 1 of its own (seqs continue the parent's numbering,
+// versions do not): message i of P is at version i+1; a fork's own messages at 2, 3, …
 type forkFamily struct {
 	p, f, g, h *carryon.Session
 }
 
-// fork makes a fork of parent at seq, at the parent's version v.
+// fork makes a fork of parent at seq, taken at the parent's version v; the fork is at version 1.
 func fork(t testing.TB, st store.Store, parent *carryon.Session, id string, seq, v int64) *carryon.Session {
 	t.Helper()
 	s := newSession(parent.OwnerID, id, at(100))
 	s.ParentID, s.ForkSeq, s.ForkVersion = parent.ID, seq, v
-	s.Version, s.LastSeq, s.MessageCount = v, seq, seq
+	s.Version, s.LastSeq, s.MessageCount = 1, seq, seq
 	insertSession(t, st, s)
 	checkSession(t, getSession(t, st, parent.OwnerID, id), s)
 	return s
@@ -33,11 +34,11 @@ func newForkFamily(t testing.TB, st store.Store) *forkFamily {
 	insertSession(t, st, fam.p)
 	appendMessages(t, st, fam.p, "p1", "p2", "p3", "p4", "p5") // versions 2..6
 	fam.f = fork(t, st, fam.p, "sess_f", 3, 4)
-	appendMessages(t, st, fam.f, "f4", "f5") // versions 5, 6
-	fam.g = fork(t, st, fam.f, "sess_g", 4, 5)
-	appendMessages(t, st, fam.g, "g5") // version 6
-	fam.h = fork(t, st, fam.f, "sess_h", 2, 3)
-	appendMessages(t, st, fam.h, "h3") // version 4
+	appendMessages(t, st, fam.f, "f4", "f5") // versions 2, 3 of F
+	fam.g = fork(t, st, fam.f, "sess_g", 4, 2)
+	appendMessages(t, st, fam.g, "g5") // version 2 of G
+	fam.h = fork(t, st, fam.f, "sess_h", 2, 1)
+	appendMessages(t, st, fam.h, "h3") // version 2 of H
 	appendMessages(t, st, fam.p, "p6")
 	return &fam
 }
@@ -107,12 +108,15 @@ func testForks(t *testing.T, open func(t *testing.T) store.Store) {
 		st := open(t)
 		fam := newForkFamily(t, st)
 		checkHistories(t, st, fam.p, fam.f, fam.g, fam.h)
-		// F: own f4@5, f5@6; inherited p1@2, p2@3, p3@4.
-		checkSeqAtVersion(t, st, fam.f, map[int64]int64{1: 0, 2: 1, 3: 2, 4: 3, 5: 4, 6: 5, 99: 5})
-		// G: own g5@6; inherited f4@5, then P's p1..p3.
-		checkSeqAtVersion(t, st, fam.g, map[int64]int64{1: 0, 3: 2, 4: 3, 5: 4, 6: 5, 99: 5})
-		// H: own h3@4; inherited p1@2, p2@3 (p3 is past its fork point).
-		checkSeqAtVersion(t, st, fam.h, map[int64]int64{1: 0, 2: 1, 3: 2, 4: 3, 99: 3})
+		// A fork has all it inherits from its first version on, whatever versions the parent
+		// stored those messages at; its own messages are compared with its own versions.
+		// F: inherited p1..p3, own f4@2, f5@3.
+		checkSeqAtVersion(t, st, fam.f, map[int64]int64{1: 3, 2: 4, 3: 5, 99: 5})
+		// G: inherited p1..p3, f4, own g5@2.
+		checkSeqAtVersion(t, st, fam.g, map[int64]int64{1: 4, 2: 5, 99: 5})
+		// H: inherited p1, p2 (p3 is past its fork point), own h3@2.
+		checkSeqAtVersion(t, st, fam.h, map[int64]int64{1: 2, 2: 3, 99: 3})
+		checkSeqAtVersion(t, st, fam.p, map[int64]int64{1: 0, 2: 1, 6: 5, 7: 6})
 		read(t, st, func(tx store.Tx) error {
 			_, err := tx.LastMessages(t.Context(), ownerB, fam.g, 10)
 			wantCode(t, err, carryon.ENOTFOUND)
@@ -146,8 +150,8 @@ func testForks(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Fatalf("fork still points at its deleted parent")
 		}
 		checkHistories(t, st, fam.f, fam.g, fam.h)
-		checkSeqAtVersion(t, st, fam.f, map[int64]int64{1: 0, 2: 1, 4: 3, 5: 4, 99: 5})
-		checkSeqAtVersion(t, st, fam.g, map[int64]int64{1: 0, 4: 3, 99: 5})
+		checkSeqAtVersion(t, st, fam.f, map[int64]int64{1: 3, 2: 4, 3: 5, 99: 5})
+		checkSeqAtVersion(t, st, fam.g, map[int64]int64{1: 4, 2: 5, 99: 5})
 		// The fork's copied part is its own now: appending goes on as before.
 		appendMessages(t, st, fam.f, "f6")
 		famHistoriesF := append(append([]string{}, famHistories["sess_f"]...), "f6")
@@ -167,7 +171,8 @@ func testForks(t *testing.T, open func(t *testing.T) store.Store) {
 		fam := newForkFamily(t, st)
 		write(t, st, func(tx store.Tx) error { return tx.DeleteSession(ctx, ownerA, fam.f.ID) })
 		checkHistories(t, st, fam.p, fam.g, fam.h)
-		checkSeqAtVersion(t, st, fam.g, map[int64]int64{1: 0, 3: 2, 5: 4, 99: 5})
+		checkSeqAtVersion(t, st, fam.g, map[int64]int64{1: 4, 2: 5, 99: 5})
+		checkSeqAtVersion(t, st, fam.h, map[int64]int64{1: 2, 2: 3, 99: 3})
 		// Then the root: the grandchildren still keep everything.
 		write(t, st, func(tx store.Tx) error { return tx.DeleteSession(ctx, ownerA, fam.p.ID) })
 		checkHistories(t, st, fam.g, fam.h)

@@ -7,7 +7,16 @@
 //	}
 //
 // The suite checks behaviour through the store.Store interface only, so it holds for every driver;
-// it never looks at tables or SQL.
+// it never looks at tables or SQL. Beyond the interface's doc comments it pins these conventions:
+//
+//   - Messages read through a fork (LastMessages, MessagesAfter) carry the fork's id as SessionID,
+//     inherited ones included, so a fork reads the same before and after its parent is deleted.
+//   - A fork's versions are its own (the hub creates a fork at version 1): SeqAtVersion compares
+//     only the fork's own messages (seq > ForkSeq) with the version and answers ForkSeq when none
+//     qualifies, since everything inherited exists from the fork's first version on.
+//   - After DeleteSession of a parent, its forks no longer name it as ParentID (ForkSeq stays).
+//   - Write transactions are serialised: read-check-write inside Write never fails with a
+//     conflict because of another writer (see Concurrency/SerialisedWrites).
 package storetest
 
 import (
