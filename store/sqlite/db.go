@@ -58,7 +58,9 @@ func WithBusyTimeout(d time.Duration) Option {
 }
 
 // Open opens (creating if needed) the database at dsn, a file path or ":memory:", and applies the
-// pending migrations. A ":memory:" database lives in one connection and disappears on Close.
+// pending migrations. A ":memory:" database lives in one connection and disappears on Close; on
+// it, readers and the writer take turns. Transactions must not nest: fn of Read or Write must not
+// call Read or Write on the same DB.
 func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	cfg := config{synchronous: "FULL", busyTimeout: 10 * time.Second}
 	for _, o := range opts {

@@ -210,3 +210,37 @@ func BenchmarkLastMessages(b *testing.B) {
 		})
 	}
 }
+
+// TestReadDoesNotBlockWrite checks that on a file database a read transaction is deferred (WAL
+// readers do not hold the write lock): a write commits while a read is open.
+func TestReadDoesNotBlockWrite(t *testing.T) {
+	ctx := t.Context()
+	db := openFile(t, filepath.Join(t.TempDir(), "carryon.db"))
+	err := db.Read(ctx, func(tx store.Tx) error {
+		if _, err := tx.ListUsers(ctx); err != nil {
+			return err
+		}
+		done := make(chan error, 1)
+		go func() {
+			done <- db.Write(ctx, func(tx store.Tx) error {
+				return tx.InsertUser(ctx, &carryon.User{ID: "usr_1", Name: "alice", CreatedAt: time.Now()})
+			})
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				return err
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a write waited for an open read transaction")
+		}
+		users, err := tx.ListUsers(ctx)
+		if err != nil || len(users) != 0 {
+			t.Fatalf("the read saw %d users (%v) committed after its snapshot", len(users), err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
