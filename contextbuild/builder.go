@@ -1,0 +1,277 @@
+// Package contextbuild is the ContextBuilder: it turns a session's stored state into the model's
+// input under a token budget. The system message carries the system prompt, the working memory
+// (goal, plan with step status, next action, notes), a slot for long-term memory, a digest of
+// recent tool calls and the summary of cut history; then come as many recent messages as fit.
+//
+// It reads O(window) rows, never the whole session, and it never writes: when history no longer
+// fits, it returns the summary the caller should store (a message of kind summary covering the
+// cut range), so history is never rewritten.
+package contextbuild
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/model"
+)
+
+// DefaultSystemPrompt tells the model how carryon sessions work.
+const DefaultSystemPrompt = `You are an agent working inside a carryon session. The session keeps your working memory across requests and restarts: keep the goal, the plan (steps with status todo, doing or done), the next action and notes up to date with the update_working_memory tool whenever they change. When the user asks to continue, continue from the working memory: the current goal and next action say where the work stands.`
+
+// Source reads a session's state; the sessions service implements it.
+type Source interface {
+	Get(ctx context.Context, id string, opt carryon.GetOptions) (*carryon.SessionView, error)
+}
+
+// ActionSource reads a session's most recent tool calls; the runs service implements it.
+type ActionSource interface {
+	RecentActions(ctx context.Context, sessionID string, limit int) ([]*carryon.Action, error)
+}
+
+// Summarizer condenses cut history into a summary; previous is the summary it extends, if any.
+type Summarizer interface {
+	Summarize(ctx context.Context, previous string, msgs []*carryon.Message) (string, error)
+}
+
+// Config shapes the builder; zero values take the defaults.
+type Config struct {
+	SystemPrompt string
+	// Budget is the most input tokens a context may hold (default 16000).
+	Budget int
+	// Window is how many recent messages are read (default 200); older ones are reached only
+	// through summaries.
+	Window int
+	// ToolDigest is how many recent tool calls are listed (default 8).
+	ToolDigest int
+	// KeepShare is the share of the message budget kept when history is cut, so that the next
+	// turns fit without another summary (default 0.6).
+	KeepShare float64
+}
+
+// Builder builds contexts.
+type Builder struct {
+	cfg        Config
+	src        Source
+	actions    ActionSource
+	summarizer Summarizer
+}
+
+// New returns a builder; actions and summarizer may be nil.
+func New(cfg Config, src Source, actions ActionSource, summarizer Summarizer) *Builder {
+	if cfg.SystemPrompt == "" {
+		cfg.SystemPrompt = DefaultSystemPrompt
+	}
+	if cfg.Budget <= 0 {
+		cfg.Budget = 16000
+	}
+	if cfg.Window <= 0 {
+		cfg.Window = 200
+	}
+	if cfg.ToolDigest <= 0 {
+		cfg.ToolDigest = 8
+	}
+	if cfg.KeepShare <= 0 || cfg.KeepShare > 1 {
+		cfg.KeepShare = 0.6
+	}
+	return &Builder{cfg: cfg, src: src, actions: actions, summarizer: summarizer}
+}
+
+// Options shape one build.
+type Options struct {
+	// Model selects the tokenizer.
+	Model string
+	// Summarize asks the summarizer for a summary of cut history (a run does; a preview does not).
+	Summarize bool
+}
+
+// Part is one section of the context with its token count.
+type Part struct {
+	Name    string `json:"name"`
+	Tokens  int    `json:"tokens"`
+	Content string `json:"content,omitempty"`
+	// Items counts the entries of a list part (messages, tool calls).
+	Items int `json:"items,omitempty"`
+}
+
+// Context is exactly what is sent to the model, with its accounting.
+type Context struct {
+	SessionID string `json:"session_id"`
+	Version   int64  `json:"version"`
+	Model     string `json:"model"`
+	Encoding  string `json:"encoding"`
+	// Estimated is true when the token counts are estimates (no vocabulary of the model).
+	Estimated bool   `json:"estimated"`
+	Budget    int    `json:"budget"`
+	Tokens    int    `json:"tokens"`
+	Parts     []Part `json:"parts"`
+	System    string `json:"system"`
+	// Messages is the conversation after the system message.
+	Messages []model.Message `json:"messages"`
+	// FirstSeq and LastSeq are the seqs of the first and last message included (0 when none).
+	FirstSeq int64 `json:"first_seq"`
+	LastSeq  int64 `json:"last_seq"`
+	// SummaryCoversTo is the last seq the summary in the context stands for (0: no summary).
+	SummaryCoversTo int64 `json:"summary_covers_to"`
+	// Unsummarized is how many messages were cut without a summary covering them yet (a
+	// preview, or no summarizer); a run stores a summary first.
+	Unsummarized int `json:"unsummarized"`
+	// NewSummary is the summary message the caller must store before sending (nil: none).
+	NewSummary *carryon.NewMessage `json:"-"`
+	// WorkingMemory is the document rendered into the context.
+	WorkingMemory carryon.WorkingMemory `json:"-"`
+	OwnerID       string                `json:"-"`
+}
+
+// Request returns the model request for this context.
+func (c *Context) Request(tools []model.ToolSpec) model.Request {
+	return model.Request{Model: c.Model, System: c.System, Messages: c.Messages, Tools: tools}
+}
+
+// Build assembles the context of a session as the model would get it now.
+func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Context, error) {
+	view, err := b.src.Get(ctx, sessionID, carryon.GetOptions{Messages: b.cfg.Window})
+	if err != nil {
+		return nil, err
+	}
+	counter := CounterFor(opt.Model)
+	out := &Context{
+		SessionID: view.ID, Version: view.Version, Model: opt.Model, Encoding: counter.Encoding,
+		Estimated: counter.Estimated, Budget: b.cfg.Budget, WorkingMemory: view.WorkingMemory, OwnerID: view.OwnerID,
+	}
+	sections := []Part{
+		{Name: "system_prompt", Content: b.cfg.SystemPrompt},
+		{Name: "working_memory", Content: HeadingMemory + "\n" + RenderWorkingMemory(view.WorkingMemory)},
+		{Name: "long_term_memory"},
+	}
+	if b.actions != nil {
+		acts, err := b.actions.RecentActions(ctx, sessionID, b.cfg.ToolDigest)
+		if err != nil {
+			return nil, err
+		}
+		if len(acts) > 0 {
+			sections = append(sections, Part{Name: "tool_digest", Content: HeadingTools + "\n" + RenderToolDigest(acts), Items: len(acts)})
+		}
+	}
+	// The newest summary in the window covers everything up to its CoversTo.
+	var summary *carryon.Message
+	var convo []*carryon.Message
+	for _, m := range view.Messages {
+		if m.Kind == carryon.KindSummary {
+			summary = m
+		}
+	}
+	for _, m := range view.Messages {
+		if m.Kind != carryon.KindSummary && (summary == nil || m.Seq > summary.CoversTo) {
+			convo = append(convo, m)
+		}
+	}
+	summaryText := ""
+	if summary != nil {
+		summaryText, out.SummaryCoversTo = summary.Content, summary.CoversTo
+	}
+	fixed := 0
+	for _, p := range sections {
+		fixed += counter.Count(p.Content)
+	}
+	fixed += counter.Count(summaryPart(summaryText, out.SummaryCoversTo)) + perMessage
+	avail := b.cfg.Budget - fixed
+
+	keep := max(fit(counter, convo, avail), min(1, len(convo)))
+	if keep < len(convo) {
+		// History is cut: with a summarizer, cut deeper so the next turns fit without another summary.
+		if opt.Summarize && b.summarizer != nil {
+			keep = max(fit(counter, convo, int(float64(avail)*b.cfg.KeepShare)), 1)
+			if err := b.summarize(ctx, out, &summaryText, convo[:len(convo)-keep]); err != nil {
+				return nil, err
+			}
+		} else {
+			out.Unsummarized = len(convo) - keep
+		}
+	}
+	convo = convo[len(convo)-keep:]
+	for len(convo) > 0 && convo[0].Role == carryon.RoleTool {
+		convo = convo[1:] // a tool result without its call would be refused by the model API
+	}
+	if s := summaryPart(summaryText, out.SummaryCoversTo); s != "" {
+		sections = append(sections, Part{Name: "summary", Content: s})
+	}
+	var sys []string
+	for i := range sections {
+		sections[i].Tokens = counter.Count(sections[i].Content)
+		out.Tokens += sections[i].Tokens
+		if sections[i].Content != "" {
+			sys = append(sys, sections[i].Content)
+		}
+	}
+	out.System = strings.Join(sys, "\n\n")
+	msgPart := Part{Name: "messages", Items: len(convo)}
+	for _, m := range convo {
+		msgPart.Tokens += messageTokens(counter, m)
+		out.Messages = append(out.Messages, toModel(m))
+	}
+	if len(convo) > 0 {
+		out.FirstSeq, out.LastSeq = convo[0].Seq, convo[len(convo)-1].Seq
+	}
+	out.Tokens += msgPart.Tokens + perMessage
+	out.Parts = append(sections, msgPart)
+	if out.Messages == nil {
+		out.Messages = []model.Message{}
+	}
+	return out, nil
+}
+
+// summarize asks for a summary of the cut messages extending the current one, and records it as
+// the summary the caller must store.
+func (b *Builder) summarize(ctx context.Context, out *Context, summaryText *string, cut []*carryon.Message) error {
+	previous := *summaryText
+	if gap := cut[0].Seq - out.SummaryCoversTo - 1; gap > 0 {
+		// Messages older than the window that no summary covers: say so rather than pretend.
+		previous = strings.TrimSpace(previous + "\n(" + itoa(gap) + " older messages were not summarized.)")
+	}
+	text, err := b.summarizer.Summarize(ctx, previous, cut)
+	if err != nil {
+		return err
+	}
+	last := cut[len(cut)-1].Seq
+	out.NewSummary = &carryon.NewMessage{Role: carryon.RoleSystem, Kind: carryon.KindSummary, Content: text, CoversFrom: 1, CoversTo: last}
+	*summaryText, out.SummaryCoversTo = text, last
+	return nil
+}
+
+// fit returns how many of the newest messages fit in budget tokens.
+func fit(c *Counter, msgs []*carryon.Message, budget int) int {
+	used := 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		used += messageTokens(c, msgs[i])
+		if used > budget {
+			return len(msgs) - 1 - i
+		}
+	}
+	return len(msgs)
+}
+
+func messageTokens(c *Counter, m *carryon.Message) int {
+	return c.Count(m.Content) + c.Count(string(m.ToolCalls)) + perMessage
+}
+
+func summaryPart(text string, coversTo int64) string {
+	if text == "" {
+		return ""
+	}
+	return HeadingSummary + " (messages 1–" + itoa(coversTo) + ")\n" + text
+}
+
+// toModel converts a stored message to the model's form.
+func toModel(m *carryon.Message) model.Message {
+	out := model.Message{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
+	if len(m.ToolCalls) > 0 {
+		var calls []carryon.ToolCall
+		_ = json.Unmarshal(m.ToolCalls, &calls)
+		for _, c := range calls {
+			out.ToolCalls = append(out.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		}
+	}
+	return out
+}

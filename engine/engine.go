@@ -1,0 +1,245 @@
+// Package engine is the agent loop: build the context from the session's stored state, call the
+// model, run the tools it asks for with every call journaled before and after, write the new
+// messages and memory back, checkpoint, repeat. A run is an iterator of events
+// (iter.Seq2[carryon.Event, error]).
+//
+// The engine never touches the database: every write goes through a Hub, which the run manager
+// implements on the hub services with the run's attempt as a fence. It owns no run state either:
+// the run manager decides statuses, leases and recovery.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/contextbuild"
+	"github.com/carryon-hub/carryon/model"
+	"github.com/carryon-hub/carryon/tool"
+)
+
+// Hub is what the engine writes through; every call is fenced by the run's attempt.
+type Hub interface {
+	// AppendMessages appends messages for the run under a request id, so a repeated step stores nothing twice.
+	AppendMessages(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage, requestID string) (*carryon.AppendResult, error)
+	// PatchWorkingMemory applies a merge patch to the session's working memory for the run.
+	PatchWorkingMemory(ctx context.Context, run *carryon.Run, patch json.RawMessage) (*carryon.WorkingMemoryState, error)
+	// StartAction journals a tool call as started, durably, before it runs.
+	StartAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error
+	// FinishAction journals how a tool call ended.
+	FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error
+	// Checkpoint records a finished step (and the run's step and usage).
+	Checkpoint(ctx context.Context, run *carryon.Run, cp *carryon.Checkpoint) error
+	// StopRequested says whether the run was asked to stop: "", "cancel" or "interrupt".
+	StopRequested(ctx context.Context, run *carryon.Run) (string, error)
+}
+
+// Config shapes the loop.
+type Config struct {
+	// Model is the model name passed to the provider and the tokenizer.
+	Model string
+	// MaxSteps bounds the model calls of one run (default 12).
+	MaxSteps int
+	// TokenBudget bounds the tokens (input and output) one run may use; 0 means no bound.
+	TokenBudget int
+	// Workspaces is the directory holding each session's workspace directory.
+	Workspaces string
+	// DeltaEvery coalesces model deltas into one event at most this often (default 100ms).
+	DeltaEvery time.Duration
+}
+
+// Engine runs the agent loop.
+type Engine struct {
+	cfg      Config
+	provider model.Provider
+	tools    *tool.Registry
+	builder  *contextbuild.Builder
+}
+
+// New returns an engine.
+func New(cfg Config, provider model.Provider, tools *tool.Registry, builder *contextbuild.Builder) *Engine {
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = 12
+	}
+	if cfg.DeltaEvery <= 0 {
+		cfg.DeltaEvery = 100 * time.Millisecond
+	}
+	return &Engine{cfg: cfg, provider: provider, tools: tools, builder: builder}
+}
+
+// Model returns the model name the engine runs with.
+func (e *Engine) Model() string { return e.cfg.Model }
+
+// ProviderName returns the name of the model provider.
+func (e *Engine) ProviderName() string { return e.provider.Name() }
+
+// Builder returns the context builder.
+func (e *Engine) Builder() *contextbuild.Builder { return e.builder }
+
+// ErrStopped is returned when the run was asked to stop (cancel or interrupt) at a checkpoint.
+type ErrStopped struct{ Reason string }
+
+func (e *ErrStopped) Error() string { return "run stopped: " + e.Reason }
+
+// Finished is the data of the run.finished event.
+type Finished struct {
+	Reply string        `json:"reply"`
+	Steps int           `json:"steps"`
+	Usage carryon.Usage `json:"usage"`
+}
+
+// Run executes run from the step after run.Step, yielding events as they happen. It ends with a
+// run.finished event, or with an error (*ErrStopped when asked to stop). run.Step and run.Usage
+// are kept current.
+func (e *Engine) Run(ctx context.Context, hub Hub, run *carryon.Run) iter.Seq2[carryon.Event, error] {
+	return func(yield func(carryon.Event, error) bool) {
+		emit := func(t carryon.EventType, data any) bool {
+			b, _ := json.Marshal(data)
+			return yield(carryon.Event{RunID: run.ID, Type: t, Data: b}, nil)
+		}
+		for run.Step < e.cfg.MaxSteps {
+			if reason, err := hub.StopRequested(ctx, run); err != nil {
+				yield(carryon.Event{}, err)
+				return
+			} else if reason != "" {
+				yield(carryon.Event{}, &ErrStopped{Reason: reason})
+				return
+			}
+			step := run.Step + 1
+			reply, done, err := e.step(ctx, hub, run, step, emit)
+			if err != nil {
+				yield(carryon.Event{}, err)
+				return
+			}
+			if done {
+				emit(carryon.EventRunFinished, Finished{Reply: reply, Steps: run.Step, Usage: run.Usage})
+				return
+			}
+			if e.cfg.TokenBudget > 0 && run.Usage.InputTokens+run.Usage.OutputTokens > e.cfg.TokenBudget {
+				yield(carryon.Event{}, fmt.Errorf("the run used %d tokens, over its budget of %d", run.Usage.InputTokens+run.Usage.OutputTokens, e.cfg.TokenBudget))
+				return
+			}
+		}
+		yield(carryon.Event{}, fmt.Errorf("the run reached its limit of %d steps without a final answer", e.cfg.MaxSteps))
+	}
+}
+
+// step makes one model call and carries out what it asks. It returns the reply and true when the
+// model ended its turn.
+func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, emit func(carryon.EventType, any) bool) (string, bool, error) {
+	cctx, err := e.builder.Build(ctx, run.SessionID, contextbuild.Options{Model: e.cfg.Model, Summarize: true})
+	if err != nil {
+		return "", false, fmt.Errorf("build the context: %w", err)
+	}
+	if cctx.NewSummary != nil {
+		res, err := hub.AppendMessages(ctx, run, []carryon.NewMessage{*cctx.NewSummary}, fmt.Sprintf("%s/%d/summary", run.ID, step))
+		if err != nil {
+			return "", false, fmt.Errorf("store the summary: %w", err)
+		}
+		emit(carryon.EventMessageAppended, res)
+	}
+	resp, err := e.callModel(ctx, cctx.Request(e.specs()), step, emit)
+	run.Usage.InputTokens += resp.Usage.InputTokens
+	run.Usage.OutputTokens += resp.Usage.OutputTokens
+	if err != nil {
+		return "", false, fmt.Errorf("model %s: %w", e.provider.Name(), err)
+	}
+	if len(resp.ToolCalls) == 0 {
+		if strings.TrimSpace(resp.Text) == "" {
+			return "", false, errors.New("the model answered with nothing")
+		}
+		res, err := hub.AppendMessages(ctx, run, []carryon.NewMessage{{Role: carryon.RoleAssistant, Content: resp.Text}}, fmt.Sprintf("%s/%d/reply", run.ID, step))
+		if err != nil {
+			return "", false, err
+		}
+		emit(carryon.EventMessageAppended, res)
+		run.Step = step
+		if err := hub.Checkpoint(ctx, run, &carryon.Checkpoint{RunID: run.ID, Step: step, MessageSeq: lastSeq(res)}); err != nil {
+			return "", false, err
+		}
+		return resp.Text, true, nil
+	}
+	msgs, err := e.runTools(ctx, hub, run, step, resp.ToolCalls, emit)
+	if err != nil {
+		return "", false, err
+	}
+	turn := append([]carryon.NewMessage{assistantCall(resp)}, msgs...)
+	res, err := hub.AppendMessages(ctx, run, turn, fmt.Sprintf("%s/%d/turn", run.ID, step))
+	if err != nil {
+		return "", false, err
+	}
+	emit(carryon.EventMessageAppended, res)
+	run.Step = step
+	return "", false, hub.Checkpoint(ctx, run, &carryon.Checkpoint{RunID: run.ID, Step: step, MessageSeq: lastSeq(res)})
+}
+
+// callModel streams one model call, emitting deltas coalesced into events.
+func (e *Engine) callModel(ctx context.Context, req model.Request, step int, emit func(carryon.EventType, any) bool) (model.Response, error) {
+	var resp model.Response
+	var pending strings.Builder
+	last := time.Now()
+	flush := func() {
+		if pending.Len() > 0 {
+			emit(carryon.EventModelDelta, map[string]any{"step": step, "text": pending.String()})
+			pending.Reset()
+		}
+		last = time.Now()
+	}
+	for c, err := range e.provider.Stream(ctx, req) {
+		if err != nil {
+			flush()
+			return resp, err
+		}
+		if c.Delta != "" {
+			resp.Text += c.Delta
+			pending.WriteString(c.Delta)
+			if time.Since(last) >= e.cfg.DeltaEvery {
+				flush()
+			}
+		}
+		resp.ToolCalls = append(resp.ToolCalls, c.ToolCalls...)
+		if c.Usage != nil {
+			resp.Usage = *c.Usage
+		}
+		if c.FinishReason != "" {
+			resp.FinishReason = c.FinishReason
+		}
+	}
+	flush()
+	return resp, nil
+}
+
+func (e *Engine) specs() []model.ToolSpec {
+	var out []model.ToolSpec
+	for _, s := range e.tools.Specs() {
+		out = append(out, model.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
+	}
+	return out
+}
+
+// Workspace returns the workspace directory of a session.
+func (e *Engine) Workspace(sessionID string) string {
+	return filepath.Join(e.cfg.Workspaces, sessionID)
+}
+
+func assistantCall(resp model.Response) carryon.NewMessage {
+	calls := make([]carryon.ToolCall, len(resp.ToolCalls))
+	for i, c := range resp.ToolCalls {
+		calls[i] = carryon.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+	}
+	b, _ := json.Marshal(calls)
+	return carryon.NewMessage{Role: carryon.RoleAssistant, Content: resp.Text, ToolCalls: b}
+}
+
+func lastSeq(res *carryon.AppendResult) int64 {
+	if len(res.Messages) == 0 {
+		return 0
+	}
+	return res.Messages[len(res.Messages)-1].Seq
+}
