@@ -103,12 +103,10 @@ func (c *Client) Fork(ctx context.Context, id string, in carryon.ForkInput) (*ca
 	return sessionOrNil(&out, err)
 }
 
-// AppendMessages appends messages in order (POST /v1/sessions/{id}/messages). A RunID cannot be
-// set over HTTP: runs write through the services on the server.
+// AppendMessages appends messages in order (POST /v1/sessions/{id}/messages). Only the messages
+// and the write options travel: what links a write to a run is for runners on the server, which
+// call the services directly.
 func (c *Client) AppendMessages(ctx context.Context, id string, in carryon.AppendInput) (*carryon.AppendResult, error) {
-	if in.RunID != "" {
-		return nil, carryon.Errorf(carryon.EINVALID, "run_id cannot be set over HTTP")
-	}
 	body := AppendRequest{Messages: in.Messages, WriteOptions: carryon.WriteOptions{ExpectedVersion: in.ExpectedVersion}}
 	var out carryon.AppendResult
 	if err := c.do(ctx, call{method: "POST", path: "/v1/sessions/" + escape(id) + "/messages", body: body, requestID: in.RequestID}, &out); err != nil {
@@ -143,11 +141,8 @@ func (c *Client) GetWorkingMemory(ctx context.Context, id string) (*carryon.Work
 }
 
 // PatchWorkingMemory applies a JSON Merge Patch to a session's working memory
-// (PATCH /v1/sessions/{id}/memory). A RunID cannot be set over HTTP.
+// (PATCH /v1/sessions/{id}/memory). Only the patch and the write options travel.
 func (c *Client) PatchWorkingMemory(ctx context.Context, id string, in carryon.MemoryPatch) (*carryon.WorkingMemoryState, error) {
-	if in.RunID != "" {
-		return nil, carryon.Errorf(carryon.EINVALID, "run_id cannot be set over HTTP")
-	}
 	body := MemoryPatchRequest{Patch: in.Patch, WriteOptions: carryon.WriteOptions{ExpectedVersion: in.ExpectedVersion}}
 	var out carryon.WorkingMemoryState
 	if err := c.do(ctx, call{method: "PATCH", path: "/v1/sessions/" + escape(id) + "/memory", body: body, requestID: in.RequestID}, &out); err != nil {

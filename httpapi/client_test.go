@@ -108,9 +108,6 @@ func TestClientSessionRoundTrip(t *testing.T) {
 	// Bob cannot see alice's session.
 	_, err = e.client(e.bobKey).Get(cx, s.ID, carryon.GetOptions{})
 	wantCode(t, err, carryon.ENOTFOUND)
-	// run_id is not settable over HTTP.
-	_, err = c.AppendMessages(cx, s.ID, carryon.AppendInput{RunID: "run_x", Messages: []carryon.NewMessage{{Role: carryon.RoleUser, Content: "x"}}})
-	wantCode(t, err, carryon.EINVALID)
 }
 
 // Conflicts and replays come back through the client as the services report them.

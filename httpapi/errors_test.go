@@ -17,7 +17,7 @@ func TestStatusOfEveryCode(t *testing.T) {
 	want := map[string]int{
 		carryon.EINVALID: 400, carryon.EUNAUTHORIZED: 401, carryon.EFORBIDDEN: 403, carryon.ENOTFOUND: 404,
 		carryon.EVERSION: 409, carryon.EINFLIGHT: 409, carryon.EKEYREUSED: 422, carryon.EBUSY: 409,
-		carryon.ECLOSED: 409, carryon.EEXPIRED: 410, carryon.ECONFLICT: 409, carryon.EVERSIONNEEDED: 428,
+		carryon.ECLOSED: 409, carryon.EEXPIRED: 410, carryon.ECONFLICT: 409, "run_fenced": 409, carryon.EVERSIONNEEDED: 428,
 		carryon.ETOOLARGE: 413, carryon.EUNSUPPORTED: 415, carryon.EINTERNAL: 500, carryon.EUNAVAILABLE: 503,
 		carryon.ENOTIMPLEMENTED: 501, "no_such_code": 500,
 	}

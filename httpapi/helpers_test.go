@@ -23,8 +23,9 @@ import (
 
 // env is a real server over the real services and an in-memory SQLite store.
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	srv      *httptest.Server
+	handler  http.Handler // the server's handler, for in-process requests
 	sessions *sessions.Service
 	users    *users.Service
 	adminKey string // an admin user's key
@@ -52,7 +53,7 @@ func (b *syncBuffer) String() string {
 }
 
 // newEnv starts a server; change adjusts its Config (e.g. to wrap the services).
-func newEnv(t *testing.T, change func(*httpapi.Config)) *env {
+func newEnv(t testing.TB, change func(*httpapi.Config)) *env {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, ":memory:")
@@ -81,7 +82,8 @@ func newEnv(t *testing.T, change func(*httpapi.Config)) *env {
 	if change != nil {
 		change(&cfg)
 	}
-	e.srv = httptest.NewServer(httpapi.NewServer(cfg))
+	e.handler = httpapi.NewServer(cfg)
+	e.srv = httptest.NewServer(e.handler)
 	t.Cleanup(e.srv.Close)
 	return e
 }
@@ -157,7 +159,7 @@ func (e *env) json(method, path, key, body string, header ...string) *answer {
 
 // wantProblem checks that a is a problem with the status and code, a non-empty detail, and the
 // problem+json media type.
-func wantProblem(t *testing.T, a *answer, status int, code string) {
+func wantProblem(t testing.TB, a *answer, status int, code string) {
 	t.Helper()
 	if a.status != status {
 		t.Fatalf("status = %d, want %d; body %s", a.status, status, a.body)
@@ -172,7 +174,7 @@ func wantProblem(t *testing.T, a *answer, status int, code string) {
 }
 
 // wantStatus checks the status of a.
-func wantStatus(t *testing.T, a *answer, status int) {
+func wantStatus(t testing.TB, a *answer, status int) {
 	t.Helper()
 	if a.status != status {
 		t.Fatalf("status = %d, want %d; body %s", a.status, status, a.body)
@@ -180,7 +182,7 @@ func wantStatus(t *testing.T, a *answer, status int) {
 }
 
 // decodeBody decodes a JSON answer.
-func decodeBody[T any](t *testing.T, a *answer) T {
+func decodeBody[T any](t testing.TB, a *answer) T {
 	t.Helper()
 	var v T
 	if err := json.Unmarshal(a.body, &v); err != nil {

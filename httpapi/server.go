@@ -7,6 +7,20 @@
 // ETag/If-Match/If-None-Match, Idempotency-Key, metrics, logging and the OpenAPI document. It must
 // not make business decisions: versions, request ids, ownership and expiry are decided by the
 // services, and the server only translates their answers.
+//
+// Choices worth knowing:
+//   - Write controls come from headers or the body and mean the same: If-Match "N" (also W/"N" or
+//     N) is expected_version, Idempotency-Key is request_id; both given and different is 400. A
+//     stale If-Match answers 412, a stale expected_version 409; both carry current_version.
+//   - With Config.RequireVersion, writes to an existing session need a version (428 otherwise);
+//     If-Match: * counts as an explicit "any version". Create and fork need none: a fork writes a
+//     new session and leaves its source alone.
+//   - PATCH /v1/sessions/{id}/memory takes {patch, expected_version?, request_id?} as
+//     application/json, or the merge patch itself as application/merge-patch+json.
+//   - Answers are encoded from the result value alone, so an idempotent replay is byte-identical
+//     to the first answer; only headers (X-Request-Id, Date, Idempotent-Replayed) differ.
+//   - Query parameters are declared per route; unknown or repeated ones are refused, so a typo
+//     never passes silently.
 package httpapi
 
 import (

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/carryon-hub/carryon"
@@ -184,3 +185,66 @@ func TestClosedSessionRefusesWrites(t *testing.T) {
 }
 
 func etag(v int64) string { return `"` + strconv.FormatInt(v, 10) + `"` }
+
+// Concurrent writers with the same If-Match: exactly one wins, the others get 412 and write
+// nothing. Concurrent repeats of one Idempotency-Key: one append, every answer the same bytes.
+func TestConcurrentWriters(t *testing.T) {
+	e := newEnv(t, nil)
+	s := e.newSession("race")
+	msgs := "/v1/sessions/" + s.ID + "/messages"
+	const n = 8
+	answers := make(chan *answer, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers <- e.json("POST", msgs, e.aliceKey, fmt.Sprintf(`{"messages":[{"role":"user","content":"w%d"}]}`, i), "If-Match", etag(s.Version))
+		}()
+	}
+	wg.Wait()
+	close(answers)
+	won := 0
+	for a := range answers {
+		switch a.status {
+		case http.StatusCreated:
+			won++
+		case http.StatusPreconditionFailed:
+			if a.problem.CurrentVersion == nil || *a.problem.CurrentVersion != s.Version+1 {
+				t.Errorf("loser current_version = %v, want %d", a.problem.CurrentVersion, s.Version+1)
+			}
+		default:
+			t.Errorf("unexpected answer %d %s", a.status, a.body)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d writers won, want exactly 1", won)
+	}
+
+	replies := make(chan *answer, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			replies <- e.json("POST", msgs, e.aliceKey, hello, "Idempotency-Key", "same")
+		}()
+	}
+	wg.Wait()
+	close(replies)
+	var first []byte
+	for a := range replies {
+		if a.status == http.StatusConflict && a.problem.Code == carryon.EINFLIGHT {
+			continue // allowed: the first was still in flight
+		}
+		wantStatus(t, a, http.StatusCreated)
+		if first == nil {
+			first = a.body
+		} else if !bytes.Equal(first, a.body) {
+			t.Errorf("answers differ:\n%s\n%s", first, a.body)
+		}
+	}
+	view := decodeBody[carryon.SessionView](t, e.json("GET", "/v1/sessions/"+s.ID, e.aliceKey, ""))
+	if view.MessageCount != 2 {
+		t.Errorf("%d messages, want 2 (one winner, one keyed append)", view.MessageCount)
+	}
+}
