@@ -17,6 +17,18 @@
 //   - After DeleteSession of a parent, its forks no longer name it as ParentID (ForkSeq stays).
 //   - Write transactions are serialised: read-check-write inside Write never fails with a
 //     conflict because of another writer (see Concurrency/SerialisedWrites).
+//   - UpdateRun is conditional on the id, r.OwnerID and exactly prevAttempt: a foreign run is
+//     ENOTFOUND like a missing one, any other attempt (older or newer) is EFENCED.
+//   - Reads of a session's runs or actions (ListRuns, ActiveRuns, RecentActions) are ENOTFOUND when
+//     the session is not the owner's; reads of a run's rows (GetRun, ListActions, EventsAfter) when
+//     the run is not. InsertAction, InsertCheckpoint and AppendEvent for a missing run, and
+//     UpdateAction for a missing action, are ENOTFOUND; LastCheckpoint of a missing run is nil.
+//   - RunnableRuns orders by (CreatedAt, ID); a lease expiring exactly at now has not expired,
+//     and a running run without a lease expiry is never returned.
+//   - RecentActions breaks ties of StartedAt by step, then index, descending.
+//   - A limit of zero or less means no limit (RunnableRuns, RecentActions, EventsAfter, ListRuns).
+//   - Event seqs of a run are 1, 2, 3, … with no gap, also when a transaction that appended was
+//     rolled back and when writers append concurrently (Runs/EventsConcurrent).
 package storetest
 
 import (
@@ -42,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Transactions", func(t *testing.T) { testTransactions(t, open) })
 	t.Run("Forks", func(t *testing.T) { testForks(t, open) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, open) })
+	t.Run("Runs", func(t *testing.T) { testRuns(t, open) })
 }
 
 // Owners used by the suite; B is always the one that must not see A's rows.
