@@ -23,8 +23,10 @@ const (
 // ActionStatus is the state of one journaled tool call.
 type ActionStatus string
 
-// Action states: started is journaled durably before the tool runs; the outcome after.
+// Action states. pending is journaled with the model's answer, before any tool of the step runs;
+// started is journaled durably right before the tool runs; the outcome after.
 const (
+	ActionPending   ActionStatus = "pending"
 	ActionStarted   ActionStatus = "started"
 	ActionSucceeded ActionStatus = "succeeded"
 	ActionFailed    ActionStatus = "failed"

@@ -18,6 +18,7 @@ const (
 	ECLOSED         = "session_closed"         // 409: the session is closed; restore it first
 	EEXPIRED        = "session_expired"        // 410: the session expired; restore it first
 	ECONFLICT       = "conflict"               // 409: the write conflicts with the current state
+	EFENCED         = "run_fenced"             // 409: a runner wrote for a run another runner took over
 	EVERSIONNEEDED  = "version_required"       // 428: the server requires an expected version
 	ETOOLARGE       = "payload_too_large"      // 413: the request body is over the limit
 	EUNSUPPORTED    = "unsupported_media_type" // 415: the body is not JSON

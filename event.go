@@ -17,6 +17,7 @@ const (
 	EventToolFinished    EventType = "tool.finished"
 	EventMemoryUpdated   EventType = "memory.updated"
 	EventMessageAppended EventType = "message.appended"
+	EventRunWaiting      EventType = "run.waiting_approval"
 	EventRunFinished     EventType = "run.finished"
 	EventRunFailed       EventType = "run.failed"
 )

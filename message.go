@@ -79,9 +79,17 @@ type NewMessage struct {
 // AppendInput is the input of SessionService.AppendMessages.
 type AppendInput struct {
 	Messages []NewMessage `json:"messages"`
-	// RunID links the messages to the run that produced them.
-	RunID string `json:"run_id,omitempty"`
+	// Fence, set by a runner, links the messages to its run and refuses the write when the run
+	// is no longer the runner's (another attempt took it over).
+	Fence *RunFence `json:"-"`
 	WriteOptions
+}
+
+// RunFence names a run and the attempt a runner holds; writes carrying it are refused with EFENCED
+// unless the run is active and still at that attempt.
+type RunFence struct {
+	RunID   string
+	Attempt int
 }
 
 // AppendResult is the answer to an append: the session's new version and the stored messages.

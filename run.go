@@ -50,7 +50,10 @@ type Run struct {
 	SessionID string    `json:"session_id"`
 	OwnerID   string    `json:"owner_id"`
 	Status    RunStatus `json:"status"`
-	// TriggerSeq is the seq of the user message that started the run.
+	// Message is the user's message that started the run. It is appended to the session when the
+	// run starts (at once, or when an enqueued run's turn comes), so a run never sees a later
+	// run's message; TriggerSeq is its seq, 0 until then.
+	Message    string `json:"message"`
 	TriggerSeq int64  `json:"trigger_seq"`
 	RequestID  string `json:"request_id,omitempty"`
 	Model      string `json:"model"`
@@ -60,6 +63,9 @@ type Run struct {
 	Attempt        int        `json:"attempt"`
 	LeaseOwner     string     `json:"lease_owner,omitempty"`
 	LeaseExpiresAt *time.Time `json:"lease_expires_at,omitempty"`
+	// StopRequested is "cancel" or "interrupt" once someone asked the run to stop; the runner
+	// stops at its next checkpoint.
+	StopRequested string `json:"stop_requested,omitempty"`
 	// Reply is the final assistant answer of a succeeded run.
 	Reply      string     `json:"reply,omitempty"`
 	Error      string     `json:"error,omitempty"`

@@ -30,8 +30,8 @@ type WorkingMemoryState struct {
 type MemoryPatch struct {
 	// Patch is a JSON Merge Patch: an object whose null members delete keys.
 	Patch json.RawMessage `json:"patch"`
-	// RunID names the run that made the change, if any.
-	RunID string `json:"run_id,omitempty"`
+	// Fence, set by a runner, names the run making the change (see AppendInput.Fence).
+	Fence *RunFence `json:"-"`
 	WriteOptions
 }
 

@@ -3,6 +3,12 @@
 // messages and memory back, checkpoint, repeat. A run is an iterator of events
 // (iter.Seq2[carryon.Event, error]).
 //
+// A step with tool calls is stored in three durable moves: the model's answer (the assistant
+// message and every call as a pending action, in one transaction); each call (started before it
+// runs, its outcome after); the results (the tool messages and the step's checkpoint, in one
+// transaction). A step cut off by a crash is resumed from the journal, not from the chat: the
+// model is not asked again, and each call is settled by its effect class.
+//
 // The engine never touches the database: every write goes through a Hub, which the run manager
 // implements on the hub services with the run's attempt as a fence. It owns no run state either:
 // the run manager decides statuses, leases and recovery.
@@ -26,16 +32,21 @@ import (
 
 // Hub is what the engine writes through; every call is fenced by the run's attempt.
 type Hub interface {
-	// AppendMessages appends messages for the run under a request id, so a repeated step stores nothing twice.
-	AppendMessages(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage, requestID string) (*carryon.AppendResult, error)
+	// AppendMessages appends messages for the run (the summary of cut history).
+	AppendMessages(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error)
 	// PatchWorkingMemory applies a merge patch to the session's working memory for the run.
 	PatchWorkingMemory(ctx context.Context, run *carryon.Run, patch json.RawMessage) (*carryon.WorkingMemoryState, error)
-	// StartAction journals a tool call as started, durably, before it runs.
+	// PlanStep stores the model's answer: the assistant message and its calls as pending actions.
+	PlanStep(ctx context.Context, run *carryon.Run, assistant carryon.NewMessage, actions []*carryon.Action) (*carryon.AppendResult, error)
+	// StepActions returns the journaled actions of one step of the run, by index.
+	StepActions(ctx context.Context, run *carryon.Run, step int) ([]*carryon.Action, error)
+	// StartAction journals a call as started, durably, right before it runs.
 	StartAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error
-	// FinishAction journals how a tool call ended.
+	// FinishAction journals how a call ended.
 	FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error
-	// Checkpoint records a finished step (and the run's step and usage).
-	Checkpoint(ctx context.Context, run *carryon.Run, cp *carryon.Checkpoint) error
+	// CommitStep appends the step's last messages and records its checkpoint (with the run's step
+	// and usage) in one transaction.
+	CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error)
 	// StopRequested says whether the run was asked to stop: "", "cancel" or "interrupt".
 	StopRequested(ctx context.Context, run *carryon.Run) (string, error)
 }
@@ -76,34 +87,45 @@ func New(cfg Config, provider model.Provider, tools *tool.Registry, builder *con
 // Model returns the model name the engine runs with.
 func (e *Engine) Model() string { return e.cfg.Model }
 
-// ProviderName returns the name of the model provider.
-func (e *Engine) ProviderName() string { return e.provider.Name() }
-
 // Builder returns the context builder.
 func (e *Engine) Builder() *contextbuild.Builder { return e.builder }
 
-// ErrStopped is returned when the run was asked to stop (cancel or interrupt) at a checkpoint.
+// Tools returns the tool registry.
+func (e *Engine) Tools() *tool.Registry { return e.tools }
+
+// Workspace returns the workspace directory of a session.
+func (e *Engine) Workspace(sessionID string) string {
+	return filepath.Join(e.cfg.Workspaces, sessionID)
+}
+
+// ErrStopped is returned when the run was asked to stop (cancel or interrupt).
 type ErrStopped struct{ Reason string }
 
 func (e *ErrStopped) Error() string { return "run stopped: " + e.Reason }
 
-// Finished is the data of the run.finished event.
+// Finished is the data of the run.finished event the engine yields last.
 type Finished struct {
 	Reply string        `json:"reply"`
 	Steps int           `json:"steps"`
 	Usage carryon.Usage `json:"usage"`
 }
 
-// Run executes run from the step after run.Step, yielding events as they happen. It ends with a
-// run.finished event, or with an error (*ErrStopped when asked to stop). run.Step and run.Usage
+type emitFunc func(t carryon.EventType, data any)
+
+// Run executes run from the step after run.Step (its last checkpoint), yielding events as they
+// happen. It ends with a run.finished event, or with an error (*ErrStopped when asked to stop,
+// *NeedsApproval when an action cut off by a crash cannot be settled). run.Step and run.Usage
 // are kept current.
 func (e *Engine) Run(ctx context.Context, hub Hub, run *carryon.Run) iter.Seq2[carryon.Event, error] {
 	return func(yield func(carryon.Event, error) bool) {
-		emit := func(t carryon.EventType, data any) bool {
+		stopped := false
+		emit := func(t carryon.EventType, data any) {
 			b, _ := json.Marshal(data)
-			return yield(carryon.Event{RunID: run.ID, Type: t, Data: b}, nil)
+			if !stopped && !yield(carryon.Event{RunID: run.ID, Type: t, Data: b}, nil) {
+				stopped = true
+			}
 		}
-		for run.Step < e.cfg.MaxSteps {
+		for run.Step < e.cfg.MaxSteps && !stopped {
 			if reason, err := hub.StopRequested(ctx, run); err != nil {
 				yield(carryon.Event{}, err)
 				return
@@ -111,8 +133,7 @@ func (e *Engine) Run(ctx context.Context, hub Hub, run *carryon.Run) iter.Seq2[c
 				yield(carryon.Event{}, &ErrStopped{Reason: reason})
 				return
 			}
-			step := run.Step + 1
-			reply, done, err := e.step(ctx, hub, run, step, emit)
+			reply, done, err := e.step(ctx, hub, run, run.Step+1, emit)
 			if err != nil {
 				yield(carryon.Event{}, err)
 				return
@@ -121,26 +142,74 @@ func (e *Engine) Run(ctx context.Context, hub Hub, run *carryon.Run) iter.Seq2[c
 				emit(carryon.EventRunFinished, Finished{Reply: reply, Steps: run.Step, Usage: run.Usage})
 				return
 			}
-			if e.cfg.TokenBudget > 0 && run.Usage.InputTokens+run.Usage.OutputTokens > e.cfg.TokenBudget {
-				yield(carryon.Event{}, fmt.Errorf("the run used %d tokens, over its budget of %d", run.Usage.InputTokens+run.Usage.OutputTokens, e.cfg.TokenBudget))
+			if used := run.Usage.InputTokens + run.Usage.OutputTokens; e.cfg.TokenBudget > 0 && used > e.cfg.TokenBudget {
+				yield(carryon.Event{}, fmt.Errorf("the run used %d tokens, over its budget of %d", used, e.cfg.TokenBudget))
 				return
 			}
 		}
-		yield(carryon.Event{}, fmt.Errorf("the run reached its limit of %d steps without a final answer", e.cfg.MaxSteps))
+		if !stopped {
+			yield(carryon.Event{}, fmt.Errorf("the run reached its limit of %d steps without a final answer", e.cfg.MaxSteps))
+		}
 	}
 }
 
-// step makes one model call and carries out what it asks. It returns the reply and true when the
-// model ended its turn.
-func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, emit func(carryon.EventType, any) bool) (string, bool, error) {
+// step carries out one step: resumed from the journal when the model already answered it, else
+// with a new model call. It returns the reply and true when the model ended its turn.
+func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, emit emitFunc) (string, bool, error) {
+	actions, err := hub.StepActions(ctx, run, step)
+	if err != nil {
+		return "", false, err
+	}
+	if len(actions) == 0 {
+		resp, err := e.ask(ctx, hub, run, step, emit)
+		if err != nil {
+			return "", false, err
+		}
+		if len(resp.ToolCalls) == 0 {
+			if strings.TrimSpace(resp.Text) == "" {
+				return "", false, errors.New("the model answered with nothing")
+			}
+			run.Step = step
+			res, err := hub.CommitStep(ctx, run, []carryon.NewMessage{{Role: carryon.RoleAssistant, Content: resp.Text}})
+			if err != nil {
+				run.Step = step - 1
+				return "", false, err
+			}
+			emit(carryon.EventMessageAppended, res)
+			return resp.Text, true, nil
+		}
+		actions = e.plan(run, step, resp.ToolCalls)
+		res, err := hub.PlanStep(ctx, run, assistantCall(resp), actions)
+		if err != nil {
+			return "", false, err
+		}
+		emit(carryon.EventMessageAppended, res)
+	}
+	msgs, err := e.runTools(ctx, hub, run, actions, emit)
+	if err != nil {
+		return "", false, err
+	}
+	run.Step = step
+	res, err := hub.CommitStep(ctx, run, msgs)
+	if err != nil {
+		run.Step = step - 1
+		return "", false, err
+	}
+	emit(carryon.EventMessageAppended, res)
+	return "", false, nil
+}
+
+// ask builds the context (storing a summary of cut history first, if one is due) and streams one
+// model call.
+func (e *Engine) ask(ctx context.Context, hub Hub, run *carryon.Run, step int, emit emitFunc) (model.Response, error) {
 	cctx, err := e.builder.Build(ctx, run.SessionID, contextbuild.Options{Model: e.cfg.Model, Summarize: true})
 	if err != nil {
-		return "", false, fmt.Errorf("build the context: %w", err)
+		return model.Response{}, fmt.Errorf("build the context: %w", err)
 	}
 	if cctx.NewSummary != nil {
-		res, err := hub.AppendMessages(ctx, run, []carryon.NewMessage{*cctx.NewSummary}, fmt.Sprintf("%s/%d/summary", run.ID, step))
+		res, err := hub.AppendMessages(ctx, run, []carryon.NewMessage{*cctx.NewSummary})
 		if err != nil {
-			return "", false, fmt.Errorf("store the summary: %w", err)
+			return model.Response{}, fmt.Errorf("store the summary: %w", err)
 		}
 		emit(carryon.EventMessageAppended, res)
 	}
@@ -148,39 +217,13 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 	run.Usage.InputTokens += resp.Usage.InputTokens
 	run.Usage.OutputTokens += resp.Usage.OutputTokens
 	if err != nil {
-		return "", false, fmt.Errorf("model %s: %w", e.provider.Name(), err)
+		return resp, fmt.Errorf("model %s: %w", e.provider.Name(), err)
 	}
-	if len(resp.ToolCalls) == 0 {
-		if strings.TrimSpace(resp.Text) == "" {
-			return "", false, errors.New("the model answered with nothing")
-		}
-		res, err := hub.AppendMessages(ctx, run, []carryon.NewMessage{{Role: carryon.RoleAssistant, Content: resp.Text}}, fmt.Sprintf("%s/%d/reply", run.ID, step))
-		if err != nil {
-			return "", false, err
-		}
-		emit(carryon.EventMessageAppended, res)
-		run.Step = step
-		if err := hub.Checkpoint(ctx, run, &carryon.Checkpoint{RunID: run.ID, Step: step, MessageSeq: lastSeq(res)}); err != nil {
-			return "", false, err
-		}
-		return resp.Text, true, nil
-	}
-	msgs, err := e.runTools(ctx, hub, run, step, resp.ToolCalls, emit)
-	if err != nil {
-		return "", false, err
-	}
-	turn := append([]carryon.NewMessage{assistantCall(resp)}, msgs...)
-	res, err := hub.AppendMessages(ctx, run, turn, fmt.Sprintf("%s/%d/turn", run.ID, step))
-	if err != nil {
-		return "", false, err
-	}
-	emit(carryon.EventMessageAppended, res)
-	run.Step = step
-	return "", false, hub.Checkpoint(ctx, run, &carryon.Checkpoint{RunID: run.ID, Step: step, MessageSeq: lastSeq(res)})
+	return resp, nil
 }
 
 // callModel streams one model call, emitting deltas coalesced into events.
-func (e *Engine) callModel(ctx context.Context, req model.Request, step int, emit func(carryon.EventType, any) bool) (model.Response, error) {
+func (e *Engine) callModel(ctx context.Context, req model.Request, step int, emit emitFunc) (model.Response, error) {
 	var resp model.Response
 	var pending strings.Builder
 	last := time.Now()
@@ -223,11 +266,6 @@ func (e *Engine) specs() []model.ToolSpec {
 	return out
 }
 
-// Workspace returns the workspace directory of a session.
-func (e *Engine) Workspace(sessionID string) string {
-	return filepath.Join(e.cfg.Workspaces, sessionID)
-}
-
 func assistantCall(resp model.Response) carryon.NewMessage {
 	calls := make([]carryon.ToolCall, len(resp.ToolCalls))
 	for i, c := range resp.ToolCalls {
@@ -235,11 +273,4 @@ func assistantCall(resp model.Response) carryon.NewMessage {
 	}
 	b, _ := json.Marshal(calls)
 	return carryon.NewMessage{Role: carryon.RoleAssistant, Content: resp.Text, ToolCalls: b}
-}
-
-func lastSeq(res *carryon.AppendResult) int64 {
-	if len(res.Messages) == 0 {
-		return 0
-	}
-	return res.Messages[len(res.Messages)-1].Seq
 }

@@ -14,56 +14,146 @@ import (
 // maxResultBytes bounds a tool result kept in the journal and sent back to the model.
 const maxResultBytes = 64 << 10
 
-// runTools runs the step's tool calls in order, each journaled as started (durably) before it runs
-// and with its outcome after, and returns the tool result messages.
-func (e *Engine) runTools(ctx context.Context, hub Hub, run *carryon.Run, step int, calls []model.ToolCall, emit func(carryon.EventType, any) bool) ([]carryon.NewMessage, error) {
-	var msgs []carryon.NewMessage
-	for i, call := range calls {
+// NeedsApproval stops a run whose action was cut off and cannot be settled safely: a user must
+// decide whether to run it again, count it as done, or skip it.
+type NeedsApproval struct {
+	Action *carryon.Action
+	Reason string
+}
+
+func (e *NeedsApproval) Error() string {
+	return fmt.Sprintf("action %s (%s) needs a decision: %s", e.Action.ID, e.Action.Tool, e.Reason)
+}
+
+// plan turns the model's tool calls into the step's pending actions.
+func (e *Engine) plan(run *carryon.Run, step int, calls []model.ToolCall) []*carryon.Action {
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	out := make([]*carryon.Action, len(calls))
+	for i, c := range calls {
 		a := &carryon.Action{
 			ID: carryon.NewID("act_"), RunID: run.ID, SessionID: run.SessionID, Step: step, Index: i,
-			Attempt: run.Attempt, CallID: call.ID, Tool: call.Name, Args: call.Arguments,
-			Effect: carryon.EffectUnsafe, Status: carryon.ActionStarted,
-			IdempotencyKey: fmt.Sprintf("%s/%d/%d", run.ID, step, i), StartedAt: time.Now().UTC().Truncate(time.Microsecond),
+			Attempt: run.Attempt, CallID: c.ID, Tool: c.Name, Args: c.Arguments,
+			Effect: carryon.EffectUnsafe, Status: carryon.ActionPending,
+			IdempotencyKey: fmt.Sprintf("%s/%d/%d", run.ID, step, i), StartedAt: now,
 		}
-		if t, ok := e.tools.Get(call.Name); ok {
+		if t, ok := e.tools.Get(c.Name); ok {
 			a.Effect = t.Effect()
 		}
-		if err := hub.StartAction(ctx, run, a); err != nil {
-			return nil, fmt.Errorf("journal tool call %s: %w", call.Name, err)
+		out[i] = a
+	}
+	return out
+}
+
+// runTools settles the step's actions in order and returns the tool result messages. A pending
+// action runs. A finished one (from an earlier attempt) keeps its outcome. One left started by a
+// crash is settled by its effect class: read and idempotent calls run again (with the same
+// idempotency key), a reconcilable one asks its tool whether it took effect, an unsafe one
+// stops the run for a user's decision.
+func (e *Engine) runTools(ctx context.Context, hub Hub, run *carryon.Run, actions []*carryon.Action, emit emitFunc) ([]carryon.NewMessage, error) {
+	var msgs []carryon.NewMessage
+	for _, a := range actions {
+		switch a.Status {
+		case carryon.ActionPending:
+			if err := e.execute(ctx, hub, run, a, emit); err != nil {
+				return nil, err
+			}
+		case carryon.ActionStarted:
+			if err := e.settle(ctx, hub, run, a, emit); err != nil {
+				return nil, err
+			}
+		case carryon.ActionUnknown:
+			return nil, &NeedsApproval{Action: a, Reason: "its outcome is unknown"}
 		}
-		emit(carryon.EventToolStarted, a)
-		content := e.invoke(ctx, hub, run, a)
-		if err := hub.FinishAction(ctx, run, a); err != nil {
-			return nil, fmt.Errorf("journal tool result %s: %w", call.Name, err)
-		}
-		emit(carryon.EventToolFinished, a)
-		if a.Tool == "update_working_memory" && a.Status == carryon.ActionSucceeded {
-			emit(carryon.EventMemoryUpdated, json.RawMessage(a.Result))
-		}
-		msgs = append(msgs, carryon.NewMessage{Role: carryon.RoleTool, Content: content, ToolCallID: call.ID, Name: call.Name})
+		msgs = append(msgs, carryon.NewMessage{Role: carryon.RoleTool, Content: resultText(a), ToolCallID: a.CallID, Name: a.Tool})
 	}
 	return msgs, nil
 }
 
-// invoke runs one journaled call and records its outcome on a; it returns what the model sees.
-// A failing tool is not a failing run: the model gets the error and may correct itself.
-func (e *Engine) invoke(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action) string {
-	res, err := e.tools.Invoke(ctx, a.Tool, tool.Call{
-		Args: a.Args, SessionID: run.SessionID, RunID: run.ID, IdempotencyKey: a.IdempotencyKey,
-		Workspace: e.Workspace(run.SessionID), Memory: memoryEditor{hub: hub, run: run},
-	})
+// settle decides an action that a crash left started.
+func (e *Engine) settle(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, emit emitFunc) error {
+	t, ok := e.tools.Get(a.Tool)
+	if !ok {
+		return &NeedsApproval{Action: a, Reason: "its tool is no longer available"}
+	}
+	switch t.Effect() {
+	case carryon.EffectRead, carryon.EffectIdempotent:
+		return e.execute(ctx, hub, run, a, emit)
+	case carryon.EffectReconcilable:
+		r, ok := t.(tool.Reconciler)
+		if !ok {
+			break
+		}
+		outcome, err := r.Reconcile(ctx, e.call(hub, run, a))
+		switch {
+		case err == nil && outcome == tool.Applied:
+			now := time.Now().UTC().Truncate(time.Microsecond)
+			a.Status, a.Result, a.FinishedAt, a.Attempt = carryon.ActionSucceeded, "done (completed before an interruption; the result was checked)", &now, run.Attempt
+			if err := hub.FinishAction(ctx, run, a); err != nil {
+				return err
+			}
+			emit(carryon.EventToolFinished, a)
+			return nil
+		case err == nil && outcome == tool.NotApplied:
+			return e.execute(ctx, hub, run, a, emit)
+		}
+		return &NeedsApproval{Action: a, Reason: "it was cut off and its tool cannot tell whether it took effect"}
+	}
+	return &NeedsApproval{Action: a, Reason: "it was cut off and is not safe to run again"}
+}
+
+// execute journals the action as started, runs it and journals the outcome. A failing tool is
+// not a failing run: the model gets the error and may correct itself.
+func (e *Engine) execute(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, emit emitFunc) error {
+	a.Status, a.Attempt, a.StartedAt = carryon.ActionStarted, run.Attempt, time.Now().UTC().Truncate(time.Microsecond)
+	if err := hub.StartAction(ctx, run, a); err != nil {
+		return fmt.Errorf("journal tool call %s: %w", a.Tool, err)
+	}
+	emit(carryon.EventToolStarted, a)
+	res, err := e.tools.Invoke(ctx, a.Tool, e.call(hub, run, a))
+	if ctx.Err() != nil {
+		return context.Cause(ctx) // cut off: the journal keeps it started for recovery to settle
+	}
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	a.FinishedAt = &now
 	a.FingerprintBefore, a.FingerprintAfter = res.FingerprintBefore, res.FingerprintAfter
 	if err != nil {
-		a.Status, a.Error = carryon.ActionFailed, clipBytes(err.Error())
-		return "error: " + a.Error
+		a.Status, a.Error, a.Result = carryon.ActionFailed, clip(err.Error()), ""
+	} else {
+		a.Status, a.Result, a.Error = carryon.ActionSucceeded, clip(res.Content), ""
 	}
-	a.Status, a.Result = carryon.ActionSucceeded, clipBytes(res.Content)
-	if a.Result == "" {
+	if err := hub.FinishAction(ctx, run, a); err != nil {
+		return fmt.Errorf("journal tool result %s: %w", a.Tool, err)
+	}
+	emit(carryon.EventToolFinished, a)
+	if a.Tool == "update_working_memory" && a.Status == carryon.ActionSucceeded && json.Valid([]byte(a.Result)) {
+		emit(carryon.EventMemoryUpdated, json.RawMessage(a.Result))
+	}
+	return nil
+}
+
+func (e *Engine) call(hub Hub, run *carryon.Run, a *carryon.Action) tool.Call {
+	return tool.Call{
+		Args: a.Args, SessionID: run.SessionID, RunID: run.ID, IdempotencyKey: a.IdempotencyKey,
+		Workspace: e.Workspace(run.SessionID), Memory: memoryEditor{hub: hub, run: run},
+	}
+}
+
+// resultText is what the model sees of an action's outcome.
+func resultText(a *carryon.Action) string {
+	switch {
+	case a.Status == carryon.ActionFailed:
+		return "error: " + a.Error
+	case a.Result == "":
 		return "(no output)"
 	}
 	return a.Result
+}
+
+func clip(s string) string {
+	if len(s) <= maxResultBytes {
+		return s
+	}
+	return s[:maxResultBytes] + "\n…(truncated)"
 }
 
 // memoryEditor lets the update_working_memory tool write through the hub for the run.
@@ -78,11 +168,4 @@ func (m memoryEditor) PatchWorkingMemory(ctx context.Context, patch json.RawMess
 		return nil, err
 	}
 	return st.WorkingMemory, nil
-}
-
-func clipBytes(s string) string {
-	if len(s) <= maxResultBytes {
-		return s
-	}
-	return s[:maxResultBytes] + "\n…(truncated)"
 }

@@ -14,9 +14,15 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/contextbuild"
+	"github.com/carryon-hub/carryon/engine"
 	"github.com/carryon-hub/carryon/httpapi"
+	"github.com/carryon-hub/carryon/model/scripted"
+	"github.com/carryon-hub/carryon/runs"
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store/sqlite"
+	"github.com/carryon-hub/carryon/tool"
+	"github.com/carryon-hub/carryon/tool/workspace"
 	"github.com/carryon-hub/carryon/users"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -72,9 +78,27 @@ func newEnv(t testing.TB, change func(*httpapi.Config)) *env {
 			t.Fatalf("create user %s: %v", u.name, err)
 		}
 	}
+	var rs *runs.Service
+	reg, err := tool.NewRegistry(append(workspace.Tools(), tool.UpdateWorkingMemory())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	builder := contextbuild.New(contextbuild.Config{}, e.sessions, actionSource(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
+		return rs.RecentActions(ctx, id, n)
+	}), nil)
+	eng := engine.New(engine.Config{Model: "scripted", Workspaces: t.TempDir()}, scripted.New(0), reg, builder)
+	rs = runs.New(db, e.sessions, eng, runs.Config{Poll: 50 * time.Millisecond})
+	workCtx, stopWork := context.WithCancel(ctx)
+	worked := make(chan struct{})
+	go func() { rs.Work(workCtx); close(worked) }()
+	t.Cleanup(func() { stopWork(); <-worked })
 	cfg := httpapi.Config{
 		Sessions: e.sessions,
 		Users:    e.users,
+		Runs:     rs,
+		Context: func(ctx context.Context, id string) (*contextbuild.Context, error) {
+			return builder.Build(ctx, id, contextbuild.Options{Model: "scripted"})
+		},
 		Logger:   slog.New(slog.NewJSONHandler(e.logs, nil)),
 		Ready:    db.Ping,
 		Registry: prometheus.NewRegistry(),
@@ -86,6 +110,12 @@ func newEnv(t testing.TB, change func(*httpapi.Config)) *env {
 	e.srv = httptest.NewServer(e.handler)
 	t.Cleanup(e.srv.Close)
 	return e
+}
+
+type actionSource func(ctx context.Context, id string, n int) ([]*carryon.Action, error)
+
+func (f actionSource) RecentActions(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
+	return f(ctx, id, n)
 }
 
 // client returns a Client of the server with key.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/contextbuild"
 )
 
 // AuthKind says who may call a route.
@@ -133,6 +134,24 @@ func routeTable() []Route {
 				{Name: "from", Type: "integer", Required: true, Min: 0, Max: 1<<53 - 1, Description: "the older memory_version"},
 				{Name: "to", Type: "integer", Required: true, Min: 0, Max: 1<<53 - 1, Description: "the newer memory_version"}},
 			Response: carryon.MemoryDiff{}, handler: (*server).handleMemoryDiff}),
+		// Context, runs and the short path.
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/context", Status: 200, Summary: "What the context builder would send the model now, with tokens per part",
+			Response: contextbuild.Context{}, handler: (*server).handleContext}),
+		sess(write(Route{Method: "POST", Pattern: "/v1/sessions/{id}/runs", Status: 202, Summary: "Start a run with a user message (with Accept: text/event-stream, its events as SSE)",
+			Request: carryon.NewRun{}, Response: carryon.Run{}, handler: (*server).handleRunStart})),
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/runs", Status: 200, Summary: "List a session's runs, newest first",
+			Query: []Param{paramLimit, paramCursor}, Response: carryon.RunPage{}, handler: (*server).handleRunList}),
+		{Method: "GET", Pattern: "/v1/runs/{id}", Auth: AuthUser, Status: 200, Summary: "Get a run",
+			Response: carryon.Run{}, handler: (*server).handleRunGet},
+		{Method: "GET", Pattern: "/v1/runs/{id}/events", Auth: AuthUser, Status: 200, Summary: "The run's events as Server-Sent Events, resumable with Last-Event-ID",
+			Query:   []Param{{Name: "after", Type: "integer", Min: 0, Max: 1<<53 - 1, Description: "only events after this seq (Last-Event-ID wins)"}},
+			handler: (*server).handleRunEvents},
+		{Method: "GET", Pattern: "/v1/runs/{id}/actions", Auth: AuthUser, Status: 200, Summary: "The run's tool journal",
+			Response: ActionList{}, handler: (*server).handleRunActions},
+		write(Route{Method: "POST", Pattern: "/v1/runs/{id}/cancel", Auth: AuthUser, Status: 200, Summary: "Cancel a run (it stops at its next checkpoint)",
+			BodyOptional: true, Response: carryon.Run{}, handler: (*server).handleRunCancel}),
+		write(Route{Method: "POST", Pattern: "/v1/chat", Auth: AuthUser, Status: 200, Summary: "Send a message to a session (made when no id is given), wait for the run, answer the reply",
+			Request: carryon.ChatInput{}, Response: carryon.ChatResult{}, handler: (*server).handleChat}),
 		// Users and keys.
 		{Method: "GET", Pattern: "/v1/me", Auth: AuthUser, Status: 200, Summary: "The caller",
 			Response: carryon.User{}, handler: (*server).handleMe},

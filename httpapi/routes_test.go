@@ -195,6 +195,8 @@ func TestForeignSessionIsNotFound(t *testing.T) {
 			body = `{"messages":[{"role":"user","content":"hi"}]}`
 		case strings.HasSuffix(rt.Pattern, "/memory") && rt.Method == "PATCH":
 			body = `{"patch":{"goal":"steal"}}`
+		case strings.HasSuffix(rt.Pattern, "/runs") && rt.Method == "POST":
+			body = `{"message":"continue"}`
 		case rt.Method == "GET":
 			body = ""
 		}

@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/contextbuild"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -49,6 +50,11 @@ type Config struct {
 	MaxBodyBytes int64
 	// RequireVersion refuses writes to an existing session that carry no expected version (428).
 	RequireVersion bool
+	// Runs is the run manager; without it the run routes answer 501.
+	Runs carryon.RunService
+	// Context previews the model context of a session (GET /v1/sessions/{id}/context); without
+	// it that route answers 501.
+	Context func(ctx context.Context, sessionID string) (*contextbuild.Context, error)
 	// Registry receives the HTTP metrics and is served at /metrics; nil makes a new one with the Go
 	// and process collectors.
 	Registry *prometheus.Registry
@@ -58,6 +64,8 @@ type Config struct {
 type server struct {
 	sessions       carryon.SessionService
 	users          carryon.UserService
+	runs           carryon.RunService
+	context        func(ctx context.Context, sessionID string) (*contextbuild.Context, error)
 	logger         *slog.Logger
 	ready          func(context.Context) error
 	maxBody        int64
@@ -76,6 +84,8 @@ func NewServer(cfg Config) http.Handler {
 	s := &server{
 		sessions:       cfg.Sessions,
 		users:          cfg.Users,
+		runs:           cfg.Runs,
+		context:        cfg.Context,
 		logger:         cfg.Logger,
 		ready:          cfg.Ready,
 		maxBody:        cfg.MaxBodyBytes,

@@ -32,26 +32,26 @@ const (
 // Message is one entry of the conversation sent to a model.
 type Message struct {
 	// Role is one of RoleSystem, RoleUser, RoleAssistant or RoleTool.
-	Role string
+	Role string `json:"role"`
 	// Content is the text of the message; for a tool message, the tool's result.
-	Content string
+	Content string `json:"content"`
 	// ToolCalls are the calls an assistant message asked for.
-	ToolCalls []ToolCall
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID links a tool message to the assistant's call it answers.
-	ToolCallID string
+	ToolCallID string `json:"tool_call_id,omitempty"`
 	// Name is the tool's name on a tool message. Providers whose wire format has no place for it
 	// leave it out.
-	Name string
+	Name string `json:"name,omitempty"`
 }
 
 // ToolCall is one complete request of the model to run a tool.
 type ToolCall struct {
 	// ID is the provider's id for the call; the tool result must carry it back.
-	ID string
+	ID string `json:"id"`
 	// Name is the tool to run.
-	Name string
+	Name string `json:"name"`
 	// Arguments is the JSON object of arguments, always valid JSON ("{}" when the model sent none).
-	Arguments json.RawMessage
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 // ToolSpec describes a tool the model may call.
@@ -83,9 +83,9 @@ type Request struct {
 // Usage counts the tokens of one call.
 type Usage struct {
 	// InputTokens counts the prompt, cached parts included.
-	InputTokens int
+	InputTokens int `json:"input_tokens"`
 	// OutputTokens counts the generated tokens.
-	OutputTokens int
+	OutputTokens int `json:"output_tokens"`
 }
 
 // Chunk is one element of a stream. Text deltas come first, in order; the last chunk of a

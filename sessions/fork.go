@@ -20,7 +20,7 @@ func (s *Service) Fork(ctx context.Context, id string, in carryon.ForkInput) (*c
 	}
 	key := in.RequestID
 	in.RequestID = ""
-	return write(ctx, s, "session.fork", id, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
+	return Write(ctx, s, "session.fork", id, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
 		parent, err := tx.GetSession(ctx, own, id)
 		if err != nil {
 			return nil, err

@@ -42,8 +42,8 @@ func (s *Service) PatchWorkingMemory(ctx context.Context, id string, in carryon.
 	in.Patch = mustJSON(patch)
 	key := in.RequestID
 	in.RequestID = ""
-	return write(ctx, s, "memory.patch", id, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.WorkingMemoryState, error) {
-		sess, err := loadWritable(ctx, tx, own, id, in.ExpectedVersion, now)
+	return Write(ctx, s, "memory.patch", id, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.WorkingMemoryState, error) {
+		sess, err := LoadWritable(ctx, tx, own, id, in.ExpectedVersion, in.Fence, now)
 		if err != nil {
 			return nil, err
 		}
@@ -60,12 +60,12 @@ func (s *Service) PatchWorkingMemory(ctx context.Context, id string, in carryon.
 			return &carryon.WorkingMemoryState{SessionID: id, Version: sess.Version, MemoryVersion: mv, WorkingMemory: nonNil(cur)}, nil
 		}
 		sess.MemoryVersion = mv + 1
-		if err := touch(ctx, tx, sess, now); err != nil {
+		if err := Touch(ctx, tx, sess, now); err != nil {
 			return nil, err
 		}
 		err = tx.InsertMemoryRevision(ctx, own, &carryon.MemoryRevision{
 			SessionID: id, MemoryVersion: mv + 1, Version: sess.Version, Patch: in.Patch,
-			Document: next, RunID: in.RunID, CreatedAt: now,
+			Document: next, RunID: fenceRun(in.Fence), CreatedAt: now,
 		})
 		if err != nil {
 			return nil, err

@@ -22,40 +22,50 @@ func (s *Service) AppendMessages(ctx context.Context, id string, in carryon.Appe
 	}
 	key := in.RequestID
 	in.RequestID = ""
-	return write(ctx, s, "messages.append", id, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.AppendResult, error) {
-		sess, err := loadWritable(ctx, tx, own, id, in.ExpectedVersion, now)
+	return Write(ctx, s, "messages.append", id, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.AppendResult, error) {
+		sess, err := LoadWritable(ctx, tx, own, id, in.ExpectedVersion, in.Fence, now)
 		if err != nil {
 			return nil, err
 		}
-		for i, m := range in.Messages {
-			if m.Kind == carryon.KindSummary && m.CoversTo > sess.LastSeq {
-				return nil, carryon.Errorf(carryon.EINVALID, "messages[%d]: covers_to %d is past the last message %d", i, m.CoversTo, sess.LastSeq)
-			}
-		}
-		msgs := make([]*carryon.Message, len(in.Messages))
-		for i, m := range in.Messages {
-			kind := m.Kind
-			if kind == "" {
-				kind = carryon.KindMessage
-			}
-			msgs[i] = &carryon.Message{
-				SessionID: id, Seq: sess.LastSeq + int64(i) + 1, Role: m.Role, Kind: kind,
-				Content: m.Content, Name: m.Name, ToolCalls: compactJSON(m.ToolCalls), ToolCallID: m.ToolCallID,
-				CoversFrom: m.CoversFrom, CoversTo: m.CoversTo, RunID: in.RunID, RequestID: key,
-				Tokens: estimateTokens(m), Metadata: compactJSON(m.Metadata),
-				Version: sess.Version + 1, CreatedAt: now,
-			}
-		}
-		sess.LastSeq += int64(len(msgs))
-		sess.MessageCount += int64(len(msgs))
-		if err := touch(ctx, tx, sess, now); err != nil {
-			return nil, err
-		}
-		if err := tx.InsertMessages(ctx, own, msgs); err != nil {
-			return nil, err
-		}
-		return &carryon.AppendResult{SessionID: id, Version: sess.Version, Messages: msgs}, nil
+		return AppendInTx(ctx, tx, sess, in.Messages, fenceRun(in.Fence), key, now)
 	})
+}
+
+// AppendInTx appends validated messages to a session loaded with LoadWritable in the same
+// transaction, linked to runID and requestID, and moves the session to its next version. Other
+// hub services (runs) use it to append as part of a larger write.
+func AppendInTx(ctx context.Context, tx store.Tx, sess *carryon.Session, in []carryon.NewMessage, runID, requestID string, now time.Time) (*carryon.AppendResult, error) {
+	if err := validMessages(in); err != nil {
+		return nil, err
+	}
+	for i, m := range in {
+		if m.Kind == carryon.KindSummary && m.CoversTo > sess.LastSeq {
+			return nil, carryon.Errorf(carryon.EINVALID, "messages[%d]: covers_to %d is past the last message %d", i, m.CoversTo, sess.LastSeq)
+		}
+	}
+	msgs := make([]*carryon.Message, len(in))
+	for i, m := range in {
+		kind := m.Kind
+		if kind == "" {
+			kind = carryon.KindMessage
+		}
+		msgs[i] = &carryon.Message{
+			SessionID: sess.ID, Seq: sess.LastSeq + int64(i) + 1, Role: m.Role, Kind: kind,
+			Content: m.Content, Name: m.Name, ToolCalls: compactJSON(m.ToolCalls), ToolCallID: m.ToolCallID,
+			CoversFrom: m.CoversFrom, CoversTo: m.CoversTo, RunID: runID, RequestID: requestID,
+			Tokens: estimateTokens(m), Metadata: compactJSON(m.Metadata),
+			Version: sess.Version + 1, CreatedAt: now,
+		}
+	}
+	sess.LastSeq += int64(len(msgs))
+	sess.MessageCount += int64(len(msgs))
+	if err := Touch(ctx, tx, sess, now); err != nil {
+		return nil, err
+	}
+	if err := tx.InsertMessages(ctx, sess.OwnerID, msgs); err != nil {
+		return nil, err
+	}
+	return &carryon.AppendResult{SessionID: sess.ID, Version: sess.Version, Messages: msgs}, nil
 }
 
 // ListMessages pages through a session's visible messages, oldest first.

@@ -76,13 +76,14 @@ func (s *Service) read(ctx context.Context, fn func(tx store.Tx, owner string, n
 	return s.st.Read(ctx, func(tx store.Tx) error { return fn(tx, own, now) })
 }
 
-// writeFunc is the effect of one write, run inside its transaction.
-type writeFunc[T any] func(tx store.Tx, owner string, now time.Time) (T, error)
+// WriteFunc is the effect of one write, run inside its transaction.
+type WriteFunc[T any] func(tx store.Tx, owner string, now time.Time) (T, error)
 
-// write runs fn in a write transaction under the write contract: with a request id, a repeat of
+// Write runs fn in a write transaction under the write contract: with a request id, a repeat of
 // the same request (same op, target and input) returns the stored answer and runs nothing; the
 // answer is stored in the same transaction as the effect. input must not hold the request id.
-func write[T any](ctx context.Context, s *Service, op, target, requestID string, input any, fn writeFunc[T]) (T, error) {
+// Other hub services (runs) use it to extend a session write in the same transaction.
+func Write[T any](ctx context.Context, s *Service, op, target, requestID string, input any, fn WriteFunc[T]) (T, error) {
 	var out T
 	own, err := owner(ctx)
 	if err != nil {
@@ -172,11 +173,15 @@ func fingerprint(op, target string, input any) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// loadWritable returns the owner's session if a write to it is allowed now: not closed, not
-// expired, at the expected version when one is given.
-func loadWritable(ctx context.Context, tx store.Tx, owner, id string, expected *int64, now time.Time) (*carryon.Session, error) {
+// LoadWritable returns the owner's session if a write to it is allowed now: not closed, not
+// expired, at the expected version when one is given, and, for a runner's write, still the
+// runner's run (fencing).
+func LoadWritable(ctx context.Context, tx store.Tx, owner, id string, expected *int64, fence *carryon.RunFence, now time.Time) (*carryon.Session, error) {
 	sess, err := tx.GetSession(ctx, owner, id)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkFence(ctx, tx, owner, id, fence); err != nil {
 		return nil, err
 	}
 	if err := checkVersion(sess, expected); err != nil {
@@ -198,13 +203,21 @@ func checkVersion(sess *carryon.Session, expected *int64) error {
 	return nil
 }
 
-// touch records a write at now: the version goes up and the idle clock restarts. It stores the
+// Touch records a write at now: the version goes up and the idle clock restarts. It stores the
 // session conditionally on the version it was read at.
-func touch(ctx context.Context, tx store.Tx, sess *carryon.Session, now time.Time) error {
+func Touch(ctx context.Context, tx store.Tx, sess *carryon.Session, now time.Time) error {
 	prev := sess.Version
 	sess.Version++
 	sess.UpdatedAt = now
 	sess.LastActiveAt = now
 	sess.ExpiresAt = now.Add(time.Duration(sess.IdleTTLSeconds) * time.Second)
 	return tx.UpdateSession(ctx, sess, prev)
+}
+
+// fenceRun returns the run id of a fence, or "".
+func fenceRun(f *carryon.RunFence) string {
+	if f == nil {
+		return ""
+	}
+	return f.RunID
 }

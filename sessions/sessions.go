@@ -50,7 +50,7 @@ func (s *Service) Create(ctx context.Context, in carryon.NewSession) (*carryon.S
 	}
 	key := in.RequestID
 	in.RequestID = ""
-	return write(ctx, s, "session.create", "", key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
+	return Write(ctx, s, "session.create", "", key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
 		sess := &carryon.Session{
 			ID: carryon.NewID("sess_"), OwnerID: own, Title: in.Title, Status: carryon.SessionActive,
 			Version: 1, CreatedAt: now, UpdatedAt: now, LastActiveAt: now,
@@ -132,7 +132,7 @@ func (s *Service) List(ctx context.Context, f carryon.SessionFilter) (*carryon.S
 	}
 	q := store.SessionQuery{Status: f.Status, Limit: limit + 1}
 	if f.Cursor != "" {
-		if q.AfterActive, q.AfterID, err = decodeCursor(f.Cursor); err != nil {
+		if q.AfterActive, q.AfterID, err = DecodeCursor(f.Cursor); err != nil {
 			return nil, err
 		}
 	}
@@ -146,7 +146,7 @@ func (s *Service) List(ctx context.Context, f carryon.SessionFilter) (*carryon.S
 		if len(items) > limit {
 			items = items[:limit]
 			last := items[limit-1]
-			page.NextCursor = encodeCursor(last.LastActiveAt, last.ID)
+			page.NextCursor = EncodeCursor(last.LastActiveAt, last.ID)
 		}
 		for _, it := range items {
 			it.Status = it.StatusAt(now)
@@ -174,8 +174,8 @@ func (s *Service) Update(ctx context.Context, id string, in carryon.SessionUpdat
 	}
 	key := in.RequestID
 	in.RequestID = ""
-	return write(ctx, s, "session.update", id, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
-		sess, err := loadWritable(ctx, tx, own, id, in.ExpectedVersion, now)
+	return Write(ctx, s, "session.update", id, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
+		sess, err := LoadWritable(ctx, tx, own, id, in.ExpectedVersion, nil, now)
 		if err != nil {
 			return nil, err
 		}
@@ -188,7 +188,7 @@ func (s *Service) Update(ctx context.Context, id string, in carryon.SessionUpdat
 		if in.IdleTTLSeconds != nil {
 			sess.IdleTTLSeconds = *in.IdleTTLSeconds
 		}
-		return sess, touch(ctx, tx, sess, now)
+		return sess, Touch(ctx, tx, sess, now)
 	})
 }
 
@@ -205,7 +205,7 @@ func (s *Service) Restore(ctx context.Context, id string, opt carryon.WriteOptio
 func (s *Service) setStatus(ctx context.Context, op, id string, opt carryon.WriteOptions, to carryon.SessionStatus) (*carryon.Session, error) {
 	key := opt.RequestID
 	opt.RequestID = ""
-	return write(ctx, s, op, id, key, opt, func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
+	return Write(ctx, s, op, id, key, opt, func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
 		sess, err := tx.GetSession(ctx, own, id)
 		if err != nil {
 			return nil, err
@@ -217,7 +217,7 @@ func (s *Service) setStatus(ctx context.Context, op, id string, opt carryon.Writ
 			return sess, nil
 		}
 		sess.Status = to
-		return sess, touch(ctx, tx, sess, now)
+		return sess, Touch(ctx, tx, sess, now)
 	})
 }
 
@@ -225,7 +225,7 @@ func (s *Service) setStatus(ctx context.Context, op, id string, opt carryon.Writ
 func (s *Service) Delete(ctx context.Context, id string, opt carryon.WriteOptions) error {
 	key := opt.RequestID
 	opt.RequestID = ""
-	_, err := write(ctx, s, "session.delete", id, key, opt, func(tx store.Tx, own string, now time.Time) (struct{}, error) {
+	_, err := Write(ctx, s, "session.delete", id, key, opt, func(tx store.Tx, own string, now time.Time) (struct{}, error) {
 		sess, err := tx.GetSession(ctx, own, id)
 		if err != nil {
 			return struct{}{}, err
@@ -296,12 +296,13 @@ func nonNil(wm carryon.WorkingMemory) carryon.WorkingMemory {
 	return wm
 }
 
-// A session list cursor is the last item's activity time and id, base64url-encoded.
-func encodeCursor(t time.Time, id string) string {
+// EncodeCursor makes a keyset cursor from the last item's time and id, base64url-encoded.
+func EncodeCursor(t time.Time, id string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(t.UnixMicro(), 10) + "|" + id))
 }
 
-func decodeCursor(c string) (time.Time, string, error) {
+// DecodeCursor reads a cursor made by EncodeCursor; EINVALID for anything else.
+func DecodeCursor(c string) (time.Time, string, error) {
 	bad := carryon.Errorf(carryon.EINVALID, "cursor %q is not a cursor this server returned", c)
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {

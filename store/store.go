@@ -41,6 +41,7 @@ type Tx interface {
 	Messages
 	WorkingMemory
 	Idempotency
+	Runs
 }
 
 // Users stores users and API keys.

@@ -3,11 +3,12 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/carryon-hub/carryon/httpapi"
 )
 
-// validBodies holds a well-formed request for every session-scoped route, so that a refusal can
+// validBodies holds a well-formed request for every session- or run-scoped route, so that a refusal can
 // only come from the ownership check. A new session route without an entry fails the test.
 var validBodies = map[string]any{
 	"GET /v1/sessions/{id}":                nil,
@@ -25,6 +26,11 @@ var validBodies = map[string]any{
 	"GET /v1/sessions/{id}/context":        nil,
 	"POST /v1/sessions/{id}/runs":          map[string]any{"message": "hi"},
 	"GET /v1/sessions/{id}/runs":           nil,
+	"GET /v1/runs/{id}":                    nil,
+	"GET /v1/runs/{id}/events":             nil,
+	"GET /v1/runs/{id}/actions":            nil,
+	"POST /v1/runs/{id}/cancel":            map[string]any{},
+	"POST /v1/runs/{id}/approve":           map[string]any{"action_id": "act_x", "decision": "skip"},
 }
 
 // queries holds the query a route needs to be well-formed.
@@ -42,12 +48,18 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 	bob := addUser(t, data, "bob")
 	id := must(t, srv.url, alice, "POST", "/v1/sessions", map[string]any{"title": "alice's", "working_memory": map[string]any{"goal": "g"}}, 201).json(t)["id"].(string)
 	must(t, srv.url, alice, "POST", "/v1/sessions/"+id+"/messages", appendBody("private"), 201)
+	runID := must(t, srv.url, alice, "POST", "/v1/sessions/"+id+"/runs", map[string]any{"message": "Plan the trip"}, 202).json(t)["id"].(string)
+	waitRun(t, srv, alice, runID)
 	before := must(t, srv.url, alice, "GET", "/v1/sessions/"+id, nil, 200).body
 
 	checked := 0
 	for _, rt := range httpapi.Routes() {
 		name := rt.Method + " " + rt.Pattern
-		path := strings.ReplaceAll(rt.Pattern, "{id}", id) + queries[name]
+		owned := id
+		if strings.HasPrefix(rt.Pattern, "/v1/runs/{id}") {
+			owned = runID // a run of Alice's session
+		}
+		path := strings.ReplaceAll(rt.Pattern, "{id}", owned) + queries[name]
 		switch rt.Auth {
 		case httpapi.AuthPublic:
 			continue
@@ -56,7 +68,7 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 		}
 		must(t, srv.url, "", rt.Method, path, nil, 401)
 		must(t, srv.url, "ck_notakey", rt.Method, path, nil, 401)
-		if !rt.SessionScoped {
+		if !rt.SessionScoped && owned == id {
 			continue
 		}
 		body, ok := validBodies[name]
@@ -90,4 +102,22 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 	if p := must(t, srv.url, bob, "GET", "/v1/sessions", nil, 200).json(t); len(p["items"].([]any)) != 0 {
 		t.Fatalf("bob lists alice's sessions: %v", p)
 	}
+	must(t, srv.url, bob, "POST", "/v1/chat", map[string]any{"session_id": id, "message": "continue"}, 404)
+	if n := must(t, srv.url, alice, "GET", "/v1/sessions/"+id+"/runs", nil, 200).json(t)["items"].([]any); len(n) != 1 {
+		t.Fatalf("alice's session has %d runs, want 1", len(n))
+	}
+}
+
+// waitRun polls a run until it leaves queued and running.
+func waitRun(t *testing.T, srv *server, key, runID string) map[string]any {
+	t.Helper()
+	for range 600 {
+		run := must(t, srv.url, key, "GET", "/v1/runs/"+runID, nil, 200).json(t)
+		if s := run["status"]; s != "queued" && s != "running" {
+			return run
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("run %s did not end", runID)
+	return nil
 }

@@ -14,7 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/contextbuild"
 	"github.com/carryon-hub/carryon/httpapi"
+	"github.com/carryon-hub/carryon/runs"
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/users"
@@ -32,6 +34,8 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	requireVersion := fs.Bool("require-version", false, "refuse writes without an expected version with 428 (env CARRYON_REQUIRE_VERSION)")
 	maxBody := fs.Int64("max-body", 4<<20, "request body limit in bytes (env CARRYON_MAX_BODY)")
 	logJSON := fs.Bool("log-json", false, "log as JSON lines instead of text (env CARRYON_LOG_JSON)")
+	var af agentFlags
+	af.register(fs)
 	if _, err := parseFlags(fs, getenv, args); err != nil {
 		return err
 	}
@@ -68,9 +72,20 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		return fmt.Errorf("local user: %w", err)
 	}
 	ss := sessions.New(st, sessions.Config{IdleTTL: *idleTTL, PurgeAfter: *purge, IdempotencyTTL: *idemTTL})
+	var rs *runs.Service
+	eng, err := af.newEngine(getenv, sf.data, ss, actionSource(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
+		return rs.RecentActions(ctx, id, n)
+	}))
+	if err != nil {
+		return err
+	}
+	rs = runs.New(st, ss, eng, runs.Config{Logger: log})
 	handler := httpapi.NewServer(httpapi.Config{
-		Sessions: ss, Users: us, Logger: log, Ready: raw.Ping, MaxBodyBytes: *maxBody,
+		Sessions: ss, Users: us, Runs: rs, Logger: log, Ready: raw.Ping, MaxBodyBytes: *maxBody,
 		RequireVersion: *requireVersion, Registry: reg,
+		Context: func(ctx context.Context, id string) (*contextbuild.Context, error) {
+			return eng.Builder().Build(ctx, id, contextbuild.Options{Model: eng.Model()})
+		},
 	})
 
 	ln, err := net.Listen("tcp", *addr)
@@ -78,12 +93,14 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		return err
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	sweepCtx, stopSweep := context.WithCancel(ctx)
-	defer stopSweep()
-	go ss.RunSweeper(sweepCtx, *sweep, log)
+	bgCtx, stopBG := context.WithCancel(ctx)
+	defer stopBG()
+	go ss.RunSweeper(bgCtx, *sweep, log)
+	worked := make(chan struct{})
+	go func() { rs.Work(bgCtx); close(worked) }()
 
 	url := "http://" + ln.Addr().String()
-	log.Info("carryon listening", "url", url, "data", sf.data, "version", carryon.Version)
+	log.Info("carryon listening", "url", url, "data", sf.data, "version", carryon.Version, "model", eng.Model())
 	fmt.Fprintf(stdout, "carryon listening on %s (data %s)\n", url, sf.data)
 
 	errc := make(chan error, 1)
@@ -96,8 +113,18 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	log.Info("shutting down")
 	shutCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	err = srv.Shutdown(shutCtx)
+	stopBG() // runs in progress stop at once and release their leases; the next start resumes them
+	<-worked
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// actionSource adapts a function to contextbuild.ActionSource.
+type actionSource func(ctx context.Context, id string, n int) ([]*carryon.Action, error)
+
+func (f actionSource) RecentActions(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
+	return f(ctx, id, n)
 }

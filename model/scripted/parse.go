@@ -88,6 +88,10 @@ var newTaskPrefix = regexp.MustCompile(`(?i)^\s*(new task|task|goal)\s*:\s*`)
 func taskFrom(msg string) (string, []string) {
 	msg = newTaskPrefix.ReplaceAllString(strings.TrimSpace(msg), "")
 	goal := firstSentence(msg)
+	// "Goal: step, then step" names the goal before the colon and the steps after it.
+	if head, rest, ok := strings.Cut(strings.Split(msg, "\n")[0], ":"); ok && len(splitter.Split(strings.TrimSpace(rest), -1)) >= 2 {
+		goal, msg = clip(strings.TrimSpace(head), 200), strings.TrimSpace(rest)
+	}
 	var steps []string
 	for _, line := range strings.Split(msg, "\n") {
 		line = strings.TrimSpace(line)

@@ -14,7 +14,7 @@ import (
 // The status lists below are spelled exactly as in the partial indexes of 0002_runs.sql: SQLite
 // uses a partial index only when the query's WHERE clause contains the index's condition.
 
-const runCols = `id, session_id, owner_id, status, trigger_seq, request_id, model, multitask, step, attempt,
+const runCols = `id, session_id, owner_id, status, message, trigger_seq, request_id, model, multitask, step, attempt,
 	lease_owner, lease_expires_at, stop_requested, reply, error, input_tokens, output_tokens, created_at,
 	updated_at, started_at, finished_at`
 
@@ -23,7 +23,7 @@ func scanRun(r scanner) (*carryon.Run, error) {
 	var status string
 	var lease, started, finished sql.NullInt64
 	var created, updated int64
-	err := r.Scan(&run.ID, &run.SessionID, &run.OwnerID, &status, &run.TriggerSeq, &run.RequestID, &run.Model,
+	err := r.Scan(&run.ID, &run.SessionID, &run.OwnerID, &status, &run.Message, &run.TriggerSeq, &run.RequestID, &run.Model,
 		&run.Multitask, &run.Step, &run.Attempt, &run.LeaseOwner, &lease, &run.StopRequested, &run.Reply,
 		&run.Error, &run.Usage.InputTokens, &run.Usage.OutputTokens, &created, &updated, &started, &finished)
 	if err != nil {
@@ -73,8 +73,8 @@ func (t *tx) InsertRun(ctx context.Context, r *carryon.Run) error {
 		return err
 	}
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO runs (`+runCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.SessionID, r.OwnerID, string(r.Status), r.TriggerSeq, r.RequestID, r.Model, r.Multitask, r.Step,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.SessionID, r.OwnerID, string(r.Status), r.Message, r.TriggerSeq, r.RequestID, r.Model, r.Multitask, r.Step,
 		r.Attempt, r.LeaseOwner, nullMicros(r.LeaseExpiresAt), r.StopRequested, r.Reply, r.Error,
 		r.Usage.InputTokens, r.Usage.OutputTokens, micros(r.CreatedAt), micros(r.UpdatedAt),
 		nullMicros(r.StartedAt), nullMicros(r.FinishedAt))
@@ -94,7 +94,7 @@ func (t *tx) GetRun(ctx context.Context, owner, id string) (*carryon.Run, error)
 	return r, wrap(err, "get run")
 }
 
-// UpdateRun stores every mutable field of r (status, step, attempt, lease, stop request, reply,
+// UpdateRun stores every mutable field of r (status, trigger seq, step, attempt, lease, stop request, reply,
 // error, usage, updated/started/finished times) if the row is r.OwnerID's and at attempt
 // prevAttempt. ENOTFOUND when missing or foreign; EFENCED when the attempt moved, and then nothing
 // is written.
@@ -102,11 +102,11 @@ func (t *tx) UpdateRun(ctx context.Context, r *carryon.Run, prevAttempt int) err
 	if err := t.writable(); err != nil {
 		return err
 	}
-	res, err := t.tx.ExecContext(ctx, `UPDATE runs SET status = ?, step = ?, attempt = ?, lease_owner = ?,
+	res, err := t.tx.ExecContext(ctx, `UPDATE runs SET status = ?, trigger_seq = ?, step = ?, attempt = ?, lease_owner = ?,
 		lease_expires_at = ?, stop_requested = ?, reply = ?, error = ?, input_tokens = ?, output_tokens = ?,
 		updated_at = ?, started_at = ?, finished_at = ?
 		WHERE id = ? AND owner_id = ? AND attempt = ?`,
-		string(r.Status), r.Step, r.Attempt, r.LeaseOwner, nullMicros(r.LeaseExpiresAt), r.StopRequested, r.Reply,
+		string(r.Status), r.TriggerSeq, r.Step, r.Attempt, r.LeaseOwner, nullMicros(r.LeaseExpiresAt), r.StopRequested, r.Reply,
 		r.Error, r.Usage.InputTokens, r.Usage.OutputTokens, micros(r.UpdatedAt), nullMicros(r.StartedAt),
 		nullMicros(r.FinishedAt), r.ID, r.OwnerID, prevAttempt)
 	if err != nil {

@@ -6,6 +6,7 @@ CREATE TABLE runs (
 	session_id       TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
 	owner_id         TEXT NOT NULL,
 	status           TEXT NOT NULL,
+	message          TEXT NOT NULL DEFAULT '',
 	trigger_seq      INTEGER NOT NULL DEFAULT 0,
 	request_id       TEXT NOT NULL DEFAULT '',
 	model            TEXT NOT NULL DEFAULT '',

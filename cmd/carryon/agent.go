@@ -1,0 +1,77 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/carryon-hub/carryon/contextbuild"
+	"github.com/carryon-hub/carryon/engine"
+	"github.com/carryon-hub/carryon/model"
+	"github.com/carryon-hub/carryon/model/anthropic"
+	"github.com/carryon-hub/carryon/model/openai"
+	"github.com/carryon-hub/carryon/model/scripted"
+	"github.com/carryon-hub/carryon/tool"
+	"github.com/carryon-hub/carryon/tool/workspace"
+)
+
+// agentFlags choose the model and shape the agent loop.
+type agentFlags struct {
+	provider, model string
+	scriptedDelay   time.Duration
+	maxSteps        int
+	tokenBudget     int
+	contextBudget   int
+}
+
+func (a *agentFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&a.provider, "provider", "scripted", "model provider: scripted (offline, no key), openai (any OpenAI-compatible endpoint: OPENAI_API_KEY, OPENAI_BASE_URL) or anthropic (ANTHROPIC_API_KEY) (env CARRYON_PROVIDER)")
+	fs.StringVar(&a.model, "model", "", "model name, e.g. gpt-4o-mini, llama3.1, claude-sonnet-4-5 (env CARRYON_MODEL)")
+	fs.DurationVar(&a.scriptedDelay, "scripted-delay", 0, "latency the scripted model adds per step, e.g. 700ms (env CARRYON_SCRIPTED_DELAY)")
+	fs.IntVar(&a.maxSteps, "max-steps", 12, "model calls one run may make (env CARRYON_MAX_STEPS)")
+	fs.IntVar(&a.tokenBudget, "run-token-budget", 0, "tokens one run may use, 0 for no limit (env CARRYON_RUN_TOKEN_BUDGET)")
+	fs.IntVar(&a.contextBudget, "context-budget", 16000, "input tokens of one model call (env CARRYON_CONTEXT_BUDGET)")
+}
+
+// newEngine builds the agent engine: the provider with bounded retries, the built-in tools and
+// the context builder over the session source and tool journal.
+func (a *agentFlags) newEngine(getenv env, data string, src contextbuild.Source, actions contextbuild.ActionSource) (*engine.Engine, error) {
+	var p model.Provider
+	name := a.model
+	switch a.provider {
+	case "scripted":
+		p = scripted.New(a.scriptedDelay)
+		if name == "" {
+			name = "scripted"
+		}
+	case "openai":
+		if name == "" {
+			name = "gpt-4o-mini"
+		}
+		op, err := openai.FromEnv(getenv, name)
+		if err != nil {
+			return nil, err
+		}
+		p = model.WithRetry(op, model.RetryPolicy{})
+	case "anthropic":
+		if name == "" {
+			name = "claude-sonnet-4-5"
+		}
+		ap, err := anthropic.FromEnv(getenv, name)
+		if err != nil {
+			return nil, err
+		}
+		p = model.WithRetry(ap, model.RetryPolicy{})
+	default:
+		return nil, usagef("--provider must be scripted, openai or anthropic, not %q", a.provider)
+	}
+	tools, err := tool.NewRegistry(append(workspace.Tools(), tool.UpdateWorkingMemory())...)
+	if err != nil {
+		return nil, fmt.Errorf("tools: %w", err)
+	}
+	builder := contextbuild.New(contextbuild.Config{Budget: a.contextBudget}, src, actions, contextbuild.ModelSummarizer{Provider: p, Model: name})
+	return engine.New(engine.Config{
+		Model: name, MaxSteps: a.maxSteps, TokenBudget: a.tokenBudget, Workspaces: filepath.Join(data, "workspaces"),
+	}, p, tools, builder), nil
+}

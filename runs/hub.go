@@ -1,0 +1,158 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/engine"
+	"github.com/carryon-hub/carryon/sessions"
+	"github.com/carryon-hub/carryon/store"
+)
+
+// hub implements engine.Hub for one attempt of a run: every write checks, in its transaction,
+// that the run is still running at this attempt, so a runner that lost the run cannot write.
+type hub struct {
+	s       *Service
+	attempt int
+}
+
+var _ engine.Hub = (*hub)(nil)
+
+func (h *hub) fence(run *carryon.Run) *carryon.RunFence {
+	return &carryon.RunFence{RunID: run.ID, Attempt: h.attempt}
+}
+
+// fenced runs fn in a write transaction after checking the fence.
+func (h *hub) fenced(ctx context.Context, run *carryon.Run, fn func(tx store.Tx, now time.Time) error) error {
+	now := h.s.now()
+	return h.s.st.Write(ctx, func(tx store.Tx) error {
+		if err := h.check(ctx, tx, run); err != nil {
+			return err
+		}
+		return fn(tx, now)
+	})
+}
+
+func (h *hub) check(ctx context.Context, tx store.Tx, run *carryon.Run) error {
+	r, err := tx.GetRun(ctx, run.OwnerID, run.ID)
+	if err != nil {
+		return err
+	}
+	if r.Attempt != h.attempt || r.Status != carryon.RunRunning {
+		h.s.log.Warn("refused a write of a fenced-off runner", "run", run.ID, "attempt", h.attempt, "current_attempt", r.Attempt, "status", r.Status)
+		return carryon.Errorf(carryon.EFENCED, "run %s is at attempt %d (%s); a write of attempt %d is refused", r.ID, r.Attempt, r.Status, h.attempt)
+	}
+	return nil
+}
+
+func (h *hub) AppendMessages(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error) {
+	return h.s.sess.AppendMessages(ctx, run.SessionID, carryon.AppendInput{Messages: msgs, Fence: h.fence(run)})
+}
+
+func (h *hub) PatchWorkingMemory(ctx context.Context, run *carryon.Run, patch json.RawMessage) (*carryon.WorkingMemoryState, error) {
+	return h.s.sess.PatchWorkingMemory(ctx, run.SessionID, carryon.MemoryPatch{Patch: patch, Fence: h.fence(run)})
+}
+
+func (h *hub) PlanStep(ctx context.Context, run *carryon.Run, assistant carryon.NewMessage, actions []*carryon.Action) (*carryon.AppendResult, error) {
+	return sessions.Write(ctx, h.s.sess, "run.plan", run.SessionID, "", nil, func(tx store.Tx, own string, now time.Time) (*carryon.AppendResult, error) {
+		sess, err := sessions.LoadWritable(ctx, tx, own, run.SessionID, nil, h.fence(run), now)
+		if err != nil {
+			return nil, err
+		}
+		res, err := sessions.AppendInTx(ctx, tx, sess, []carryon.NewMessage{assistant}, run.ID, "", now)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range actions {
+			if err := tx.InsertAction(ctx, a); err != nil {
+				return nil, err
+			}
+		}
+		return res, nil
+	})
+}
+
+func (h *hub) StepActions(ctx context.Context, run *carryon.Run, step int) ([]*carryon.Action, error) {
+	var out []*carryon.Action
+	err := h.s.st.Read(ctx, func(tx store.Tx) error {
+		all, err := tx.ListActions(ctx, run.OwnerID, run.ID)
+		for _, a := range all {
+			if a.Step == step {
+				out = append(out, a)
+			}
+		}
+		return err
+	})
+	return out, err
+}
+
+func (h *hub) StartAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error {
+	return h.fenced(ctx, run, func(tx store.Tx, now time.Time) error { return tx.UpdateAction(ctx, a) })
+}
+
+func (h *hub) FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error {
+	return h.fenced(ctx, run, func(tx store.Tx, now time.Time) error { return tx.UpdateAction(ctx, a) })
+}
+
+func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error) {
+	return sessions.Write(ctx, h.s.sess, "run.commit", run.SessionID, "", nil, func(tx store.Tx, own string, now time.Time) (*carryon.AppendResult, error) {
+		sess, err := sessions.LoadWritable(ctx, tx, own, run.SessionID, nil, h.fence(run), now)
+		if err != nil {
+			return nil, err
+		}
+		res, err := sessions.AppendInTx(ctx, tx, sess, msgs, run.ID, "", now)
+		if err != nil {
+			return nil, err
+		}
+		cp := &carryon.Checkpoint{RunID: run.ID, Step: run.Step, MessageSeq: sess.LastSeq, MemoryVersion: sess.MemoryVersion, CreatedAt: now}
+		if err := tx.InsertCheckpoint(ctx, cp); err != nil {
+			return nil, err
+		}
+		r, err := tx.GetRun(ctx, own, run.ID)
+		if err != nil {
+			return nil, err
+		}
+		r.Step, r.Usage, r.UpdatedAt = run.Step, run.Usage, now
+		return res, tx.UpdateRun(ctx, r, h.attempt)
+	})
+}
+
+func (h *hub) StopRequested(ctx context.Context, run *carryon.Run) (string, error) {
+	var reason string
+	err := h.s.st.Read(ctx, func(tx store.Tx) error {
+		r, err := tx.GetRun(ctx, run.OwnerID, run.ID)
+		if err != nil {
+			return err
+		}
+		if r.Attempt != h.attempt {
+			return carryon.Errorf(carryon.EFENCED, "run %s moved to attempt %d", r.ID, r.Attempt)
+		}
+		reason = r.StopRequested
+		return nil
+	})
+	return reason, err
+}
+
+// event stores an event of the engine, fenced, and tells the streams.
+func (h *hub) event(ctx context.Context, run *carryon.Run, ev carryon.Event) error {
+	err := h.fenced(ctx, run, func(tx store.Tx, now time.Time) error {
+		ev.CreatedAt = now
+		return tx.AppendEvent(ctx, &ev)
+	})
+	if err == nil {
+		h.s.notify.publish(run.ID)
+	}
+	return err
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -1,0 +1,313 @@
+// Package runs is the run manager: it starts runs on sessions (one active run per session, with
+// the reject, enqueue and interrupt policies), hands them to runners that hold a lease on them,
+// executes them with the engine, stores their events for streams that resume anywhere, and
+// answers for their state and tool journal.
+//
+// Every write a runner makes is fenced by the run's attempt: a runner that lost its lease cannot
+// write after another took the run over. The engine writes only through this package's Hub.
+package runs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/engine"
+	"github.com/carryon-hub/carryon/sessions"
+	"github.com/carryon-hub/carryon/store"
+)
+
+// Config holds the run manager's settings; zero values take the defaults.
+type Config struct {
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Instance names this process in leases (default host-pid-random).
+	Instance string
+	// LeaseTTL is how long a runner's lease lasts without a heartbeat (default 30s).
+	LeaseTTL time.Duration
+	// Heartbeat is how often a runner renews its lease and looks for stop requests (default LeaseTTL/3).
+	Heartbeat time.Duration
+	// Poll is how often runners look for runnable runs besides being woken (default 1s).
+	Poll time.Duration
+	// Workers bounds the runs this process executes at once (default 8).
+	Workers int
+	// Logger receives the runner's logs.
+	Logger *slog.Logger
+}
+
+// Service implements carryon.RunService.
+type Service struct {
+	st     store.Store
+	sess   *sessions.Service
+	engine *engine.Engine
+	cfg    Config
+	log    *slog.Logger
+	notify *broker
+	wake   chan struct{}
+
+	mu      sync.Mutex
+	running map[string]context.CancelCauseFunc // runs executing in this process
+	slots   chan struct{}
+}
+
+var _ carryon.RunService = (*Service)(nil)
+
+// New returns a run manager. Call Work to execute runs in this process.
+func New(st store.Store, sess *sessions.Service, eng *engine.Engine, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = 30 * time.Second
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = cfg.LeaseTTL / 3
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = time.Second
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 8
+	}
+	if cfg.Instance == "" {
+		host, _ := os.Hostname()
+		cfg.Instance = host + "-" + strconv.Itoa(os.Getpid()) + "-" + carryon.RandomToken(3)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{
+		st: st, sess: sess, engine: eng, cfg: cfg, log: cfg.Logger, notify: newBroker(),
+		wake: make(chan struct{}, 1), running: map[string]context.CancelCauseFunc{},
+		slots: make(chan struct{}, cfg.Workers),
+	}
+}
+
+func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
+
+// Start appends the user message and queues a run, in one transaction under the request id.
+func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun) (*carryon.Run, error) {
+	if in.Message == "" || !utf8.ValidString(in.Message) {
+		return nil, carryon.Errorf(carryon.EINVALID, "message must be a non-empty UTF-8 string")
+	}
+	policy := in.Multitask
+	switch policy {
+	case "":
+		policy = carryon.MultitaskReject
+	case carryon.MultitaskReject, carryon.MultitaskEnqueue, carryon.MultitaskInterrupt:
+	default:
+		return nil, carryon.Errorf(carryon.EINVALID, "multitask must be reject, enqueue or interrupt, not %q", in.Multitask)
+	}
+	key := in.RequestID
+	in.RequestID = ""
+	run, err := sessions.Write(ctx, s.sess, "run.start", sessionID, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Run, error) {
+		sess, err := sessions.LoadWritable(ctx, tx, own, sessionID, in.ExpectedVersion, nil, now)
+		if err != nil {
+			return nil, err
+		}
+		active, err := tx.ActiveRuns(ctx, own, sessionID)
+		if err != nil {
+			return nil, err
+		}
+		if len(active) > 0 {
+			switch policy {
+			case carryon.MultitaskReject:
+				e := carryon.Errorf(carryon.EBUSY, "session %s already has an active run %s (%s); wait for it, cancel it, or start with multitask enqueue or interrupt", sessionID, active[0].ID, active[0].Status)
+				e.ActiveRunID, e.RetryAfterSeconds = active[0].ID, 1
+				return nil, e
+			case carryon.MultitaskInterrupt:
+				for _, a := range active {
+					if a.Status == carryon.RunQueued || a.StopRequested != "" {
+						continue
+					}
+					a.StopRequested, a.UpdatedAt = "interrupt", now
+					if err := tx.UpdateRun(ctx, a, a.Attempt); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+		run := &carryon.Run{
+			ID: carryon.NewID("run_"), SessionID: sessionID, OwnerID: own, Status: carryon.RunQueued, Message: in.Message,
+			RequestID: key, Model: s.engine.Model(), Multitask: policy, CreatedAt: now, UpdatedAt: now,
+		}
+		if len(active) == 0 {
+			if err := appendTrigger(ctx, tx, sess, run, now); err != nil {
+				return nil, err
+			}
+		} else if err := sessions.Touch(ctx, tx, sess, now); err != nil {
+			return nil, err // the message waits for the run's turn; the session still moves on
+		}
+		if err := tx.InsertRun(ctx, run); err != nil {
+			return nil, err
+		}
+		return run, appendEvent(ctx, tx, run.ID, carryon.EventRunQueued, map[string]any{"trigger_seq": run.TriggerSeq, "multitask": policy}, now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.notify.publish(run.ID)
+	s.Wake()
+	return run, nil
+}
+
+// GetRun returns one of the caller's runs.
+func (s *Service) GetRun(ctx context.Context, runID string) (*carryon.Run, error) {
+	var run *carryon.Run
+	err := s.read(ctx, func(tx store.Tx, own string) error {
+		var err error
+		run, err = tx.GetRun(ctx, own, runID)
+		return err
+	})
+	return run, err
+}
+
+// ListRuns lists a session's runs, newest first.
+func (s *Service) ListRuns(ctx context.Context, sessionID string, f carryon.RunFilter) (*carryon.RunPage, error) {
+	limit := f.Limit
+	if limit == 0 {
+		limit = 50
+	}
+	if limit < 0 || limit > carryon.MaxMessageWindow {
+		return nil, carryon.Errorf(carryon.EINVALID, "limit must be between 1 and %d", carryon.MaxMessageWindow)
+	}
+	q := store.RunQuery{Limit: limit + 1}
+	if f.Cursor != "" {
+		t, id, err := sessions.DecodeCursor(f.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		q.AfterCreated, q.AfterID = t, id
+	}
+	page := &carryon.RunPage{Items: []*carryon.Run{}}
+	err := s.read(ctx, func(tx store.Tx, own string) error {
+		if _, err := tx.GetSession(ctx, own, sessionID); err != nil {
+			return err
+		}
+		items, err := tx.ListRuns(ctx, own, sessionID, q)
+		if err != nil {
+			return err
+		}
+		if len(items) > limit {
+			items = items[:limit]
+			page.NextCursor = sessions.EncodeCursor(items[limit-1].CreatedAt, items[limit-1].ID)
+		}
+		page.Items = items
+		return nil
+	})
+	return page, err
+}
+
+// Cancel asks a run to stop. A queued run is cancelled at once; a running one stops at its next
+// checkpoint (a model call in progress is abandoned, a tool call in progress finishes first).
+func (s *Service) Cancel(ctx context.Context, runID string) (*carryon.Run, error) {
+	var run *carryon.Run
+	err := s.write(ctx, func(tx store.Tx, own string, now time.Time) error {
+		var err error
+		if run, err = tx.GetRun(ctx, own, runID); err != nil || run.Status.Terminal() {
+			return err
+		}
+		if run.Status == carryon.RunQueued || run.Status == carryon.RunWaitingApproval {
+			return finishTx(ctx, tx, run, carryon.RunCancelled, "", "cancelled by the user", now)
+		}
+		run.StopRequested, run.UpdatedAt = "cancel", now
+		return tx.UpdateRun(ctx, run, run.Attempt)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	cancel := s.running[runID]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel(&engine.ErrStopped{Reason: "cancel"})
+	}
+	s.notify.publish(runID)
+	s.Wake()
+	return run, nil
+}
+
+// Actions returns the run's tool journal.
+func (s *Service) Actions(ctx context.Context, runID string) ([]*carryon.Action, error) {
+	var out []*carryon.Action
+	err := s.read(ctx, func(tx store.Tx, own string) error {
+		var err error
+		out, err = tx.ListActions(ctx, own, runID)
+		return err
+	})
+	if out == nil && err == nil {
+		out = []*carryon.Action{}
+	}
+	return out, err
+}
+
+// RecentActions returns the session's latest tool calls, for the context builder's digest.
+func (s *Service) RecentActions(ctx context.Context, sessionID string, limit int) ([]*carryon.Action, error) {
+	var out []*carryon.Action
+	err := s.read(ctx, func(tx store.Tx, own string) error {
+		var err error
+		out, err = tx.RecentActions(ctx, own, sessionID, limit)
+		return err
+	})
+	return out, err
+}
+
+func (s *Service) read(ctx context.Context, fn func(tx store.Tx, owner string) error) error {
+	own := carryon.UserIDFromContext(ctx)
+	if own == "" {
+		return carryon.Errorf(carryon.EUNAUTHORIZED, "no authenticated user")
+	}
+	return s.st.Read(ctx, func(tx store.Tx) error { return fn(tx, own) })
+}
+
+func (s *Service) write(ctx context.Context, fn func(tx store.Tx, owner string, now time.Time) error) error {
+	own := carryon.UserIDFromContext(ctx)
+	if own == "" {
+		return carryon.Errorf(carryon.EUNAUTHORIZED, "no authenticated user")
+	}
+	now := s.now()
+	return s.st.Write(ctx, func(tx store.Tx) error { return fn(tx, own, now) })
+}
+
+// finishTx ends a run with a terminal status and stores its last event in the same transaction.
+func finishTx(ctx context.Context, tx store.Tx, run *carryon.Run, status carryon.RunStatus, reply, errMsg string, now time.Time) error {
+	run.Status, run.Reply, run.Error = status, reply, errMsg
+	run.UpdatedAt, run.FinishedAt = now, &now
+	run.LeaseOwner, run.LeaseExpiresAt = "", nil
+	if err := tx.UpdateRun(ctx, run, run.Attempt); err != nil {
+		return err
+	}
+	typ := carryon.EventRunFinished
+	switch status {
+	case carryon.RunFailed:
+		typ = carryon.EventRunFailed
+	case carryon.RunWaitingApproval:
+		typ = carryon.EventRunWaiting
+		run.FinishedAt = nil
+	}
+	return appendEvent(ctx, tx, run.ID, typ, map[string]any{"status": status, "reply": reply, "error": errMsg, "usage": run.Usage, "steps": run.Step}, now)
+}
+
+func appendEvent(ctx context.Context, tx store.Tx, runID string, typ carryon.EventType, data any, now time.Time) error {
+	e := &carryon.Event{RunID: runID, Type: typ, Data: mustJSON(data), CreatedAt: now}
+	if err := tx.AppendEvent(ctx, e); err != nil {
+		return fmt.Errorf("store event %s: %w", typ, err)
+	}
+	return nil
+}
+
+// appendTrigger appends the run's user message to the session and records its seq.
+func appendTrigger(ctx context.Context, tx store.Tx, sess *carryon.Session, run *carryon.Run, now time.Time) error {
+	res, err := sessions.AppendInTx(ctx, tx, sess, []carryon.NewMessage{{Role: carryon.RoleUser, Content: run.Message}}, run.ID, run.RequestID, now)
+	if err != nil {
+		return err
+	}
+	run.TriggerSeq = res.Messages[0].Seq
+	return nil
+}

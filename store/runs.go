@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+)
+
+// RunQuery selects a page of one session's runs, newest first (CreatedAt descending, then ID
+// descending); AfterID empty means the first page.
+type RunQuery struct {
+	AfterCreated time.Time
+	AfterID      string
+	Limit        int
+}
+
+// Runs stores runs, their tool journal, checkpoints and events. Every method that takes an owner
+// answers ENOTFOUND for another owner's rows.
+type Runs interface {
+	// InsertRun stores a new run. ENOTFOUND when the session is not the owner's.
+	InsertRun(ctx context.Context, r *carryon.Run) error
+	// GetRun returns the owner's run. ENOTFOUND.
+	GetRun(ctx context.Context, owner, id string) (*carryon.Run, error)
+	// UpdateRun stores every mutable field of r (status, trigger seq, step, attempt, lease, stop
+	// request, reply, error, usage,
+	// times) if the stored row is at attempt prevAttempt: a runner that lost its run cannot write.
+	// ENOTFOUND; EFENCED when the attempt moved.
+	UpdateRun(ctx context.Context, r *carryon.Run, prevAttempt int) error
+	// ListRuns returns a page of a session's runs.
+	ListRuns(ctx context.Context, owner, sessionID string, q RunQuery) ([]*carryon.Run, error)
+	// ActiveRuns returns the session's runs that are queued, running or waiting for approval,
+	// oldest first.
+	ActiveRuns(ctx context.Context, owner, sessionID string) ([]*carryon.Run, error)
+	// RunnableRuns returns, across owners, up to limit runs a runner may take now: the oldest
+	// queued run of each session that has no running or waiting run, and running runs whose lease
+	// expired before now. For the system runner only.
+	RunnableRuns(ctx context.Context, now time.Time, limit int) ([]*carryon.Run, error)
+
+	// InsertAction journals a tool call. ECONFLICT when (run, step, index) exists.
+	InsertAction(ctx context.Context, a *carryon.Action) error
+	// UpdateAction stores the action's status, attempt, fingerprints, result, error and finish time.
+	UpdateAction(ctx context.Context, a *carryon.Action) error
+	// ListActions returns a run's actions by step and index. ENOTFOUND when the run is not the owner's.
+	ListActions(ctx context.Context, owner, runID string) ([]*carryon.Action, error)
+	// RecentActions returns the session's last limit actions, newest first.
+	RecentActions(ctx context.Context, owner, sessionID string, limit int) ([]*carryon.Action, error)
+
+	// InsertCheckpoint stores a step's checkpoint. ECONFLICT when the step has one.
+	InsertCheckpoint(ctx context.Context, c *carryon.Checkpoint) error
+	// LastCheckpoint returns the run's newest checkpoint, or nil.
+	LastCheckpoint(ctx context.Context, runID string) (*carryon.Checkpoint, error)
+
+	// AppendEvent stores an event with the run's next seq, which it sets on e.
+	AppendEvent(ctx context.Context, e *carryon.Event) error
+	// EventsAfter returns up to limit of the owner's run events with seq > after, in order.
+	EventsAfter(ctx context.Context, owner, runID string, after int64, limit int) ([]*carryon.Event, error)
+}
