@@ -18,6 +18,7 @@ const (
 	EventMemoryUpdated   EventType = "memory.updated"
 	EventMessageAppended EventType = "message.appended"
 	EventRunWaiting      EventType = "run.waiting_approval"
+	EventRunApproved     EventType = "run.approved"
 	EventRunFinished     EventType = "run.finished"
 	EventRunFailed       EventType = "run.failed"
 )

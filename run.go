@@ -114,6 +114,24 @@ type ChatResult struct {
 	WorkingMemory WorkingMemory `json:"working_memory"`
 }
 
+// Decisions on an action that waits for approval.
+const (
+	// DecisionRerun runs the action again.
+	DecisionRerun = "rerun"
+	// DecisionMarkDone counts the action as done without running it.
+	DecisionMarkDone = "mark_done"
+	// DecisionSkip skips the action; the model is told it was skipped by the user.
+	DecisionSkip = "skip"
+)
+
+// Approval is the input of RunService.Approve: a decision on an action of a waiting run.
+type Approval struct {
+	ActionID string `json:"action_id"`
+	Decision string `json:"decision"`
+	// Result is what the model is told for mark_done (default "marked done by the user").
+	Result string `json:"result,omitempty"`
+}
+
 // RunService starts runs and reports on them. The caller is the user in the context; runs of
 // another user's sessions are ENOTFOUND.
 type RunService interface {
@@ -132,6 +150,9 @@ type RunService interface {
 	Events(ctx context.Context, runID string, afterSeq int64, follow bool) (EventStream, error)
 	// Actions returns the run's tool journal in order. ENOTFOUND.
 	Actions(ctx context.Context, runID string) ([]*Action, error)
+	// Approve decides an action a waiting run stopped on and queues the run to continue.
+	// ENOTFOUND, EINVALID, ECONFLICT (the run is not waiting for that action).
+	Approve(ctx context.Context, runID string, in Approval) (*Run, error)
 	// Chat sends a message to a session (creating it when SessionID is empty), waits for the run
 	// to end and returns the reply. The errors of Start.
 	Chat(ctx context.Context, in ChatInput) (*ChatResult, error)

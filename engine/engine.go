@@ -26,6 +26,7 @@ import (
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/contextbuild"
+	"github.com/carryon-hub/carryon/failpoint"
 	"github.com/carryon-hub/carryon/model"
 	"github.com/carryon-hub/carryon/tool"
 )
@@ -226,7 +227,7 @@ func (e *Engine) ask(ctx context.Context, hub Hub, run *carryon.Run, step int, e
 func (e *Engine) callModel(ctx context.Context, req model.Request, step int, emit emitFunc) (model.Response, error) {
 	var resp model.Response
 	var pending strings.Builder
-	last := time.Now()
+	last, first := time.Now(), true
 	flush := func() {
 		if pending.Len() > 0 {
 			emit(carryon.EventModelDelta, map[string]any{"step": step, "text": pending.String()})
@@ -238,6 +239,10 @@ func (e *Engine) callModel(ctx context.Context, req model.Request, step int, emi
 		if err != nil {
 			flush()
 			return resp, err
+		}
+		if first {
+			first = false
+			failpoint.Hit(failpoint.ModelCall)
 		}
 		if c.Delta != "" {
 			resp.Text += c.Delta

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/failpoint"
 	"github.com/carryon-hub/carryon/model"
 	"github.com/carryon-hub/carryon/tool"
 )
@@ -109,10 +110,12 @@ func (e *Engine) execute(ctx context.Context, hub Hub, run *carryon.Run, a *carr
 		return fmt.Errorf("journal tool call %s: %w", a.Tool, err)
 	}
 	emit(carryon.EventToolStarted, a)
+	failpoint.Hit(failpoint.ActionStarted)
 	res, err := e.tools.Invoke(ctx, a.Tool, e.call(hub, run, a))
 	if ctx.Err() != nil {
 		return context.Cause(ctx) // cut off: the journal keeps it started for recovery to settle
 	}
+	failpoint.Hit(failpoint.ActionRan)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	a.FinishedAt = &now
 	a.FingerprintBefore, a.FingerprintAfter = res.FingerprintBefore, res.FingerprintAfter
@@ -124,6 +127,7 @@ func (e *Engine) execute(ctx context.Context, hub Hub, run *carryon.Run, a *carr
 	if err := hub.FinishAction(ctx, run, a); err != nil {
 		return fmt.Errorf("journal tool result %s: %w", a.Tool, err)
 	}
+	failpoint.Hit(failpoint.ActionFinished)
 	emit(carryon.EventToolFinished, a)
 	if a.Tool == "update_working_memory" && a.Status == carryon.ActionSucceeded && json.Valid([]byte(a.Result)) {
 		emit(carryon.EventMemoryUpdated, json.RawMessage(a.Result))

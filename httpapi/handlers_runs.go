@@ -127,6 +127,24 @@ func (s *server) handleRunCancel() http.HandlerFunc {
 	}
 }
 
+func (s *server) handleRunApprove() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		rs, err := s.runService()
+		var in carryon.Approval
+		if err == nil {
+			in, err = decode[carryon.Approval](s, r, bodyOptions{})
+		}
+		if err == nil {
+			var run *carryon.Run
+			if run, err = rs.Approve(r.Context(), r.PathValue("id"), in); err == nil {
+				s.writeJSON(w, r, http.StatusOK, run)
+				return
+			}
+		}
+		s.writeError(w, r, err)
+	}
+}
+
 func (s *server) handleRunEvents() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rs, err := s.runService()

@@ -148,8 +148,10 @@ func routeTable() []Route {
 			handler: (*server).handleRunEvents},
 		{Method: "GET", Pattern: "/v1/runs/{id}/actions", Auth: AuthUser, Status: 200, Summary: "The run's tool journal",
 			Response: ActionList{}, handler: (*server).handleRunActions},
-		write(Route{Method: "POST", Pattern: "/v1/runs/{id}/cancel", Auth: AuthUser, Status: 200, Summary: "Cancel a run (it stops at its next checkpoint)",
-			BodyOptional: true, Response: carryon.Run{}, handler: (*server).handleRunCancel}),
+		{Method: "POST", Pattern: "/v1/runs/{id}/cancel", Auth: AuthUser, Status: 200, Summary: "Cancel a run (it stops at its next checkpoint)",
+			BodyOptional: true, Response: carryon.Run{}, handler: (*server).handleRunCancel},
+		{Method: "POST", Pattern: "/v1/runs/{id}/approve", Auth: AuthUser, Status: 200, Summary: "Decide an action a waiting run stopped on (rerun, mark_done or skip); the run continues",
+			Request: carryon.Approval{}, Response: carryon.Run{}, handler: (*server).handleRunApprove},
 		write(Route{Method: "POST", Pattern: "/v1/chat", Auth: AuthUser, Status: 200, Summary: "Send a message to a session (made when no id is given), wait for the run, answer the reply",
 			Request: carryon.ChatInput{}, Response: carryon.ChatResult{}, handler: (*server).handleChat}),
 		// Users and keys.

@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/carryon-hub/carryon"
@@ -120,6 +121,10 @@ func (s *Service) claim(ctx context.Context, c *carryon.Run) (*carryon.Run, erro
 				}
 			}
 		case r.Status == carryon.RunRunning && r.LeaseExpiresAt != nil && r.LeaseExpiresAt.Before(now):
+			if r.Attempt >= s.cfg.MaxAttempts {
+				s.log.Error("parking a run that keeps crashing", "run", r.ID, "attempts", r.Attempt)
+				return finishTx(ctx, tx, r, carryon.RunFailed, "", fmt.Sprintf("parked after %d attempts: the runner stopped every time before the run ended (last runner %s)", r.Attempt, r.LeaseOwner), now)
+			}
 			s.log.Warn("taking over a run whose lease expired", "run", r.ID, "attempt", r.Attempt, "owner", r.LeaseOwner)
 		default:
 			return nil

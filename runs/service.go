@@ -35,6 +35,8 @@ type Config struct {
 	Heartbeat time.Duration
 	// Poll is how often runners look for runnable runs besides being woken (default 1s).
 	Poll time.Duration
+	// MaxAttempts parks a run as failed when its runner died this many times (default 5).
+	MaxAttempts int
 	// Workers bounds the runs this process executes at once (default 8).
 	Workers int
 	// Logger receives the runner's logs.
@@ -71,6 +73,9 @@ func New(st store.Store, sess *sessions.Service, eng *engine.Engine, cfg Config)
 	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = time.Second
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = 5
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 8

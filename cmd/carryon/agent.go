@@ -13,6 +13,7 @@ import (
 	"github.com/carryon-hub/carryon/model/openai"
 	"github.com/carryon-hub/carryon/model/scripted"
 	"github.com/carryon-hub/carryon/tool"
+	"github.com/carryon-hub/carryon/tool/testtools"
 	"github.com/carryon-hub/carryon/tool/workspace"
 )
 
@@ -66,7 +67,11 @@ func (a *agentFlags) newEngine(getenv env, data string, src contextbuild.Source,
 	default:
 		return nil, usagef("--provider must be scripted, openai or anthropic, not %q", a.provider)
 	}
-	tools, err := tool.NewRegistry(append(workspace.Tools(), tool.UpdateWorkingMemory())...)
+	all := append(workspace.Tools(), tool.UpdateWorkingMemory())
+	if getenv("CARRYON_TEST_TOOLS") == "1" {
+		all = append(all, testtools.Tools()...) // effect-counting tools for crash tests and demos
+	}
+	tools, err := tool.NewRegistry(all...)
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}

@@ -47,9 +47,15 @@ type server struct {
 // startServer runs `carryon serve` on a free port over the data directory and waits until it answers.
 func startServer(t *testing.T, data string, extra ...string) *server {
 	t.Helper()
+	return startServerEnv(t, data, nil, extra...)
+}
+
+// startServerEnv is startServer with extra environment variables ("NAME=value").
+func startServerEnv(t *testing.T, data string, env []string, extra ...string) *server {
+	t.Helper()
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", data}, extra...)
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "CARRYON_LOG_JSON=")
+	cmd.Env = append(append(os.Environ(), "CARRYON_LOG_JSON="), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -34,6 +34,8 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	requireVersion := fs.Bool("require-version", false, "refuse writes without an expected version with 428 (env CARRYON_REQUIRE_VERSION)")
 	maxBody := fs.Int64("max-body", 4<<20, "request body limit in bytes (env CARRYON_MAX_BODY)")
 	logJSON := fs.Bool("log-json", false, "log as JSON lines instead of text (env CARRYON_LOG_JSON)")
+	leaseTTL := fs.Duration("lease-ttl", 30*time.Second, "how long a runner's lease on a run lasts without a heartbeat; a run whose runner died is taken over after it (env CARRYON_LEASE_TTL)")
+	maxAttempts := fs.Int("max-attempts", 5, "a run whose runner died this many times is parked as failed (env CARRYON_MAX_ATTEMPTS)")
 	var af agentFlags
 	af.register(fs)
 	if _, err := parseFlags(fs, getenv, args); err != nil {
@@ -79,7 +81,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	rs = runs.New(st, ss, eng, runs.Config{Logger: log})
+	rs = runs.New(st, ss, eng, runs.Config{Logger: log, LeaseTTL: *leaseTTL, MaxAttempts: *maxAttempts})
 	handler := httpapi.NewServer(httpapi.Config{
 		Sessions: ss, Users: us, Runs: rs, Logger: log, Ready: raw.Ping, MaxBodyBytes: *maxBody,
 		RequireVersion: *requireVersion, Registry: reg,

@@ -82,11 +82,16 @@ func plan(req model.Request) (string, []model.ToolCall) {
 	if last < 0 {
 		return "There is no request to answer.", nil
 	}
-	user := req.Messages[last].Content
+	user, directives := splitDirectives(req.Messages[last].Content)
 	after := req.Messages[last+1:]
 	mem := parseMemory(req.System)
 	if len(after) == 0 {
-		if calls := act(mem, user, req); len(calls) > 0 {
+		calls := act(mem, user, req)
+		for _, d := range directives {
+			d.ID = callID(user, d.Name, len(calls), len(req.Messages))
+			calls = append(calls, d)
+		}
+		if len(calls) > 0 {
 			return "", calls
 		}
 	}
@@ -95,6 +100,9 @@ func plan(req model.Request) (string, []model.ToolCall) {
 
 // act returns the tool calls that carry the turn out, if any are available and needed.
 func act(mem memory, user string, req model.Request) []model.ToolCall {
+	if strings.TrimSpace(user) == "" {
+		return nil
+	}
 	has := map[string]bool{}
 	for _, t := range req.Tools {
 		has[t.Name] = true
@@ -187,6 +195,27 @@ func answer(mem memory, user string, after []model.Message) string {
 	}
 	fmt.Fprintf(&b, "Next action: %s.", strings.TrimRight(mem.NextAction, "."))
 	return b.String()
+}
+
+// splitDirectives takes the lines "/tool NAME {json arguments}" out of a user's message: the
+// scripted model calls those tools as asked, after its own calls (a way to drive any tool, in
+// tests and demos). The rest of the message is planned as usual.
+func splitDirectives(msg string) (string, []model.ToolCall) {
+	var keep []string
+	var calls []model.ToolCall
+	for _, line := range strings.Split(msg, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "/tool ")
+		if !ok {
+			keep = append(keep, line)
+			continue
+		}
+		name, args, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		if args = strings.TrimSpace(args); args == "" || !json.Valid([]byte(args)) {
+			args = "{}"
+		}
+		calls = append(calls, model.ToolCall{Name: name, Arguments: json.RawMessage(args)})
+	}
+	return strings.TrimSpace(strings.Join(keep, "\n")), calls
 }
 
 // summarize lists the turns of the transcript it was given, one line each.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/failpoint"
 	"github.com/carryon-hub/carryon/tool"
 )
 
@@ -176,7 +177,7 @@ func replace(root *os.Root, rel string, content []byte, mode fs.FileMode) (err e
 			_ = root.Remove(tmp)
 		}
 	}()
-	if _, err = f.Write(content); err == nil && mode != 0 {
+	if err = writeChunks(f, content); err == nil && mode != 0 {
 		err = f.Chmod(mode) // the umask may have narrowed it
 	}
 	if err == nil {
@@ -197,4 +198,27 @@ func replace(root *os.Root, rel string, content []byte, mode fs.FileMode) (err e
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// chunkSize is how much write_file writes at a time; a crash between chunks leaves a partial
+// temporary file and the target untouched.
+const chunkSize = 16 << 10
+
+// writeChunks writes content in chunks; the failpoint between the first and the second chunk
+// lets crash tests cut a write in the middle (after the first chunk is on disk).
+func writeChunks(f *os.File, content []byte) error {
+	for off := 0; off < len(content) || off == 0; off += chunkSize {
+		end := min(off+chunkSize, len(content))
+		if _, err := f.Write(content[off:end]); err != nil {
+			return err
+		}
+		if off == 0 && end < len(content) {
+			_ = f.Sync()
+			failpoint.Hit(failpoint.WriteMidway)
+		}
+		if end == len(content) {
+			return nil
+		}
+	}
+	return nil
 }

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/carryon-hub/carryon/failpoint"
+	"github.com/carryon-hub/carryon/tool/testtools"
+)
+
+// bigContent is written in several chunks by write_file, so a crash can cut it in the middle.
+var bigContent = strings.Repeat("carryon keeps what was acknowledged.\n", 1500)
+
+// crashTask is a task whose first step makes four tool calls: update_working_memory (idempotent),
+// write_file PLAN.md and big.txt (reconcilable), and test_tally (idempotent, counts itself).
+func crashTask() string {
+	args, _ := json.Marshal(map[string]string{"path": "big.txt", "content": bigContent})
+	return "New task: ship the notes\n/tool write_file " + string(args) + "\n/tool test_tally {}"
+}
+
+// crashServer starts a server with the test tools, a short lease and optional failpoints.
+func crashServer(t *testing.T, data string, failpoints string) *server {
+	env := []string{"CARRYON_TEST_TOOLS=1"}
+	if failpoints != "" {
+		env = append(env, "CARRYON_FAILPOINT="+failpoints)
+	}
+	return startServerEnv(t, data, env, "--lease-ttl", "1s")
+}
+
+// waitExit waits for a server process that is expected to kill itself at a failpoint.
+func waitExit(t *testing.T, srv *server) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- srv.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the server did not reach its failpoint; logs:\n%s", srv.logs)
+	}
+	if !strings.Contains(srv.logs.String(), "failpoint") {
+		t.Fatalf("the server exited without reaching its failpoint; logs:\n%s", srv.logs)
+	}
+}
+
+// TestCrashPointMatrix kills a real server at each point of a step with SIGKILL (from inside,
+// through a failpoint), restarts it, and checks that the run completes with every effect exactly
+// once: the files hold the intended content, the idempotent counter counted once, the working
+// memory changed once, and no message is stored twice.
+func TestCrashPointMatrix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	points := map[string]string{
+		"started before the tool runs (reconcilable)": failpoint.ActionStarted + "@3",
+		"midway through a multi-chunk file write":     failpoint.WriteMidway,
+		"after the file write, before succeeded":      failpoint.ActionRan + "@3",
+		"after the counter ran, before succeeded":     failpoint.ActionRan + "@4",
+		"after succeeded, before the checkpoint":      failpoint.ActionFinished + "@4",
+		"during the first model call":                 failpoint.ModelCall + "@1",
+		"during the model call after the tools":       failpoint.ModelCall + "@2",
+	}
+	for name, point := range points {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			data := t.TempDir()
+			srv := crashServer(t, data, point)
+			key := localKey(t, data)
+			sid := must(t, srv.url, key, "POST", "/v1/sessions", map[string]any{}, 201).json(t)["id"].(string)
+			runID := must(t, srv.url, key, "POST", "/v1/sessions/"+sid+"/runs", map[string]any{"message": crashTask()}, 202).json(t)["id"].(string)
+			waitExit(t, srv)
+
+			srv = crashServer(t, data, "")
+			run := waitRun(t, srv, key, runID)
+			if run["status"] != "succeeded" {
+				t.Fatalf("run after restart: %v\nlogs:\n%s", run, srv.logs)
+			}
+			if run["attempt"].(float64) < 2 {
+				t.Fatalf("the run was not taken over: attempt %v", run["attempt"])
+			}
+			ws := filepath.Join(data, "workspaces", sid)
+			if b, err := os.ReadFile(filepath.Join(ws, "big.txt")); err != nil || string(b) != bigContent {
+				t.Fatalf("big.txt holds %d bytes (%v), want the intended %d", len(b), err, len(bigContent))
+			}
+			if b, err := os.ReadFile(filepath.Join(ws, "PLAN.md")); err != nil || !strings.Contains(string(b), "ship the notes") {
+				t.Fatalf("PLAN.md: %q %v", b, err)
+			}
+			tally, _ := testtools.ReadLines(filepath.Join(ws, testtools.TallyFile))
+			if len(tally) != 1 {
+				t.Fatalf("the counter counted %d times, want once: %v", len(tally), tally)
+			}
+			checkHistory(t, srv, key, sid)
+			acts := must(t, srv.url, key, "GET", "/v1/runs/"+runID+"/actions", nil, 200).json(t)["items"].([]any)
+			if len(acts) != 4 {
+				t.Fatalf("journal holds %d actions, want 4", len(acts))
+			}
+			for _, a := range acts {
+				if a := a.(map[string]any); a["status"] != "succeeded" {
+					t.Fatalf("action %v %v", a["tool"], a["status"])
+				}
+			}
+		})
+	}
+}
+
+// checkHistory asserts the session holds one user message, one assistant message with the four
+// calls, their four results (one per call id) and one final answer: nothing twice, nothing missing.
+func checkHistory(t *testing.T, srv *server, key, sid string) {
+	t.Helper()
+	page := must(t, srv.url, key, "GET", "/v1/sessions/"+sid+"/messages?limit=100", nil, 200).json(t)["items"].([]any)
+	roles := map[string]int{}
+	results := map[string]int{}
+	for _, m := range page {
+		m := m.(map[string]any)
+		roles[m["role"].(string)]++
+		if id, ok := m["tool_call_id"].(string); ok {
+			results[id]++
+		}
+	}
+	if roles["user"] != 1 || roles["assistant"] != 2 || roles["tool"] != 4 || len(results) != 4 {
+		t.Fatalf("history: roles %v, %d distinct tool results", roles, len(results))
+	}
+	mem := must(t, srv.url, key, "GET", "/v1/sessions/"+sid+"/memory", nil, 200).json(t)
+	if mem["memory_version"] != 1.0 {
+		t.Fatalf("working memory changed %v times, want once", mem["memory_version"])
+	}
+	v := must(t, srv.url, key, "GET", "/v1/sessions/"+sid+"?messages=0", nil, 200).json(t)
+	if int(v["message_count"].(float64)) != len(page) {
+		t.Fatalf("message_count %v, history %d", v["message_count"], len(page))
+	}
+}
+
+// TestUnsafeActionWaitsForApproval: an unsafe action cut off by a crash stops the run in
+// waiting_approval; rerun completes it; skip continues with "skipped by the user".
+func TestUnsafeActionWaitsForApproval(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	for _, decision := range []string{"rerun", "skip"} {
+		t.Run(decision, func(t *testing.T) {
+			t.Parallel()
+			data := t.TempDir()
+			srv := crashServer(t, data, failpoint.ActionStarted+"@3")
+			key := localKey(t, data)
+			sid := must(t, srv.url, key, "POST", "/v1/sessions", map[string]any{}, 201).json(t)["id"].(string)
+			msg := "New task: log the release\n/tool test_append {\"text\":\"released\"}"
+			runID := must(t, srv.url, key, "POST", "/v1/sessions/"+sid+"/runs", map[string]any{"message": msg}, 202).json(t)["id"].(string)
+			waitExit(t, srv)
+
+			srv = crashServer(t, data, "")
+			run := waitRun(t, srv, key, runID)
+			if run["status"] != "waiting_approval" {
+				t.Fatalf("run after restart: %v", run)
+			}
+			var waiting map[string]any
+			for _, a := range must(t, srv.url, key, "GET", "/v1/runs/"+runID+"/actions", nil, 200).json(t)["items"].([]any) {
+				if a := a.(map[string]any); a["status"] == "started" {
+					waiting = a
+				}
+			}
+			if waiting == nil || waiting["tool"] != "test_append" || waiting["effect"] != "unsafe" {
+				t.Fatalf("waiting action: %v", waiting)
+			}
+			must(t, srv.url, key, "POST", "/v1/runs/"+runID+"/approve", map[string]any{"action_id": waiting["id"], "decision": "maybe"}, 400)
+			must(t, srv.url, key, "POST", "/v1/runs/"+runID+"/approve", map[string]any{"action_id": waiting["id"], "decision": decision}, 200)
+			run = waitRun(t, srv, key, runID)
+			if run["status"] != "succeeded" {
+				t.Fatalf("run after %s: %v", decision, run)
+			}
+			lines, _ := testtools.ReadLines(filepath.Join(data, "workspaces", sid, testtools.AppendFile))
+			page := must(t, srv.url, key, "GET", "/v1/sessions/"+sid+"/messages?limit=100", nil, 200).body
+			switch decision {
+			case "rerun":
+				if len(lines) != 1 {
+					t.Fatalf("append.log has %d lines after rerun, want 1", len(lines))
+				}
+			case "skip":
+				if len(lines) != 0 || !strings.Contains(string(page), "skipped by the user") {
+					t.Fatalf("after skip: %d lines; history %s", len(lines), page)
+				}
+			}
+			must(t, srv.url, key, "POST", "/v1/runs/"+runID+"/approve", map[string]any{"action_id": waiting["id"], "decision": decision}, 409)
+		})
+	}
+}
