@@ -54,20 +54,26 @@ func TestCrashPointMatrix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
-	points := map[string]string{
-		"started before the tool runs (reconcilable)": failpoint.ActionStarted + "@3",
-		"midway through a multi-chunk file write":     failpoint.WriteMidway,
-		"after the file write, before succeeded":      failpoint.ActionRan + "@3",
-		"after the counter ran, before succeeded":     failpoint.ActionRan + "@4",
-		"after succeeded, before the checkpoint":      failpoint.ActionFinished + "@4",
-		"during the first model call":                 failpoint.ModelCall + "@1",
-		"during the model call after the tools":       failpoint.ModelCall + "@2",
+	// For each point: the failpoint, and what the journal must say of the action it cut off
+	// (index, and a part of its result), showing how recovery settled it.
+	points := map[string]struct {
+		point  string
+		index  int
+		result string
+	}{
+		"started before the tool runs (reconcilable)": {failpoint.ActionStarted + "@3", 2, "wrote"},
+		"midway through a multi-chunk file write":     {failpoint.WriteMidway, 2, "wrote"},
+		"after the file write, before succeeded":      {failpoint.ActionRan + "@3", 2, "the result was checked"},
+		"after the counter ran, before succeeded":     {failpoint.ActionRan + "@4", 3, "already counted"},
+		"after succeeded, before the checkpoint":      {failpoint.ActionFinished + "@4", 3, "counted (1 in all)"},
+		"during the first model call":                 {failpoint.ModelCall + "@1", 3, "counted (1 in all)"},
+		"during the model call after the tools":       {failpoint.ModelCall + "@2", 3, "counted (1 in all)"},
 	}
-	for name, point := range points {
+	for name, c := range points {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			data := t.TempDir()
-			srv := crashServer(t, data, point)
+			srv := crashServer(t, data, c.point)
 			key := localKey(t, data)
 			sid := must(t, srv.url, key, "POST", "/v1/sessions", map[string]any{}, 201).json(t)["id"].(string)
 			runID := must(t, srv.url, key, "POST", "/v1/sessions/"+sid+"/runs", map[string]any{"message": crashTask()}, 202).json(t)["id"].(string)
@@ -101,6 +107,9 @@ func TestCrashPointMatrix(t *testing.T) {
 				if a := a.(map[string]any); a["status"] != "succeeded" {
 					t.Fatalf("action %v %v", a["tool"], a["status"])
 				}
+			}
+			if a := acts[c.index].(map[string]any); !strings.Contains(a["result"].(string), c.result) {
+				t.Fatalf("action %d (%v) result %q, want it to say %q", c.index, a["tool"], a["result"], c.result)
 			}
 		})
 	}
