@@ -86,7 +86,16 @@ func RenderWorkingMemory(wm carryon.WorkingMemory) string {
 
 // RenderToolDigest writes one line per action, oldest first: tool, status and a short result.
 func RenderToolDigest(actions []*carryon.Action) string {
-	sort.SliceStable(actions, func(i, j int) bool { return actions[i].StartedAt.Before(actions[j].StartedAt) })
+	sort.SliceStable(actions, func(i, j int) bool {
+		a, b := actions[i], actions[j]
+		if !a.StartedAt.Equal(b.StartedAt) {
+			return a.StartedAt.Before(b.StartedAt)
+		}
+		if a.Step != b.Step {
+			return a.Step < b.Step
+		}
+		return a.Index < b.Index
+	})
 	var b strings.Builder
 	for _, a := range actions {
 		res := a.Result
