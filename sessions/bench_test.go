@@ -65,7 +65,7 @@ func BenchmarkAppend(b *testing.B) {
 // BenchmarkGet restores a session to continue it: the session row, the working memory and the
 // last 20 messages. The cost must not grow with history.
 func BenchmarkGet(b *testing.B) {
-	for _, history := range []int{10, 10000} {
+	for _, history := range []int{20, 1000, 10000} {
 		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
 			svc, ctx, id := benchSession(b, history)
 			b.ResetTimer()
