@@ -9,14 +9,21 @@ import (
 	"github.com/carryon-hub/carryon/store"
 )
 
-// broker wakes the streams of a run in this process when its events change. Streams also poll,
-// so events written by another process are seen too, a poll interval later.
+// broker wakes the streams of a run when its events change: at once in this process, and in the
+// others through the store's Notifier (PostgreSQL LISTEN/NOTIFY) when it has one. Streams also
+// poll, so a lost notification only costs a poll interval.
 type broker struct {
-	mu   sync.Mutex
-	subs map[string]map[chan struct{}]struct{}
+	mu     sync.Mutex
+	subs   map[string]map[chan struct{}]struct{}
+	remote store.Notifier
 }
 
-func newBroker() *broker { return &broker{subs: map[string]map[chan struct{}]struct{}{}} }
+// notifyChannel is the channel run changes are announced on; the payload is the run id.
+const notifyChannel = "carryon_runs"
+
+func newBroker(remote store.Notifier) *broker {
+	return &broker{subs: map[string]map[chan struct{}]struct{}{}, remote: remote}
+}
 
 func (b *broker) subscribe(runID string) (chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
@@ -36,7 +43,18 @@ func (b *broker) subscribe(runID string) (chan struct{}, func()) {
 	}
 }
 
+// publish wakes the streams of the run here and, through the Notifier, everywhere.
 func (b *broker) publish(runID string) {
+	b.local(runID)
+	if b.remote != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = b.remote.Notify(ctx, notifyChannel, runID) // best effort: streams poll too
+	}
+}
+
+// local wakes the streams of the run in this process.
+func (b *broker) local(runID string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for ch := range b.subs[runID] {

@@ -26,6 +26,13 @@ func (s *Service) Wake() {
 func (s *Service) Work(ctx context.Context) {
 	t := time.NewTicker(s.cfg.Poll)
 	defer t.Stop()
+	if s.notify.remote != nil {
+		// Another process queued a run or changed one: look now rather than at the next poll.
+		go s.notify.remote.Listen(ctx, notifyChannel, func(runID string) {
+			s.notify.local(runID)
+			s.Wake()
+		})
+	}
 	for {
 		if err := s.claimAll(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("look for runnable runs", "err", err)

@@ -87,8 +87,9 @@ func New(st store.Store, sess *sessions.Service, eng *engine.Engine, cfg Config)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	remote, _ := store.AsNotifier(st)
 	return &Service{
-		st: st, sess: sess, engine: eng, cfg: cfg, log: cfg.Logger, notify: newBroker(),
+		st: st, sess: sess, engine: eng, cfg: cfg, log: cfg.Logger, notify: newBroker(remote),
 		wake: make(chan struct{}, 1), running: map[string]context.CancelCauseFunc{},
 		slots: make(chan struct{}, cfg.Workers),
 	}

@@ -31,3 +31,6 @@ func (s *instrumented) Write(ctx context.Context, fn func(Tx) error) error {
 	s.observe("write", time.Since(start), err)
 	return err
 }
+
+// Unwrap returns the store being timed.
+func (s *instrumented) Unwrap() Store { return s.Store }

@@ -1,0 +1,27 @@
+package store
+
+import "context"
+
+// Notifier is implemented by drivers whose database can wake other processes (PostgreSQL's
+// LISTEN/NOTIFY). Without one, processes see each other's changes by polling.
+type Notifier interface {
+	// Notify sends payload to every listener of channel, in any process.
+	Notify(ctx context.Context, channel, payload string) error
+	// Listen calls fn for every payload sent to channel until ctx is done, reconnecting after
+	// connection failures. It returns ctx's error.
+	Listen(ctx context.Context, channel string, fn func(payload string)) error
+}
+
+// AsNotifier returns the Notifier of st (looking through wrappers such as Instrument), if any.
+func AsNotifier(st Store) (Notifier, bool) {
+	for {
+		if n, ok := st.(Notifier); ok {
+			return n, true
+		}
+		u, ok := st.(interface{ Unwrap() Store })
+		if !ok {
+			return nil, false
+		}
+		st = u.Unwrap()
+	}
+}
