@@ -86,7 +86,9 @@ type Options struct {
 	Summarize bool
 }
 
-// Part is one section of the context with its token count.
+// Part is one section of the context with its token count. The parts' counts add up to
+// Context.Tokens: the system message's framing is counted with the system prompt, each
+// message's framing with the messages.
 type Part struct {
 	Name    string `json:"name"`
 	Tokens  int    `json:"tokens"`
@@ -200,6 +202,9 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 	var sys []string
 	for i := range sections {
 		sections[i].Tokens = counter.Count(sections[i].Content)
+		if i == 0 {
+			sections[i].Tokens += perMessage // the system message's framing, so the parts add up
+		}
 		out.Tokens += sections[i].Tokens
 		if sections[i].Content != "" {
 			sys = append(sys, sections[i].Content)
@@ -214,7 +219,7 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 	if len(convo) > 0 {
 		out.FirstSeq, out.LastSeq = convo[0].Seq, convo[len(convo)-1].Seq
 	}
-	out.Tokens += msgPart.Tokens + perMessage
+	out.Tokens += msgPart.Tokens
 	out.Parts = append(sections, msgPart)
 	if out.Messages == nil {
 		out.Messages = []model.Message{}

@@ -217,10 +217,10 @@ func (e *Engine) ask(ctx context.Context, hub Hub, run *carryon.Run, step int, e
 	resp, err := e.callModel(ctx, cctx.Request(e.specs()), step, emit)
 	run.Usage.InputTokens += resp.Usage.InputTokens
 	run.Usage.OutputTokens += resp.Usage.OutputTokens
-	if err != nil {
+	if _, named := model.AsError(err); err != nil && !named {
 		return resp, fmt.Errorf("model %s: %w", e.provider.Name(), err)
 	}
-	return resp, nil
+	return resp, err // a *model.Error names its provider itself
 }
 
 // callModel streams one model call, emitting deltas coalesced into events.
