@@ -177,8 +177,8 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 	for _, p := range sections {
 		fixed += counter.Count(p.Content)
 	}
-	fixed += counter.Count(summaryPart(summaryText, out.SummaryCoversTo)) + perMessage
-	avail := b.cfg.Budget - fixed
+	oldSummary := counter.Count(summaryPart(summaryText, out.SummaryCoversTo))
+	avail := b.cfg.Budget - fixed - oldSummary - perMessage
 
 	keep := max(fit(counter, convo, avail), min(1, len(convo)))
 	if keep < len(convo) {
@@ -187,6 +187,12 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 			keep = max(fit(counter, convo, int(float64(avail)*b.cfg.KeepShare)), 1)
 			if err := b.summarize(ctx, out, &summaryText, convo[:len(convo)-keep]); err != nil {
 				return nil, err
+			}
+			// The new summary may be longer than the old one: what is kept must still fit.
+			// (Rare, with KeepShare well below 1: messages dropped here are counted as unsummarized.)
+			grown := counter.Count(summaryPart(summaryText, out.SummaryCoversTo)) - oldSummary
+			if k := max(fit(counter, convo, avail-grown), 1); k < keep {
+				out.Unsummarized, keep = keep-k, k
 			}
 		} else {
 			out.Unsummarized = len(convo) - keep
