@@ -26,7 +26,9 @@ type Store interface {
 	Read(ctx context.Context, fn func(Tx) error) error
 	// Write runs fn in a read-write transaction and commits when fn returns nil; otherwise it rolls
 	// back and returns fn's error. Write transactions are serialised per session at least (SQLite:
-	// BEGIN IMMEDIATE; Postgres: row locks), so read-check-write inside fn is safe.
+	// BEGIN IMMEDIATE; Postgres: row locks), so read-check-write inside fn is safe. A driver may
+	// roll back and run fn again in a new transaction when the database aborts it (Postgres: a
+	// deadlock or serialization failure), so fn must touch nothing but tx and reset what it sets.
 	Write(ctx context.Context, fn func(Tx) error) error
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

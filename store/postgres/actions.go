@@ -1,0 +1,91 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/carryon-hub/carryon"
+)
+
+const actionCols = `id, run_id, session_id, step, idx, attempt, call_id, tool, args, effect, status, idempotency_key,
+	fingerprint_before, fingerprint_after, result, error, started_at, finished_at`
+
+// InsertAction journals a tool call. ECONFLICT when (run, step, index) or the id exists;
+// ENOTFOUND when the run does not exist.
+func (t *tx) InsertAction(ctx context.Context, a *carryon.Action) error {
+	if err := t.writable(); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(ctx, `INSERT INTO actions (`+actionCols+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+		a.ID, a.RunID, a.SessionID, a.Step, a.Index, a.Attempt, a.CallID, a.Tool, nullText(a.Args),
+		string(a.Effect), string(a.Status), a.IdempotencyKey, a.FingerprintBefore, a.FingerprintAfter, a.Result,
+		a.Error, micros(a.StartedAt), nullMicros(a.FinishedAt))
+	if err != nil {
+		return conflict(err, "action %d of step %d of run %s exists", a.Index, a.Step, a.RunID)
+	}
+	return nil
+}
+
+// UpdateAction stores the action's status, attempt, fingerprints, result, error and finish time.
+// ENOTFOUND when no action has its id.
+func (t *tx) UpdateAction(ctx context.Context, a *carryon.Action) error {
+	if err := t.writable(); err != nil {
+		return err
+	}
+	tag, err := t.tx.Exec(ctx, `UPDATE actions SET status = $1, attempt = $2, fingerprint_before = $3,
+		fingerprint_after = $4, result = $5, error = $6, finished_at = $7 WHERE id = $8`,
+		string(a.Status), a.Attempt, a.FingerprintBefore, a.FingerprintAfter, a.Result, a.Error,
+		nullMicros(a.FinishedAt), a.ID)
+	if err != nil {
+		return wrap(err, "update action")
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("action", a.ID)
+	}
+	return nil
+}
+
+// ListActions returns the owner's run's actions by step and index. ENOTFOUND when the run is not
+// the owner's.
+func (t *tx) ListActions(ctx context.Context, owner, runID string) ([]*carryon.Action, error) {
+	if err := t.ownRun(ctx, owner, runID); err != nil {
+		return nil, err
+	}
+	return t.queryActions(ctx, "list actions", `WHERE run_id = $1 ORDER BY step, idx`, runID)
+}
+
+// RecentActions returns the session's last limit actions across its runs, newest first (started
+// time, then step and index, descending). A limit of zero or less means no limit. ENOTFOUND when
+// the session is not the owner's.
+func (t *tx) RecentActions(ctx context.Context, owner, sessionID string, limit int) ([]*carryon.Action, error) {
+	if err := t.ownSession(ctx, owner, sessionID); err != nil {
+		return nil, err
+	}
+	return t.queryActions(ctx, "recent actions", `WHERE session_id = $1
+		ORDER BY started_at DESC, step DESC, idx DESC LIMIT $2`, sessionID, limitArg(limit))
+}
+
+func (t *tx) queryActions(ctx context.Context, op, query string, args ...any) ([]*carryon.Action, error) {
+	rows, err := t.tx.Query(ctx, `SELECT `+actionCols+` FROM actions `+query, args...)
+	if err != nil {
+		return nil, wrap(err, op)
+	}
+	defer rows.Close()
+	var out []*carryon.Action
+	for rows.Next() {
+		var a carryon.Action
+		var effect, status string
+		var args *string
+		var started int64
+		var finished *int64
+		if err := rows.Scan(&a.ID, &a.RunID, &a.SessionID, &a.Step, &a.Index, &a.Attempt, &a.CallID, &a.Tool,
+			&args, &effect, &status, &a.IdempotencyKey, &a.FingerprintBefore, &a.FingerprintAfter, &a.Result,
+			&a.Error, &started, &finished); err != nil {
+			return nil, wrap(err, op)
+		}
+		a.Args, a.Effect, a.Status = rawText(args), carryon.EffectClass(effect), carryon.ActionStatus(status)
+		a.StartedAt, a.FinishedAt = fromMicros(started), timePtr(finished)
+		out = append(out, &a)
+	}
+	return out, wrap(rows.Err(), op)
+}

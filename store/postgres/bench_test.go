@@ -1,0 +1,24 @@
+package postgres_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/carryon-hub/carryon/store/storetest"
+)
+
+func BenchmarkAppend(b *testing.B) {
+	for _, history := range []int{10, 10000} {
+		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
+			storetest.BenchAppend(b, open(b, newDatabase(b)), history)
+		})
+	}
+}
+
+func BenchmarkLastMessages(b *testing.B) {
+	for _, history := range []int{10, 10000} {
+		b.Run(fmt.Sprintf("history=%d/k=20", history), func(b *testing.B) {
+			storetest.BenchLastMessages(b, open(b, newDatabase(b)), history, 20)
+		})
+	}
+}

@@ -1,0 +1,250 @@
+// Package postgres is the server store driver: it implements store.Store on PostgreSQL through
+// github.com/jackc/pgx/v5 (a pgxpool) and passes the conformance suite in store/storetest with the
+// same semantics and error codes as the SQLite driver, so several server instances can share one
+// database.
+//
+// Transactions. Read runs in a REPEATABLE READ READ ONLY transaction: one snapshot for all of fn.
+// Write runs in a READ COMMITTED transaction in which every read-check-write is made safe by row
+// locks rather than by a global writer lock:
+//   - GetSession and GetRun inside Write lock the row (SELECT … FOR NO KEY UPDATE, the lock an
+//     UPDATE takes; unlike FOR UPDATE it does not block foreign-key checks of inserted children),
+//     so writers of one session or run queue and each sees the previous one's commit.
+//   - UpdateSession and UpdateRun are conditional (… AND version = $n / AND attempt = $n); when no
+//     row matches, a re-read tells a missing or foreign row (ENOTFOUND, never leaking existence)
+//     from a stale version (EVERSION with CurrentVersion) or attempt (EFENCED).
+//   - GetIdempotency inside Write first takes a transaction advisory lock on (owner, key) and then
+//     reads the record FOR UPDATE, so two writers with the same request id serialise even before
+//     the record exists: the second sees the first's record once the first commits.
+//     PutIdempotency is INSERT … ON CONFLICT DO UPDATE ("insert or replace").
+//   - AppendEvent locks the run row, then inserts MAX(seq) + 1: seqs are gapless and unique.
+//   - DeleteSession locks the session row FOR UPDATE, so a concurrent fork of it either commits
+//     first (and is materialised) or fails its foreign key check (ENOTFOUND).
+//
+// Row locks taken in different orders can deadlock, and Postgres may abort a transaction with a
+// serialization failure; Write then rolls back and runs fn again from the start, a bounded number
+// of times (SQLSTATE 40P01 and 40001). So fn may run more than once and must touch nothing but
+// the transaction. After a statement fails (a taken key, a missing referenced row) the Postgres
+// transaction is aborted: fn must return the error, not carry on in the same transaction.
+//
+// Times are stored as BIGINT unix microseconds in UTC (like the SQLite driver), which gives exact
+// equality at the store's microsecond precision. Ids and names use the "C" collation, so ordering
+// and keyset paging compare bytes. The schema is created by embedded, versioned migrations applied
+// at Open, each in its own transaction under an advisory lock, so instances that start together do
+// not race. The package knows no business rules; it only stores and reads what the hub services
+// tell it to, and normalises errors into carryon codes.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DB is an open PostgreSQL database (a connection pool); it implements store.Store.
+type DB struct {
+	pool    *pgxpool.Pool
+	retries int
+}
+
+var _ store.Store = (*DB)(nil)
+
+type config struct {
+	maxConns int32
+	retries  int
+}
+
+// Option changes how Open configures the pool.
+type Option func(*config)
+
+// WithMaxConns sets the largest number of connections the pool opens (default: pgxpool's, the
+// greater of 4 and the number of CPUs; a pool_max_conns parameter in the dsn also works).
+func WithMaxConns(n int32) Option {
+	return func(c *config) { c.maxConns = n }
+}
+
+// WithRetries sets how many times Write re-runs a transaction that Postgres aborted with a
+// deadlock or a serialization failure before it gives up and returns the error (default 8).
+func WithRetries(n int) Option {
+	return func(c *config) { c.retries = n }
+}
+
+// Open connects to the database at dsn (a postgres:// URL or a key=value string) and applies the
+// pending migrations. Transactions must not nest: fn of Read or Write must not call Read or Write
+// on the same DB.
+func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
+	cfg := config{retries: 8}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if dsn == "" {
+		return nil, fmt.Errorf("postgres: empty dsn")
+	}
+	if cfg.retries < 0 {
+		return nil, fmt.Errorf("postgres: negative retry count %d", cfg.retries)
+	}
+	pcfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: parse dsn: %w", err)
+	}
+	if cfg.maxConns > 0 {
+		pcfg.MaxConns = cfg.maxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	db := &DB{pool: pool, retries: cfg.retries}
+	if err := db.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: ping: %w", err)
+	}
+	return nil
+}
+
+// Close releases every connection of the pool, waiting for those in use to be returned.
+func (db *DB) Close() error {
+	db.pool.Close()
+	return nil
+}
+
+// Read runs fn in a REPEATABLE READ READ ONLY transaction: it sees one snapshot.
+func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
+	ptx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return wrap(err, "begin read")
+	}
+	defer ptx.Rollback(context.WithoutCancel(ctx))
+	if err := fn(&tx{tx: ptx, readOnly: true}); err != nil {
+		return err
+	}
+	return wrap(ptx.Commit(ctx), "commit read")
+}
+
+// Write runs fn in a READ COMMITTED transaction and commits when fn returns nil; otherwise it
+// rolls back and returns fn's error. When Postgres aborts the transaction with a deadlock or a
+// serialization failure, Write rolls back and runs fn again in a new transaction, up to the
+// configured number of retries: fn may run more than once and must only touch the transaction.
+func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
+	for attempt := 0; ; attempt++ {
+		err := db.writeOnce(ctx, fn)
+		if err == nil || !retryable(err) || attempt >= db.retries {
+			return err
+		}
+		// Back off a little, with jitter, so the transactions that deadlocked do not meet again.
+		d := time.Duration(1+rand.IntN(4<<min(attempt, 5))) * time.Millisecond
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), err)
+		}
+	}
+}
+
+func (db *DB) writeOnce(ctx context.Context, fn func(store.Tx) error) error {
+	ptx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadWrite})
+	if err != nil {
+		return wrap(err, "begin")
+	}
+	defer ptx.Rollback(context.WithoutCancel(ctx))
+	if err := fn(&tx{tx: ptx}); err != nil {
+		return err
+	}
+	return wrap(ptx.Commit(ctx), "commit")
+}
+
+// tx implements store.Tx over one PostgreSQL transaction; readOnly tells a Read transaction from
+// a Write one (only the latter locks the rows it reads for a later write).
+type tx struct {
+	tx       pgx.Tx
+	readOnly bool
+}
+
+var _ store.Tx = (*tx)(nil)
+
+// writable refuses a write inside Read.
+func (t *tx) writable() error {
+	if t.readOnly {
+		return carryon.Errorf(carryon.EINTERNAL, "postgres: write inside a read transaction")
+	}
+	return nil
+}
+
+// forWrite returns the row-locking clause a read of a row that may be updated next needs in a
+// write transaction, and nothing in a read transaction.
+func (t *tx) forWrite() string {
+	if t.readOnly {
+		return ""
+	}
+	return " FOR NO KEY UPDATE"
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+// micros converts t to stored unix microseconds.
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// fromMicros converts stored unix microseconds to a UTC time.
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// nullMicros stores an optional time (NULL when nil).
+func nullMicros(t *time.Time) *int64 {
+	if t == nil {
+		return nil
+	}
+	us := t.UnixMicro()
+	return &us
+}
+
+// timePtr reads an optional time.
+func timePtr(us *int64) *time.Time {
+	if us == nil {
+		return nil
+	}
+	t := fromMicros(*us)
+	return &t
+}
+
+// nullText stores an optional JSON value as text (NULL when empty).
+func nullText(b []byte) *string {
+	if len(b) == 0 {
+		return nil
+	}
+	s := string(b)
+	return &s
+}
+
+// rawText reads an optional JSON value.
+func rawText(s *string) []byte {
+	if s == nil {
+		return nil
+	}
+	return []byte(*s)
+}
+
+// limitArg turns a page size into a LIMIT argument: zero or less means no limit (LIMIT NULL).
+func limitArg(n int) *int64 {
+	if n <= 0 {
+		return nil
+	}
+	v := int64(n)
+	return &v
+}

@@ -1,0 +1,87 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// SQLSTATE codes the driver handles.
+const (
+	codeUniqueViolation      = "23505"
+	codeForeignKeyViolation  = "23503"
+	codeSerializationFailure = "40001"
+	codeDeadlockDetected     = "40P01"
+)
+
+// normalize turns driver errors into carryon errors at the store boundary: no row is ENOTFOUND, a
+// taken unique key is ECONFLICT, a missing referenced row (or a row still referenced) is
+// ENOTFOUND. Context errors and *carryon.Error pass through; anything else stays an internal
+// error (wrapped, with its detail, so that Write can still see a deadlock through it).
+func normalize(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := carryon.AsError(err); ok {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return carryon.Errorf(carryon.ENOTFOUND, "not found")
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case codeUniqueViolation:
+			return carryon.Errorf(carryon.ECONFLICT, "already exists")
+		case codeForeignKeyViolation:
+			return carryon.Errorf(carryon.ENOTFOUND, "a referenced row does not exist")
+		}
+	}
+	return err
+}
+
+// retryable reports whether err is Postgres aborting a transaction that may succeed when run
+// again: a deadlock or a serialization failure.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	return pe.Code == codeDeadlockDetected || pe.Code == codeSerializationFailure
+}
+
+// notFound returns the ENOTFOUND error for a missing or foreign row.
+func notFound(what, id string) error {
+	return carryon.Errorf(carryon.ENOTFOUND, "%s %s not found", what, id)
+}
+
+// conflict returns the ECONFLICT error for a taken key, or err normalised when it is something else.
+func conflict(err error, format string, args ...any) error {
+	err = normalize(err)
+	if carryon.ErrorCode(err) == carryon.ECONFLICT {
+		return carryon.Errorf(carryon.ECONFLICT, format, args...)
+	}
+	return err
+}
+
+// wrap adds what the driver was doing to an internal error; carryon errors pass unchanged.
+func wrap(err error, op string) error {
+	err = normalize(err)
+	if err == nil {
+		return nil
+	}
+	if _, ok := carryon.AsError(err); ok {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("postgres: %s: %w", op, err)
+}

@@ -1,0 +1,80 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
+	"github.com/jackc/pgx/v5"
+)
+
+// idempotencyLockKey is the advisory lock key of an owner's request id: a 64-bit hash, so two keys
+// may share a lock (they then merely wait for each other).
+func idempotencyLockKey(owner, key string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("carryon/idempotency\x00" + owner + "\x00" + key))
+	return int64(h.Sum64())
+}
+
+// GetIdempotency returns the owner's record for key, expired or not. ENOTFOUND. Inside Write it
+// first takes a transaction advisory lock on (owner, key), then reads the row FOR UPDATE: two
+// write transactions with the same request id serialise even while no record exists yet, and
+// the second reads what the first committed. (A row lock alone cannot lock a missing row.)
+func (t *tx) GetIdempotency(ctx context.Context, owner, key string) (*store.IdempotencyRecord, error) {
+	lock := ""
+	if !t.readOnly {
+		if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, idempotencyLockKey(owner, key)); err != nil {
+			return nil, wrap(err, "lock idempotency key")
+		}
+		lock = " FOR UPDATE"
+	}
+	r := store.IdempotencyRecord{OwnerID: owner, Key: key}
+	var created, expires int64
+	err := t.tx.QueryRow(ctx, `SELECT fingerprint, state, result, created_at, expires_at FROM idempotency
+		WHERE owner_id = $1 AND key = $2`+lock, owner, key).Scan(&r.Fingerprint, &r.State, &r.Result, &created, &expires)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, carryon.Errorf(carryon.ENOTFOUND, "request id %q not found", key)
+	} else if err != nil {
+		return nil, wrap(err, "get idempotency")
+	}
+	r.CreatedAt, r.ExpiresAt = fromMicros(created), fromMicros(expires)
+	return &r, nil
+}
+
+// PutIdempotency inserts the record or replaces the owner's record with the same key (INSERT …
+// ON CONFLICT DO UPDATE, so a concurrent insert of the same key replaces instead of failing).
+func (t *tx) PutIdempotency(ctx context.Context, r *store.IdempotencyRecord) error {
+	if err := t.writable(); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(ctx, `INSERT INTO idempotency (owner_id, key, fingerprint, state, result, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (owner_id, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, state = EXCLUDED.state,
+		result = EXCLUDED.result, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
+		r.OwnerID, r.Key, r.Fingerprint, r.State, r.Result, micros(r.CreatedAt), micros(r.ExpiresAt))
+	return wrap(err, "put idempotency")
+}
+
+// DeleteIdempotency removes the owner's record for key, if any.
+func (t *tx) DeleteIdempotency(ctx context.Context, owner, key string) error {
+	if err := t.writable(); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(ctx, `DELETE FROM idempotency WHERE owner_id = $1 AND key = $2`, owner, key)
+	return wrap(err, "delete idempotency")
+}
+
+// SweepIdempotency removes every record that expired before t and returns how many.
+func (t *tx) SweepIdempotency(ctx context.Context, before time.Time) (int64, error) {
+	if err := t.writable(); err != nil {
+		return 0, err
+	}
+	tag, err := t.tx.Exec(ctx, `DELETE FROM idempotency WHERE expires_at < $1`, micros(before))
+	if err != nil {
+		return 0, wrap(err, "sweep idempotency")
+	}
+	return tag.RowsAffected(), nil
+}

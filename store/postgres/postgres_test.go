@@ -1,0 +1,204 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/store/postgres"
+	"github.com/carryon-hub/carryon/store/storetest"
+	"github.com/jackc/pgx/v5"
+)
+
+// envURL names the variable that points the tests at a PostgreSQL server, e.g.
+// postgres://postgres@127.0.0.1:5432/test?sslmode=disable. The role must be allowed to create
+// databases: every test gets a fresh one, dropped when it ends.
+const envURL = "CARRYON_TEST_POSTGRES_URL"
+
+// serverURL returns the test server's URL, or skips the test when none is set.
+func serverURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(envURL)
+	if u == "" {
+		t.Skip("set " + envURL + " to run the PostgreSQL tests (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
+	}
+	return u
+}
+
+// newDatabase creates an empty database with a unique name on the test server, drops it (closing
+// any connection left) when the test ends, and returns its dsn.
+func newDatabase(t testing.TB) string {
+	t.Helper()
+	admin := serverURL(t)
+	var b [8]byte
+	rand.Read(b[:])
+	name := "carryon_test_" + hex.EncodeToString(b[:])
+	exec := func(ctx context.Context, sql string) error {
+		conn, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, sql)
+		return err
+	}
+	if err := exec(t.Context(), "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create test database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("drop test database %s: %v", name, err)
+		}
+	})
+	if strings.Contains(admin, "://") {
+		u, err := url.Parse(admin)
+		if err != nil {
+			t.Fatalf("%s: %v", envURL, err)
+		}
+		u.Path = "/" + name
+		return u.String()
+	}
+	return admin + " dbname=" + name
+}
+
+// open opens dsn and closes it when the test ends (before its database is dropped).
+func open(t testing.TB, dsn string, opts ...postgres.Option) *postgres.DB {
+	t.Helper()
+	db, err := postgres.Open(t.Context(), dsn, opts...)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestConformance(t *testing.T) {
+	serverURL(t)
+	storetest.Run(t, func(t *testing.T) store.Store { return open(t, newDatabase(t)) })
+}
+
+func TestOpenErrors(t *testing.T) {
+	if _, err := postgres.Open(t.Context(), ""); err == nil {
+		t.Fatal("Open accepted an empty dsn")
+	}
+	if _, err := postgres.Open(t.Context(), "postgres://%zz"); err == nil {
+		t.Fatal("Open accepted a malformed dsn")
+	}
+	if _, err := postgres.Open(t.Context(), "postgres://x", postgres.WithRetries(-1)); err == nil {
+		t.Fatal("Open accepted a negative retry count")
+	}
+}
+
+// TestMigrate starts several instances on one fresh database at once: the advisory lock lets
+// exactly one apply each migration, and migrating again changes nothing.
+func TestMigrate(t *testing.T) {
+	dsn := newDatabase(t)
+	const instances = 6
+	dbs := make([]*postgres.DB, instances)
+	errs := make([]error, instances)
+	var wg sync.WaitGroup
+	for i := range dbs {
+		wg.Go(func() { dbs[i], errs[i] = postgres.Open(t.Context(), dsn, postgres.WithMaxConns(2)) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("instance %d: Open: %v", i, err)
+		}
+		t.Cleanup(func() { dbs[i].Close() })
+	}
+	db := dbs[0]
+	v, err := db.MigrationVersion(t.Context())
+	if err != nil || v != postgres.LatestMigration() || v == 0 {
+		t.Fatalf("MigrationVersion = %d, %v; want %d", v, err, postgres.LatestMigration())
+	}
+	if err := db.Migrate(t.Context()); err != nil {
+		t.Fatalf("Migrate again: %v", err)
+	}
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	var rows, distinct int
+	if err := conn.QueryRow(t.Context(), `SELECT count(*), count(DISTINCT version) FROM schema_migrations`).Scan(&rows, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if rows != postgres.LatestMigration() || distinct != rows {
+		t.Fatalf("schema_migrations has %d rows (%d versions), want %d", rows, distinct, postgres.LatestMigration())
+	}
+}
+
+func TestWriteInsideRead(t *testing.T) {
+	db := open(t, newDatabase(t))
+	err := db.Read(t.Context(), func(tx store.Tx) error {
+		return tx.InsertUser(t.Context(), &carryon.User{ID: "usr_1", Name: "alice", CreatedAt: time.Now()})
+	})
+	if carryon.ErrorCode(err) != carryon.EINTERNAL {
+		t.Fatalf("write inside Read = %v, want an internal error", err)
+	}
+}
+
+// now is the tests' clock, at the store's microsecond precision.
+var now = time.Now().UTC().Truncate(time.Microsecond)
+
+// mkSession stores an active session of usr_1.
+func mkSession(t testing.TB, db store.Store, id string) *carryon.Session {
+	t.Helper()
+	s := &carryon.Session{ID: id, OwnerID: "usr_1", Status: carryon.SessionActive, Version: 1,
+		CreatedAt: now, UpdatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := db.Write(t.Context(), func(tx store.Tx) error { return tx.InsertSession(t.Context(), s) }); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// appendTurn appends one message to the session at its next seq and version, as the hub does.
+func appendTurn(ctx context.Context, tx store.Tx, id, content string) error {
+	cur, err := tx.GetSession(ctx, "usr_1", id)
+	if err != nil {
+		return err
+	}
+	prev := cur.Version
+	cur.Version++
+	cur.LastSeq++
+	cur.MessageCount++
+	if err := tx.InsertMessages(ctx, "usr_1", []*carryon.Message{{SessionID: id, Seq: cur.LastSeq,
+		Role: carryon.RoleUser, Kind: carryon.KindMessage, Content: content, Version: cur.Version, CreatedAt: now}}); err != nil {
+		return err
+	}
+	return tx.UpdateSession(ctx, cur, prev)
+}
+
+// checkSession fails unless the session is at version 1+n with n messages.
+func checkSession(t *testing.T, db store.Store, id string, n int) {
+	t.Helper()
+	err := db.Read(t.Context(), func(tx store.Tx) error {
+		got, err := tx.GetSession(t.Context(), "usr_1", id)
+		if err != nil {
+			return err
+		}
+		msgs, err := tx.MessagesAfter(t.Context(), "usr_1", got, 0, 0)
+		if err != nil {
+			return err
+		}
+		if got.Version != int64(1+n) || got.LastSeq != int64(n) || len(msgs) != n {
+			t.Errorf("session %s at version %d, last seq %d, %d messages; want %d, %d, %d",
+				id, got.Version, got.LastSeq, len(msgs), 1+n, n, n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
