@@ -11,17 +11,22 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/carryon-hub/carryon"
 )
 
-// Client calls a carryon server. It implements carryon.SessionService and carryon.UserService, so
-// code written against the services works the same over HTTP. Errors the server answers come back
-// as *carryon.Error with their code, message and recovery hints; transport failures are wrapped.
+// Client calls a carryon server. It implements carryon.SessionService, carryon.UserService and
+// carryon.RunService, so code written against the services works the same over HTTP. Errors the
+// server answers come back as *carryon.Error with their code, message and recovery hints;
+// transport failures are wrapped.
 type Client struct {
 	baseURL string
 	key     string
 	hc      *http.Client
+	// streamRetries and streamBackoff bound the reconnects of an event stream (WithStreamRetry).
+	streamRetries int
+	streamBackoff time.Duration
 }
 
 var (
@@ -40,7 +45,8 @@ func WithHTTPClient(hc *http.Client) ClientOption {
 // NewClient returns a client of the server at baseURL (such as http://127.0.0.1:7070) that
 // authenticates with the API key key.
 func NewClient(baseURL, key string, opts ...ClientOption) *Client {
-	c := &Client{baseURL: strings.TrimRight(baseURL, "/"), key: key, hc: http.DefaultClient}
+	c := &Client{baseURL: strings.TrimRight(baseURL, "/"), key: key, hc: http.DefaultClient,
+		streamRetries: defaultStreamRetries, streamBackoff: defaultStreamBackoff}
 	for _, o := range opts {
 		o(c)
 	}
@@ -67,11 +73,32 @@ type call struct {
 	ifMatch   *int64
 	// key overrides the client's API key (Authenticate checks another one).
 	key string
+	// lastEventID, when set, resumes an event stream after that event (Last-Event-ID).
+	lastEventID int64
 }
 
 // do sends a request and decodes a JSON answer into out (unless out is nil). A receipt in ctx is
 // filled from the Idempotent-Replayed header.
 func (c *Client) do(ctx context.Context, cl call, out any) error {
+	resp, err := c.send(ctx, cl, mediaJSON)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("carryon client: decoding the answer to %s %s: %w", cl.method, cl.path, err)
+	}
+	return nil
+}
+
+// send sends a request that accepts the media type accept and returns the successful answer with
+// its body open for the caller to read and close. An error answer comes back as *carryon.Error.
+// A receipt in ctx is filled from the Idempotent-Replayed header.
+func (c *Client) send(ctx context.Context, cl call, accept string) (*http.Response, error) {
 	u := c.baseURL + cl.path
 	if len(cl.query) > 0 {
 		u += "?" + cl.query.Encode()
@@ -80,15 +107,15 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 	if cl.body != nil {
 		b, err := json.Marshal(cl.body)
 		if err != nil {
-			return fmt.Errorf("carryon client: encoding the %s %s body: %w", cl.method, cl.path, err)
+			return nil, fmt.Errorf("carryon client: encoding the %s %s body: %w", cl.method, cl.path, err)
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, cl.method, u, body)
 	if err != nil {
-		return fmt.Errorf("carryon client: %w", err)
+		return nil, fmt.Errorf("carryon client: %w", err)
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	if cl.body != nil {
 		req.Header.Set("Content-Type", mediaJSON)
 	}
@@ -105,25 +132,21 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 	if cl.ifMatch != nil {
 		req.Header.Set("If-Match", etag(*cl.ifMatch))
 	}
+	if cl.lastEventID > 0 {
+		req.Header.Set("Last-Event-ID", strconv.FormatInt(cl.lastEventID, 10))
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("carryon client: %s %s: %w", cl.method, cl.path, err)
+		return nil, fmt.Errorf("carryon client: %s %s: %w", cl.method, cl.path, err)
 	}
-	defer resp.Body.Close()
 	if rec := carryon.ReceiptFromContext(ctx); rec != nil {
 		rec.Replayed = resp.Header.Get("Idempotent-Replayed") == "true"
 	}
 	if resp.StatusCode >= 400 {
-		return errorFromResponse(resp)
+		defer resp.Body.Close()
+		return nil, errorFromResponse(resp)
 	}
-	if out == nil || resp.StatusCode == http.StatusNoContent {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return nil
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("carryon client: decoding the answer to %s %s: %w", cl.method, cl.path, err)
-	}
-	return nil
+	return resp, nil
 }
 
 // errorFromResponse turns an error answer into a *carryon.Error. A problem+json body gives the

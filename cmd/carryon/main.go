@@ -55,6 +55,16 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 		return runUsers(ctx, rest, getenv, stdout, stderr)
 	case "sessions":
 		return runSessions(ctx, rest, getenv, stdout, stderr)
+	case "chat":
+		return runChat(ctx, rest, getenv, stdin, stdout, stderr)
+	case "run":
+		return runOnce(ctx, rest, getenv, stdout, stderr)
+	case "demo":
+		return runDemo(ctx, rest, getenv, stdout, stderr)
+	case "runs":
+		return runRuns(ctx, rest, getenv, stdout, stderr)
+	case "context":
+		return runContext(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "version":
@@ -75,6 +85,11 @@ Usage:
   carryon users ls                                           list users
   carryon users keys ls|add|revoke ...                       manage API keys
   carryon sessions ls|show|close|restore|fork|rm|export ...  manage sessions on a server
+  carryon chat [--session ID]                                talk to the agent, line by line
+  carryon run [--session ID] MESSAGE...                      one run, streamed; exit 1 unless it succeeds
+  carryon demo                                               the seed's demo: continue a task from a new process
+  carryon runs ls --session ID | runs show RUN_ID            a session's runs; a run and its tool journal
+  carryon context SESSION_ID                                 what the model would be sent now, with tokens
   carryon migrate [--data DIR] [--db DSN]                    bring the database schema up to date
   carryon version                                            print the version
 

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/httpapi"
+)
+
+const chatUsage = `usage: carryon chat [--session ID]
+  A conversation on stdin: every line is a message; the agent's work streams as it happens.
+  Without --session a new session is made; its id is printed first, to continue it later.
+  /quit or end of input leaves; Ctrl-C during a run cancels the run.`
+
+func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("chat", stderr)
+	var cf clientFlags
+	cf.register(fs, getenv)
+	sessionID := fs.String("session", "", "the session to continue; default a new one")
+	pos, err := parseFlags(fs, getenv, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("%s", chatUsage)
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	id, err := openSession(ctx, c, *sessionID, "chat", stdout)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "Type a message; /quit or end of input leaves; Ctrl-C stops a run.")
+	echo := !isTerminal(stdin) // show piped input after the prompt, as a terminal would
+
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdin)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for {
+		fmt.Fprint(stdout, "> ")
+		var line string
+		var open bool
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(stdout, "\ncontinue later with: carryon chat --session %s\n", id)
+			return nil
+		case line, open = <-lines:
+		}
+		if open && echo {
+			fmt.Fprintln(stdout, line)
+		}
+		line = strings.TrimSpace(line)
+		if !open || line == "/quit" || line == "/exit" {
+			if !open {
+				fmt.Fprintln(stdout)
+			}
+			fmt.Fprintf(stdout, "continue later with: carryon chat --session %s\n", id)
+			return nil
+		}
+		if line == "" {
+			continue
+		}
+		run, err := c.Start(ctx, id, carryon.NewRun{Message: line, WriteOptions: carryon.WriteOptions{RequestID: carryon.NewID("req_")}})
+		if _, isAppErr := carryon.AsError(err); isAppErr {
+			fmt.Fprintf(stdout, "error: %s\n", carryon.ErrorMessage(err))
+			continue // e.g. the session is busy with a run from elsewhere: the user may retry
+		} else if err != nil {
+			return err
+		}
+		st, err := c.Events(ctx, run.ID, 0, true)
+		if err != nil {
+			return err
+		}
+		end, err := followRun(ctx, c, run.ID, st, stdout)
+		if err != nil {
+			return err
+		}
+		if end.Cancelled {
+			fmt.Fprintf(stdout, "continue later with: carryon chat --session %s\n", id)
+			return nil
+		}
+	}
+}
+
+// openSession returns the session to work in: the given one (showing its goal and next action),
+// or a new one titled after what it is for. Either way it prints "session: ID" first.
+func openSession(ctx context.Context, c *httpapi.Client, id, title string, w io.Writer) (string, error) {
+	if id == "" {
+		s, err := c.Create(ctx, carryon.NewSession{Title: title})
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(w, "session: %s (new)\n", s.ID)
+		return s.ID, nil
+	}
+	wm, err := c.GetWorkingMemory(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(w, "session: %s\n", id)
+	if g := wm.WorkingMemory.Goal(); g != "" {
+		fmt.Fprintf(w, "goal:    %s\nnext:    %s\n", g, orDash(wm.WorkingMemory.NextAction()))
+	}
+	return id, nil
+}
+
+// isTerminal reports whether r is a terminal (a character device).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/httpapi"
+)
+
+// runEnd is how a run ended, from its last event.
+type runEnd struct {
+	Status carryon.RunStatus `json:"status"`
+	Reply  string            `json:"reply"`
+	Error  string            `json:"error"`
+	// Cancelled is true when the user stopped the run with Ctrl-C.
+	Cancelled bool `json:"-"`
+}
+
+// followRun prints a run's events as they arrive until its last event. When ctx ends first (the
+// user pressed Ctrl-C) the run is cancelled on the server, and the rest of its events, up to
+// the cancellation, are still printed: the program stops cleanly instead of leaving the run going.
+func followRun(ctx context.Context, c *httpapi.Client, runID string, st carryon.EventStream, w io.Writer) (*runEnd, error) {
+	p := &printer{w: w}
+	cancelled := false
+	for {
+		e, ok, err := st.Next()
+		if err != nil && ctx.Err() != nil && !cancelled {
+			st.Close()
+			cancelled = true
+			p.endLine()
+			fmt.Fprintf(w, "^C cancelling %s…\n", runID)
+			bg, stop := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer stop()
+			if _, err := c.Cancel(bg, runID); err != nil {
+				return nil, fmt.Errorf("cancel %s: %w", runID, err)
+			}
+			if st, err = c.Events(bg, runID, p.last, true); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		if !ok {
+			st.Close()
+			return nil, fmt.Errorf("the event stream of %s ended before the run did", runID)
+		}
+		if end := p.event(e); end != nil {
+			st.Close()
+			end.Cancelled = cancelled
+			return end, nil
+		}
+	}
+}
+
+// printer shows a run's events to people: the model's text as it streams, a line per tool call
+// and per working memory change, then the reply.
+type printer struct {
+	w        io.Writer
+	last     int64
+	midLine  bool
+	streamed strings.Builder // the model's text since the last tool call
+}
+
+func (p *printer) endLine() {
+	if p.midLine {
+		fmt.Fprintln(p.w)
+		p.midLine = false
+	}
+}
+
+// event prints one event and returns the run's end at its last event.
+func (p *printer) event(e *carryon.Event) *runEnd {
+	p.last = e.Seq
+	switch e.Type {
+	case carryon.EventModelDelta:
+		var d struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(e.Data, &d) == nil && d.Text != "" {
+			fmt.Fprint(p.w, d.Text)
+			p.streamed.WriteString(d.Text)
+			p.midLine = !strings.HasSuffix(d.Text, "\n")
+		}
+	case carryon.EventToolStarted:
+		var a carryon.Action
+		if json.Unmarshal(e.Data, &a) == nil {
+			p.endLine()
+			p.streamed.Reset()
+			fmt.Fprintf(p.w, "→ tool %s(%s)\n", a.Tool, formatArgs(a.Args))
+		}
+	case carryon.EventToolFinished:
+		var a carryon.Action
+		if json.Unmarshal(e.Data, &a) == nil {
+			p.endLine()
+			line := fmt.Sprintf("← %s: %s", a.Tool, a.Status)
+			if a.Error != "" {
+				line += " (" + clip(a.Error, 120) + ")"
+			}
+			fmt.Fprintln(p.w, line)
+		}
+	case carryon.EventMemoryUpdated:
+		var m carryon.WorkingMemory
+		if json.Unmarshal(e.Data, &m) == nil {
+			p.endLine()
+			fmt.Fprintf(p.w, "memory: goal=%q next=%q\n", m.Goal(), m.NextAction())
+		}
+	case carryon.EventRunStarted:
+		var d struct {
+			Attempt int `json:"attempt"`
+		}
+		if json.Unmarshal(e.Data, &d) == nil && d.Attempt > 1 {
+			p.endLine()
+			fmt.Fprintf(p.w, "(resumed: attempt %d)\n", d.Attempt)
+		}
+	case carryon.EventRunFinished, carryon.EventRunFailed, carryon.EventRunWaiting:
+		var end runEnd
+		_ = json.Unmarshal(e.Data, &end)
+		if end.Status == "" {
+			end.Status = carryon.RunFailed
+		}
+		if r := strings.TrimSpace(end.Reply); r != "" && r != strings.TrimSpace(p.streamed.String()) {
+			p.endLine()
+			fmt.Fprintln(p.w, r)
+		}
+		p.endLine()
+		if end.Status != carryon.RunSucceeded {
+			msg := end.Error
+			if msg == "" {
+				msg = "no reason given"
+			}
+			fmt.Fprintf(p.w, "run %s: %s\n", strings.ReplaceAll(string(end.Status), "_", " "), msg)
+		}
+		return &end
+	}
+	return nil
+}
+
+// formatArgs shows a tool call's arguments on one line, in their order: name=value pairs, long
+// values clipped.
+func formatArgs(raw json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return clip(string(raw), 80)
+	}
+	var parts []string
+	for dec.More() {
+		k, err := dec.Token()
+		var v json.RawMessage
+		if err == nil {
+			err = dec.Decode(&v)
+		}
+		if err != nil {
+			return clip(string(raw), 80)
+		}
+		parts = append(parts, fmt.Sprintf("%v=%s", k, clip(string(v), 48)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// clip shortens s to n runes on one line.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// runFailure is the error of a run that did not succeed, for the exit status.
+func runFailure(runID string, end *runEnd) error {
+	if end.Status == carryon.RunSucceeded {
+		return nil
+	}
+	if end.Error == "" {
+		return fmt.Errorf("run %s %s", runID, end.Status)
+	}
+	return fmt.Errorf("run %s %s: %s", runID, end.Status, end.Error)
+}

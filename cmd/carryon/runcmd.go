@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/carryon-hub/carryon"
+)
+
+const runUsage = `usage: carryon run [--session ID] [--multitask reject|enqueue|interrupt] MESSAGE...
+  One run: the message goes to the session (a new one without --session) and the agent's work
+  streams as it happens. The exit status is 1 unless the run succeeds; Ctrl-C cancels the run.`
+
+// runOnce is `carryon run`: one message, one run, streamed.
+func runOnce(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
+	fs := newFlagSet("run", stderr)
+	var cf clientFlags
+	cf.register(fs, getenv)
+	sessionID := fs.String("session", "", "the session to send the message to; default a new one")
+	multitask := fs.String("multitask", "", "when the session has a run going: reject (default), enqueue or interrupt")
+	pos, err := parseFlags(fs, getenv, args)
+	if err != nil {
+		return err
+	}
+	message := strings.TrimSpace(strings.Join(pos, " "))
+	if message == "" {
+		return usagef("%s", runUsage)
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	id, err := openSession(ctx, c, *sessionID, clip(message, 60), stdout)
+	if err != nil {
+		return err
+	}
+	runID, st, err := c.StartStream(ctx, id, carryon.NewRun{
+		Message: message, Multitask: *multitask, WriteOptions: carryon.WriteOptions{RequestID: carryon.NewID("req_")},
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "run: %s\n", runID)
+	end, err := followRun(ctx, c, runID, st, stdout)
+	if err != nil {
+		return err
+	}
+	return runFailure(runID, end)
+}
