@@ -32,6 +32,9 @@
 // at Open, each in its own transaction under an advisory lock, so instances that start together do
 // not race. The package knows no business rules; it only stores and reads what the hub services
 // tell it to, and normalises errors into carryon codes.
+//
+// DB is also a store.Notifier: Notify and Listen carry LISTEN/NOTIFY between processes, so that
+// an instance wakes the streams and runners of the others without waiting for their next poll.
 package postgres
 
 import (
