@@ -16,11 +16,13 @@ const (
 	codeForeignKeyViolation  = "23503"
 	codeSerializationFailure = "40001"
 	codeDeadlockDetected     = "40P01"
+	codeBadCharacter         = "22021" // character_not_in_repertoire: a NUL byte or invalid UTF-8
 )
 
 // normalize turns driver errors into carryon errors at the store boundary: no row is ENOTFOUND, a
 // taken unique key is ECONFLICT, a missing referenced row (or a row still referenced) is
-// ENOTFOUND. Context errors and *carryon.Error pass through; anything else stays an internal
+// ENOTFOUND, and text PostgreSQL cannot store (a NUL byte, invalid UTF-8) is EINVALID rather than
+// a server fault. Context errors and *carryon.Error pass through; anything else stays an internal
 // error (wrapped, with its detail, so that Write can still see a deadlock through it).
 func normalize(err error) error {
 	if err == nil {
@@ -42,6 +44,8 @@ func normalize(err error) error {
 			return carryon.Errorf(carryon.ECONFLICT, "already exists")
 		case codeForeignKeyViolation:
 			return carryon.Errorf(carryon.ENOTFOUND, "a referenced row does not exist")
+		case codeBadCharacter:
+			return carryon.Errorf(carryon.EINVALID, "text must be valid UTF-8 without NUL characters")
 		}
 	}
 	return err

@@ -202,3 +202,17 @@ func checkSession(t *testing.T, db store.Store, id string, n int) {
 		t.Fatal(err)
 	}
 }
+
+// TestTextPostgresCannotStore checks that text PostgreSQL refuses (a NUL byte, invalid UTF-8) is
+// the caller's EINVALID, not an internal error, and rolls the write back.
+func TestTextPostgresCannotStore(t *testing.T) {
+	db := open(t, newDatabase(t))
+	s := mkSession(t, db, "sess_1")
+	for _, content := range []string{"nul \x00 byte", "bad \xff utf-8"} {
+		err := db.Write(t.Context(), func(tx store.Tx) error { return appendTurn(t.Context(), tx, s.ID, content) })
+		if carryon.ErrorCode(err) != carryon.EINVALID {
+			t.Fatalf("storing %q: %v, want %s", content, err, carryon.EINVALID)
+		}
+	}
+	checkSession(t, db, s.ID, 0)
+}
