@@ -210,6 +210,8 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, rs carryon
 		select {
 		case <-r.Context().Done():
 			return
+		case <-s.streamsDone:
+			return // the server is shutting down: the client resumes with Last-Event-ID
 		case <-keepalive.C:
 			fmt.Fprint(w, ": keepalive\n\n")
 		case n, open := <-events:
@@ -217,6 +219,9 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, rs carryon
 				return
 			}
 			if n.err != nil {
+				if r.Context().Err() != nil {
+					return // the client left; nothing to tell it
+				}
 				b, _ := json.Marshal(problemOf(n.err))
 				fmt.Fprintf(w, "event: error\ndata: %s\n\n", b)
 				_ = rc.Flush()

@@ -55,6 +55,9 @@ type Config struct {
 	// Context previews the model context of a session (GET /v1/sessions/{id}/context); without
 	// it that route answers 501.
 	Context func(ctx context.Context, sessionID string) (*contextbuild.Context, error)
+	// Closing StreamsDone ends every open event stream (a server shutting down closes it so that
+	// the graceful shutdown does not wait for them; clients resume elsewhere with Last-Event-ID).
+	StreamsDone <-chan struct{}
 	// Registry receives the HTTP metrics and is served at /metrics; nil makes a new one with the Go
 	// and process collectors.
 	Registry *prometheus.Registry
@@ -65,6 +68,7 @@ type server struct {
 	sessions       carryon.SessionService
 	users          carryon.UserService
 	runs           carryon.RunService
+	streamsDone    <-chan struct{}
 	context        func(ctx context.Context, sessionID string) (*contextbuild.Context, error)
 	logger         *slog.Logger
 	ready          func(context.Context) error
@@ -85,6 +89,7 @@ func NewServer(cfg Config) http.Handler {
 		sessions:       cfg.Sessions,
 		users:          cfg.Users,
 		runs:           cfg.Runs,
+		streamsDone:    cfg.StreamsDone,
 		context:        cfg.Context,
 		logger:         cfg.Logger,
 		ready:          cfg.Ready,

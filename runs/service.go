@@ -29,7 +29,7 @@ type Config struct {
 	Now func() time.Time
 	// Instance names this process in leases (default host-pid-random).
 	Instance string
-	// LeaseTTL is how long a runner's lease lasts without a heartbeat (default 30s).
+	// LeaseTTL is how long a runner's lease lasts without a heartbeat (default 15s).
 	LeaseTTL time.Duration
 	// Heartbeat is how often a runner renews its lease and looks for stop requests (default LeaseTTL/3).
 	Heartbeat time.Duration
@@ -66,7 +66,7 @@ func New(st store.Store, sess *sessions.Service, eng *engine.Engine, cfg Config)
 		cfg.Now = time.Now
 	}
 	if cfg.LeaseTTL <= 0 {
-		cfg.LeaseTTL = 30 * time.Second
+		cfg.LeaseTTL = 15 * time.Second
 	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = cfg.LeaseTTL / 3

@@ -34,7 +34,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	requireVersion := fs.Bool("require-version", false, "refuse writes without an expected version with 428 (env CARRYON_REQUIRE_VERSION)")
 	maxBody := fs.Int64("max-body", 4<<20, "request body limit in bytes (env CARRYON_MAX_BODY)")
 	logJSON := fs.Bool("log-json", false, "log as JSON lines instead of text (env CARRYON_LOG_JSON)")
-	leaseTTL := fs.Duration("lease-ttl", 30*time.Second, "how long a runner's lease on a run lasts without a heartbeat; a run whose runner died is taken over after it (env CARRYON_LEASE_TTL)")
+	leaseTTL := fs.Duration("lease-ttl", 15*time.Second, "how long a runner's lease on a run lasts without a heartbeat; a run whose runner died is taken over after it (env CARRYON_LEASE_TTL)")
 	maxAttempts := fs.Int("max-attempts", 5, "a run whose runner died this many times is parked as failed (env CARRYON_MAX_ATTEMPTS)")
 	var af agentFlags
 	af.register(fs)
@@ -82,8 +82,10 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		return err
 	}
 	rs = runs.New(st, ss, eng, runs.Config{Logger: log, LeaseTTL: *leaseTTL, MaxAttempts: *maxAttempts})
+	streamsDone := make(chan struct{})
 	handler := httpapi.NewServer(httpapi.Config{
-		Sessions: ss, Users: us, Runs: rs, Logger: log, Ready: raw.Ping, MaxBodyBytes: *maxBody,
+		StreamsDone: streamsDone,
+		Sessions:    ss, Users: us, Runs: rs, Logger: log, Ready: raw.Ping, MaxBodyBytes: *maxBody,
 		RequireVersion: *requireVersion, Registry: reg,
 		Context: func(ctx context.Context, id string) (*contextbuild.Context, error) {
 			return eng.Builder().Build(ctx, id, contextbuild.Options{Model: eng.Model()})
@@ -95,6 +97,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		return err
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv.RegisterOnShutdown(func() { close(streamsDone) })
 	bgCtx, stopBG := context.WithCancel(ctx)
 	defer stopBG()
 	go ss.RunSweeper(bgCtx, *sweep, log)
