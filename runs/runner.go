@@ -26,13 +26,6 @@ func (s *Service) Wake() {
 func (s *Service) Work(ctx context.Context) {
 	t := time.NewTicker(s.cfg.Poll)
 	defer t.Stop()
-	if s.notify.remote != nil {
-		// Another process queued a run or changed one: look now rather than at the next poll.
-		go s.notify.remote.Listen(ctx, notifyChannel, func(runID string) {
-			s.notify.local(runID)
-			s.Wake()
-		})
-	}
 	for {
 		if err := s.claimAll(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("look for runnable runs", "err", err)
@@ -50,6 +43,19 @@ func (s *Service) Work(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// Listen wakes this process's streams and runners when another process announces a run change
+// through the store's Notifier, until ctx is done. Without a Notifier it returns at once (streams
+// and runners poll).
+func (s *Service) Listen(ctx context.Context) {
+	if s.notify.remote == nil {
+		return
+	}
+	_ = s.notify.remote.Listen(ctx, notifyChannel, func(runID string) {
+		s.notify.local(runID)
+		s.Wake()
+	})
 }
 
 // claimAll takes every runnable run it has a free slot for.

@@ -35,6 +35,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 		for _, ref := range refs {
 			deleted := false
 			err := s.st.Write(ctx, func(tx store.Tx) error {
+				deleted = false // fn may run again after a deadlock
 				sess, err := tx.GetSession(ctx, ref.OwnerID, ref.ID)
 				if carryon.ErrorCode(err) == carryon.ENOTFOUND || (err == nil && !sess.ExpiresAt.Before(horizon)) {
 					return nil // gone already, or revived since the read

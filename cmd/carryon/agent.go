@@ -24,6 +24,7 @@ type agentFlags struct {
 	maxSteps        int
 	tokenBudget     int
 	contextBudget   int
+	workspaces      string
 }
 
 func (a *agentFlags) register(fs *flag.FlagSet) {
@@ -32,6 +33,7 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&a.scriptedDelay, "scripted-delay", 0, "latency the scripted model adds per step, e.g. 700ms (env CARRYON_SCRIPTED_DELAY)")
 	fs.IntVar(&a.maxSteps, "max-steps", 12, "model calls one run may make (env CARRYON_MAX_STEPS)")
 	fs.IntVar(&a.tokenBudget, "run-token-budget", 0, "tokens one run may use, 0 for no limit (env CARRYON_RUN_TOKEN_BUDGET)")
+	fs.StringVar(&a.workspaces, "workspaces", "", "directory of the sessions' workspaces; default DATA/workspaces; instances that share a database should share it too (env CARRYON_WORKSPACES)")
 	fs.IntVar(&a.contextBudget, "context-budget", 16000, "input tokens of one model call (env CARRYON_CONTEXT_BUDGET)")
 }
 
@@ -76,7 +78,11 @@ func (a *agentFlags) newEngine(getenv env, data string, src contextbuild.Source,
 		return nil, fmt.Errorf("tools: %w", err)
 	}
 	builder := contextbuild.New(contextbuild.Config{Budget: a.contextBudget}, src, actions, contextbuild.ModelSummarizer{Provider: p, Model: name})
+	ws := a.workspaces
+	if ws == "" {
+		ws = filepath.Join(data, "workspaces")
+	}
 	return engine.New(engine.Config{
-		Model: name, MaxSteps: a.maxSteps, TokenBudget: a.tokenBudget, Workspaces: filepath.Join(data, "workspaces"),
+		Model: name, MaxSteps: a.maxSteps, TokenBudget: a.tokenBudget, Workspaces: ws,
 	}, p, tools, builder), nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/store/postgres"
 	"github.com/carryon-hub/carryon/store/sqlite"
 )
 
@@ -19,11 +20,13 @@ const DefaultAddr = "127.0.0.1:8420"
 // storeFlags are the flags that locate the database: the data directory and an optional DSN.
 type storeFlags struct {
 	data, db, synchronous string
+	pgMaxConns            int
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet, getenv env) {
 	fs.StringVar(&f.data, "data", defaultDataDir(getenv), "data directory: the SQLite database, the local key file, workspaces (env CARRYON_DATA)")
-	fs.StringVar(&f.db, "db", "", "database DSN; default the SQLite file carryon.db in the data directory (env CARRYON_DB)")
+	fs.StringVar(&f.db, "db", "", "database: a SQLite file path, or postgres://user@host:5432/db for PostgreSQL; default the SQLite file carryon.db in the data directory (env CARRYON_DB)")
+	fs.IntVar(&f.pgMaxConns, "pg-max-conns", 16, "PostgreSQL connection pool size per process (env CARRYON_PG_MAX_CONNS)")
 	fs.StringVar(&f.synchronous, "sqlite-synchronous", "FULL", "SQLite durability: FULL survives power loss, NORMAL only process crashes (env CARRYON_SQLITE_SYNCHRONOUS)")
 }
 
@@ -36,9 +39,8 @@ func (f *storeFlags) open(ctx context.Context) (store.Store, error) {
 	if dsn == "" {
 		dsn = filepath.Join(f.data, "carryon.db")
 	}
-	switch {
-	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		return nil, fmt.Errorf("the PostgreSQL driver is not part of this build yet; use a SQLite path")
+	if isPostgres(dsn) {
+		return postgres.Open(ctx, dsn, postgres.WithMaxConns(int32(f.pgMaxConns)))
 	}
 	dsn = strings.TrimPrefix(dsn, "sqlite://")
 	return sqlite.Open(ctx, dsn, sqlite.WithSynchronous(strings.ToUpper(f.synchronous)))
@@ -99,4 +101,9 @@ func parseFlags(fs *flag.FlagSet, getenv env, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// isPostgres reports whether a DSN names a PostgreSQL database.
+func isPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }

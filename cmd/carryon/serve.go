@@ -35,6 +35,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	maxBody := fs.Int64("max-body", 4<<20, "request body limit in bytes (env CARRYON_MAX_BODY)")
 	logJSON := fs.Bool("log-json", false, "log as JSON lines instead of text (env CARRYON_LOG_JSON)")
 	leaseTTL := fs.Duration("lease-ttl", 15*time.Second, "how long a runner's lease on a run lasts without a heartbeat; a run whose runner died is taken over after it (env CARRYON_LEASE_TTL)")
+	workers := fs.Int("workers", 8, "runs this instance executes at once; 0 serves the API and streams only (env CARRYON_WORKERS)")
 	maxAttempts := fs.Int("max-attempts", 5, "a run whose runner died this many times is parked as failed (env CARRYON_MAX_ATTEMPTS)")
 	var af agentFlags
 	af.register(fs)
@@ -81,7 +82,10 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	rs = runs.New(st, ss, eng, runs.Config{Logger: log, LeaseTTL: *leaseTTL, MaxAttempts: *maxAttempts})
+	if *workers < 0 {
+		return usagef("--workers must be 0 or more")
+	}
+	rs = runs.New(st, ss, eng, runs.Config{Logger: log, LeaseTTL: *leaseTTL, MaxAttempts: *maxAttempts, Workers: *workers})
 	streamsDone := make(chan struct{})
 	handler := httpapi.NewServer(httpapi.Config{
 		StreamsDone: streamsDone,
@@ -102,7 +106,12 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	defer stopBG()
 	go ss.RunSweeper(bgCtx, *sweep, log)
 	worked := make(chan struct{})
-	go func() { rs.Work(bgCtx); close(worked) }()
+	go rs.Listen(bgCtx)
+	if *workers > 0 {
+		go func() { rs.Work(bgCtx); close(worked) }()
+	} else {
+		close(worked)
+	}
 
 	url := "http://" + ln.Addr().String()
 	log.Info("carryon listening", "url", url, "data", sf.data, "version", carryon.Version, "model", eng.Model())
