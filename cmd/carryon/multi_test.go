@@ -161,7 +161,9 @@ func TestPausedInstanceIsFenced(t *testing.T) {
 	if string(before) != string(after) {
 		t.Fatalf("A wrote after losing the run:\n%s\n%s", before, after)
 	}
-	var v struct{ Messages []struct{ Role, Content string } }
+	var v struct {
+		Messages []struct{ Role, Content string }
+	}
 	json.Unmarshal(after, &v)
 	finals := 0
 	for _, m := range v.Messages {
