@@ -1,6 +1,7 @@
 // Package store defines the one small interface every database driver implements, grouped by
-// aggregate (users, sessions, messages, working memory, idempotency keys). Drivers live in
-// subpackages (store/sqlite, store/postgres) and must pass the conformance suite in store/storetest.
+// aggregate (users, sessions, messages, working memory, idempotency keys, runs, long-term
+// memory). Drivers live in subpackages (store/sqlite, store/postgres) and must pass the
+// conformance suite in store/storetest.
 //
 // The store knows no business rules: it never decides whether a write is allowed (the hub services
 // do), it only stores and reads what it is told, inside transactions the services open. Every query
@@ -44,6 +45,7 @@ type Tx interface {
 	WorkingMemory
 	Idempotency
 	Runs
+	Memories
 }
 
 // Users stores users and API keys.

@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Forks", func(t *testing.T) { testForks(t, open) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, open) })
 	t.Run("Runs", func(t *testing.T) { testRuns(t, open) })
+	t.Run("Memories", func(t *testing.T) { testMemories(t, open) })
 }
 
 // Owners used by the suite; B is always the one that must not see A's rows.

@@ -1,0 +1,115 @@
+package carryon
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// Limits of long-term memory items; the memory service enforces them.
+const (
+	// MaxMemoryKeyLength bounds a memory key.
+	MaxMemoryKeyLength = 200
+	// MaxMemoryNamespaceLength bounds a memory namespace.
+	MaxMemoryNamespaceLength = 200
+	// MaxMemoryValueBytes bounds the JSON value of a memory item.
+	MaxMemoryValueBytes = 64 << 10
+	// MaxMemoryTextBytes bounds the searchable text of a memory item.
+	MaxMemoryTextBytes = 8 << 10
+	// DefaultMemoryListLimit is the page size of a memory listing when none is given.
+	DefaultMemoryListLimit = 50
+	// DefaultMemorySearchLimit is how many results a search returns when no limit is given.
+	DefaultMemorySearchLimit = 10
+	// MaxMemorySearchLimit bounds the results of one search.
+	MaxMemorySearchLimit = 100
+)
+
+// MemoryItem is one entry of a user's long-term memory: a JSON value under (namespace, key), with
+// text that search matches against. Memory belongs to one user and is never read for another.
+type MemoryItem struct {
+	// OwnerID is the user the item belongs to.
+	OwnerID string `json:"owner_id,omitempty"`
+	// Namespace is a dot-separated path of segments [a-z0-9_-]+, such as prefs or projects.alpha.
+	Namespace string `json:"namespace"`
+	// Key names the item inside its namespace.
+	Key string `json:"key"`
+	// Value is any JSON value.
+	Value json.RawMessage `json:"value"`
+	// Text is what search matches; when empty, the value's text is searched.
+	Text string `json:"text,omitempty"`
+	// Score is the relevance of a search result (higher is better); set by search only.
+	Score     float64   `json:"score,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// ExpiresAt is when the item stops being returned (nil: never).
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// Expired reports whether the item has expired at now.
+func (m *MemoryItem) Expired(now time.Time) bool {
+	return m.ExpiresAt != nil && !m.ExpiresAt.After(now)
+}
+
+// MemoryPut is the input of MemoryService.Put.
+type MemoryPut struct {
+	// Value is any JSON value; required.
+	Value json.RawMessage `json:"value"`
+	// Text is what search matches; optional (the value's text is searched without it).
+	Text string `json:"text,omitempty"`
+	// TTLSeconds, when positive, makes the item expire that long after this write.
+	TTLSeconds int64 `json:"ttl_seconds,omitempty"`
+}
+
+// MemoryFilter pages through the caller's memory ordered by (namespace, key).
+type MemoryFilter struct {
+	// Namespace limits the listing to a namespace and the namespaces under it ("" for all).
+	Namespace string `json:"namespace,omitempty"`
+	Limit     int    `json:"limit,omitempty"`
+	// Cursor is the NextCursor of the previous page.
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// MemoryPage is one page of memory items.
+type MemoryPage struct {
+	Items      []*MemoryItem `json:"items"`
+	NextCursor string        `json:"next_cursor,omitempty"`
+}
+
+// MemorySearch is the input of MemoryService.Search.
+type MemorySearch struct {
+	// Query is free text; its words are matched, each on its own. A query without words (empty or
+	// only punctuation) returns the most recently updated items instead, with no score.
+	Query string `json:"query"`
+	// Namespace limits the search to a namespace and the namespaces under it ("" for all).
+	Namespace string `json:"namespace,omitempty"`
+	// Limit bounds the results (default DefaultMemorySearchLimit, at most MaxMemorySearchLimit).
+	Limit int `json:"limit,omitempty"`
+}
+
+// MemoryResults are the results of a search, most relevant first.
+type MemoryResults struct {
+	Items []*MemoryItem `json:"items"`
+}
+
+// MemoryService is the caller's long-term memory. The caller is the user in the context; every
+// method answers EUNAUTHORIZED without one and only ever reads or writes that user's items.
+type MemoryService interface {
+	// Put stores value (and text) under (namespace, key), replacing what was there. EINVALID, EUNAUTHORIZED.
+	Put(ctx context.Context, namespace, key string, in MemoryPut) (*MemoryItem, error)
+	// Get returns an item. ENOTFOUND (also when expired), EINVALID, EUNAUTHORIZED.
+	Get(ctx context.Context, namespace, key string) (*MemoryItem, error)
+	// Delete removes an item. ENOTFOUND, EINVALID, EUNAUTHORIZED.
+	Delete(ctx context.Context, namespace, key string) error
+	// List pages through items by (namespace, key). EINVALID, EUNAUTHORIZED.
+	List(ctx context.Context, f MemoryFilter) (*MemoryPage, error)
+	// Search returns the items most relevant to the query, best first. EINVALID, EUNAUTHORIZED.
+	Search(ctx context.Context, in MemorySearch) (*MemoryResults, error)
+}
+
+// InNamespace reports whether namespace ns lies in the subtree of filter: it is filter itself or
+// a namespace under it, compared segment by segment (filter "u1" holds "u1" and "u1.x", never
+// "u10"). An empty filter holds every namespace.
+func InNamespace(ns, filter string) bool {
+	return filter == "" || ns == filter || strings.HasPrefix(ns, filter+".")
+}

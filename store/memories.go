@@ -1,0 +1,142 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/carryon-hub/carryon"
+)
+
+// MemoryQuery selects a page of one owner's long-term memory ordered by (namespace, key).
+type MemoryQuery struct {
+	// Namespace limits the page to that namespace and the namespaces under it, segment by
+	// segment ("u1" holds "u1" and "u1.x", never "u10"); "" means every namespace.
+	Namespace string
+	// AfterNamespace and AfterKey continue after the last item of the previous page (keyset
+	// paging); both empty means the first page.
+	AfterNamespace, AfterKey string
+	// Now hides items that expired at or before it.
+	Now   time.Time
+	Limit int
+}
+
+// MemorySearchQuery is a ranked search of one owner's long-term memory.
+type MemorySearchQuery struct {
+	// Text is free text; SearchTerms says which words of it are matched. Each term is matched on
+	// its own (any term matches) and items with more and rarer matches rank higher. A text with no
+	// terms returns the most recently updated items instead, with Score 0.
+	Text string
+	// Namespace limits the search to a subtree, as in MemoryQuery.
+	Namespace string
+	// Now hides items that expired at or before it.
+	Now   time.Time
+	Limit int
+}
+
+// Memories stores users' long-term memory. The owner is a required argument of every method:
+// there is no way to read or search memory without naming whose it is, and an empty owner is
+// refused with EINVALID (see CheckOwner). The methods are named …MemoryItem so that they do not
+// clash with the session working memory of the WorkingMemory aggregate.
+type Memories interface {
+	// PutMemoryItem inserts the item or replaces the owner's item with the same (namespace, key),
+	// storing every field as given (the caller keeps CreatedAt of a replaced item).
+	PutMemoryItem(ctx context.Context, owner string, it *carryon.MemoryItem) error
+	// GetMemoryItem returns the owner's item. ENOTFOUND when missing or expired at now.
+	GetMemoryItem(ctx context.Context, owner, namespace, key string, now time.Time) (*carryon.MemoryItem, error)
+	// DeleteMemoryItem removes the owner's item, expired or not. ENOTFOUND when there is none.
+	DeleteMemoryItem(ctx context.Context, owner, namespace, key string) error
+	// ListMemoryItems returns a page of the owner's unexpired items by (namespace, key).
+	ListMemoryItems(ctx context.Context, owner string, q MemoryQuery) ([]*carryon.MemoryItem, error)
+	// SearchMemoryItems returns up to q.Limit of the owner's unexpired items matching q.Text,
+	// best first (Score descending, then UpdatedAt descending, then namespace and key).
+	SearchMemoryItems(ctx context.Context, owner string, q MemorySearchQuery) ([]*carryon.MemoryItem, error)
+	// PurgeExpiredMemoryItems removes, across owners, every item that expired before t and
+	// returns how many. It is for the system sweeper only.
+	PurgeExpiredMemoryItems(ctx context.Context, before time.Time) (int64, error)
+}
+
+// CheckOwner refuses an empty owner: drivers call it first in every Memories method.
+func CheckOwner(owner string) error {
+	if owner == "" {
+		return carryon.Errorf(carryon.EINVALID, "store: long-term memory needs an owner")
+	}
+	return nil
+}
+
+// MaxSearchTerms bounds the terms of one search.
+const MaxSearchTerms = 32
+
+// SearchTerms returns the words a search matches: runs of letters and digits, lower-cased, each
+// at most 64 bytes, without repeats, at most MaxSearchTerms of them. Everything else (spaces,
+// punctuation, quotes, *, %, operators of any query syntax) only separates words, so a term can
+// never carry syntax into a driver's full-text query.
+func SearchTerms(text string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		if len(w) > 64 || seen[w] {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+		if len(out) == MaxSearchTerms {
+			break
+		}
+	}
+	return out
+}
+
+// MemoryDocument is the text a driver indexes for an item: its namespace and key as words,
+// then its text, or, without text, the strings and numbers of its value. Drivers index exactly
+// this, so they match the same items.
+func MemoryDocument(it *carryon.MemoryItem) string {
+	var b strings.Builder
+	b.WriteString(strings.Join(SearchTerms(it.Namespace+" "+it.Key), " "))
+	b.WriteString("\n")
+	if it.Text != "" {
+		b.WriteString(it.Text)
+		return b.String()
+	}
+	var v any
+	if json.Unmarshal(it.Value, &v) == nil {
+		valueText(&b, v)
+	}
+	return b.String()
+}
+
+func valueText(b *strings.Builder, v any) {
+	switch t := v.(type) {
+	case string:
+		b.WriteString(t + " ")
+	case float64, bool:
+		j, _ := json.Marshal(t)
+		b.Write(j)
+		b.WriteString(" ")
+	case []any:
+		for _, x := range t {
+			valueText(b, x)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			b.WriteString(k + " ")
+			valueText(b, t[k])
+		}
+	}
+}
+
+// EscapeLike escapes the LIKE metacharacters %, _ and the escape character \ in s, for a
+// pattern written with ESCAPE '\'.
+func EscapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
