@@ -70,8 +70,21 @@ func CheckOwner(owner string) error {
 // MaxSearchTerms bounds the terms of one search.
 const MaxSearchTerms = 32
 
+// stopWords are common English words that say nothing about what a text is about; a search
+// skips them, so that a whole sentence can serve as a query.
+var stopWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an and are as at be but by can could did do does for from had has have
+		how i if in into is it its me my no not of on or our should so than that the their them then there
+		these they this to was we were what when where which who why will with would you your`) {
+		stopWords[w] = true
+	}
+}
+
 // SearchTerms returns the words a search matches: runs of letters and digits, lower-cased, each
-// at most 64 bytes, without repeats, at most MaxSearchTerms of them. Everything else (spaces,
+// at most 64 bytes, without repeats and common English stop words ("the", "a", "which", …), at
+// most MaxSearchTerms of them. Everything else (spaces,
 // punctuation, quotes, *, %, operators of any query syntax) only separates words, so a term can
 // never carry syntax into a driver's full-text query.
 func SearchTerms(text string) []string {
@@ -80,7 +93,7 @@ func SearchTerms(text string) []string {
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	}) {
-		if len(w) > 64 || seen[w] {
+		if len(w) > 64 || seen[w] || stopWords[w] {
 			continue
 		}
 		seen[w] = true

@@ -1,0 +1,320 @@
+// Package memory is the hub service that owns users' long-term memory: items of JSON under a
+// (namespace, key) that a user, or the agent for that user, remembers across sessions, and a
+// ranked search over them. It implements carryon.MemoryService over a store.
+//
+// The caller is the user in the context and nothing else: there is no parameter that names
+// another owner, and every store call passes the caller as the owner, so memory is never read
+// into another user's session because it lives in the same database. It validates input
+// (namespaces, keys, values, TTLs) and knows nothing of HTTP or SQL.
+//
+// Search scores are relative: the best result of a search scores 1 and the others their share of
+// its relevance, so they read the same whichever driver ranked them.
+package memory
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
+)
+
+// MaxQueryBytes bounds the text of one search.
+const MaxQueryBytes = 16 << 10
+
+// maxTTL bounds ttl_seconds (100 years).
+const maxTTL = 100 * 365 * 24 * 3600
+
+// Service implements carryon.MemoryService over a store.
+type Service struct {
+	st  store.Store
+	now func() time.Time
+}
+
+var _ carryon.MemoryService = (*Service)(nil)
+
+// New returns a memory service over st; now is the clock (nil: time.Now).
+func New(st store.Store, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{st: st, now: now}
+}
+
+// clock returns the time in UTC at the stores' microsecond precision.
+func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// owner returns the caller's user id, or EUNAUTHORIZED.
+func owner(ctx context.Context) (string, error) {
+	if id := carryon.UserIDFromContext(ctx); id != "" {
+		return id, nil
+	}
+	return "", carryon.Errorf(carryon.EUNAUTHORIZED, "no authenticated user")
+}
+
+var (
+	namespaceRe = regexp.MustCompile(`^[a-z0-9_-]+(\.[a-z0-9_-]+)*$`)
+	keyRe       = regexp.MustCompile(`^[A-Za-z0-9_.:@-]+$`)
+)
+
+// ValidNamespace checks a namespace: dot-separated segments of a-z, 0-9, _ and -, at most
+// carryon.MaxMemoryNamespaceLength bytes. Empty is allowed only where it means "all" (allowEmpty).
+func ValidNamespace(ns string, allowEmpty bool) error {
+	switch {
+	case ns == "" && allowEmpty:
+		return nil
+	case ns == "":
+		return carryon.Errorf(carryon.EINVALID, "namespace is required: dot-separated segments of a-z, 0-9, _ and -, such as prefs or projects.alpha")
+	case len(ns) > carryon.MaxMemoryNamespaceLength:
+		return carryon.Errorf(carryon.EINVALID, "namespace is longer than %d bytes", carryon.MaxMemoryNamespaceLength)
+	case !namespaceRe.MatchString(ns):
+		return carryon.Errorf(carryon.EINVALID, "namespace %q is not valid: use dot-separated segments of a-z, 0-9, _ and -, such as prefs or projects.alpha", clip(ns))
+	}
+	return nil
+}
+
+// ValidKey checks a key: 1 to carryon.MaxMemoryKeyLength characters of A-Z, a-z, 0-9, _ . : @ and -.
+func ValidKey(key string) error {
+	switch {
+	case key == "":
+		return carryon.Errorf(carryon.EINVALID, "key is required")
+	case len(key) > carryon.MaxMemoryKeyLength:
+		return carryon.Errorf(carryon.EINVALID, "key is longer than %d characters", carryon.MaxMemoryKeyLength)
+	case !keyRe.MatchString(key):
+		return carryon.Errorf(carryon.EINVALID, "key %q is not valid: use A-Z, a-z, 0-9, _, ., :, @ and -", clip(key))
+	}
+	return nil
+}
+
+func clip(s string) string {
+	if len(s) > 60 {
+		s = s[:60] + "…"
+	}
+	return strings.ToValidUTF8(s, "?")
+}
+
+func validItem(ns, key string) error {
+	if err := ValidNamespace(ns, false); err != nil {
+		return err
+	}
+	return ValidKey(key)
+}
+
+// Put stores value (and text) under (namespace, key) for the caller, replacing what was there;
+// a replaced item keeps its creation time. EINVALID, EUNAUTHORIZED.
+func (s *Service) Put(ctx context.Context, namespace, key string, in carryon.MemoryPut) (*carryon.MemoryItem, error) {
+	own, err := owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := validItem(namespace, key); err != nil {
+		return nil, err
+	}
+	value := json.RawMessage(strings.TrimSpace(string(in.Value)))
+	switch {
+	case len(value) == 0:
+		return nil, carryon.Errorf(carryon.EINVALID, "value is required: any JSON value")
+	case len(value) > carryon.MaxMemoryValueBytes:
+		return nil, carryon.Errorf(carryon.EINVALID, "value is larger than %d bytes", carryon.MaxMemoryValueBytes)
+	case !json.Valid(value):
+		return nil, carryon.Errorf(carryon.EINVALID, "value is not valid JSON")
+	case len(in.Text) > carryon.MaxMemoryTextBytes:
+		return nil, carryon.Errorf(carryon.EINVALID, "text is longer than %d bytes", carryon.MaxMemoryTextBytes)
+	case !utf8.ValidString(in.Text) || strings.ContainsRune(in.Text, 0) || strings.Contains(string(value), `\u0000`):
+		return nil, carryon.Errorf(carryon.EINVALID, "text and value must be valid UTF-8 without NUL characters")
+	case in.TTLSeconds < 0 || in.TTLSeconds > maxTTL:
+		return nil, carryon.Errorf(carryon.EINVALID, "ttl_seconds must be between 0 (no expiry) and %d", maxTTL)
+	}
+	now := s.clock()
+	it := &carryon.MemoryItem{OwnerID: own, Namespace: namespace, Key: key, Value: value, Text: in.Text, CreatedAt: now, UpdatedAt: now}
+	if in.TTLSeconds > 0 {
+		exp := now.Add(time.Duration(in.TTLSeconds) * time.Second)
+		it.ExpiresAt = &exp
+	}
+	err = s.st.Write(ctx, func(tx store.Tx) error {
+		it.CreatedAt = now // fn may run again
+		if old, err := tx.GetMemoryItem(ctx, own, namespace, key, now); err == nil {
+			it.CreatedAt = old.CreatedAt
+		} else if carryon.ErrorCode(err) != carryon.ENOTFOUND {
+			return err
+		}
+		return tx.PutMemoryItem(ctx, own, it)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return it, nil
+}
+
+// Get returns the caller's item. ENOTFOUND (also when expired), EINVALID, EUNAUTHORIZED.
+func (s *Service) Get(ctx context.Context, namespace, key string) (*carryon.MemoryItem, error) {
+	own, err := owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := validItem(namespace, key); err != nil {
+		return nil, err
+	}
+	var it *carryon.MemoryItem
+	err = s.st.Read(ctx, func(tx store.Tx) error {
+		var err error
+		it, err = tx.GetMemoryItem(ctx, own, namespace, key, s.clock())
+		return err
+	})
+	return it, err
+}
+
+// Delete removes the caller's item. ENOTFOUND (also when it had expired), EINVALID, EUNAUTHORIZED.
+func (s *Service) Delete(ctx context.Context, namespace, key string) error {
+	own, err := owner(ctx)
+	if err != nil {
+		return err
+	}
+	if err := validItem(namespace, key); err != nil {
+		return err
+	}
+	now := s.clock()
+	return s.st.Write(ctx, func(tx store.Tx) error {
+		if _, err := tx.GetMemoryItem(ctx, own, namespace, key, now); err != nil {
+			return err
+		}
+		return tx.DeleteMemoryItem(ctx, own, namespace, key)
+	})
+}
+
+// List pages through the caller's unexpired items by (namespace, key), limited to a namespace
+// subtree when f.Namespace is set. EINVALID, EUNAUTHORIZED.
+func (s *Service) List(ctx context.Context, f carryon.MemoryFilter) (*carryon.MemoryPage, error) {
+	own, err := owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := ValidNamespace(f.Namespace, true); err != nil {
+		return nil, err
+	}
+	if f.Limit < 0 || f.Limit > carryon.MaxMessageWindow {
+		return nil, carryon.Errorf(carryon.EINVALID, "limit must be between 1 and %d", carryon.MaxMessageWindow)
+	}
+	limit := f.Limit
+	if limit == 0 {
+		limit = carryon.DefaultMemoryListLimit
+	}
+	q := store.MemoryQuery{Namespace: f.Namespace, Now: s.clock(), Limit: limit + 1}
+	if f.Cursor != "" {
+		if q.AfterNamespace, q.AfterKey, err = decodeCursor(f.Cursor); err != nil {
+			return nil, err
+		}
+	}
+	var items []*carryon.MemoryItem
+	err = s.st.Read(ctx, func(tx store.Tx) error {
+		var err error
+		items, err = tx.ListMemoryItems(ctx, own, q)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	page := &carryon.MemoryPage{Items: items}
+	if len(items) > limit {
+		page.Items = items[:limit]
+		last := page.Items[limit-1]
+		page.NextCursor = encodeCursor(last.Namespace, last.Key)
+	}
+	return page, nil
+}
+
+func encodeCursor(ns, key string) string {
+	b, _ := json.Marshal([2]string{ns, key})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(c string) (string, string, error) {
+	var v [2]string
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		err = json.Unmarshal(b, &v)
+	}
+	if err != nil || validItem(v[0], v[1]) != nil {
+		return "", "", carryon.Errorf(carryon.EINVALID, "cursor is not a next_cursor of this listing")
+	}
+	return v[0], v[1], nil
+}
+
+// Search returns the caller's unexpired items most relevant to in.Query, best first, with scores
+// relative to the best (1). A query without words (empty, or only punctuation and symbols such
+// as * or %) returns the most recently updated items instead, without scores. EINVALID,
+// EUNAUTHORIZED.
+func (s *Service) Search(ctx context.Context, in carryon.MemorySearch) (*carryon.MemoryResults, error) {
+	own, err := owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := ValidNamespace(in.Namespace, true); err != nil {
+		return nil, err
+	}
+	switch {
+	case in.Limit < 0 || in.Limit > carryon.MaxMemorySearchLimit:
+		return nil, carryon.Errorf(carryon.EINVALID, "limit must be between 1 and %d", carryon.MaxMemorySearchLimit)
+	case len(in.Query) > MaxQueryBytes:
+		return nil, carryon.Errorf(carryon.EINVALID, "query is longer than %d bytes", MaxQueryBytes)
+	case !utf8.ValidString(in.Query):
+		return nil, carryon.Errorf(carryon.EINVALID, "query is not valid UTF-8")
+	}
+	if in.Limit == 0 {
+		in.Limit = carryon.DefaultMemorySearchLimit
+	}
+	var items []*carryon.MemoryItem
+	err = s.st.Read(ctx, func(tx store.Tx) error {
+		var err error
+		items, err = tx.SearchMemoryItems(ctx, own, store.MemorySearchQuery{Text: in.Query, Namespace: in.Namespace, Now: s.clock(), Limit: in.Limit})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(items) > 0 && items[0].Score > 0 {
+		best := items[0].Score
+		for _, it := range items {
+			it.Score = math.Max(math.Round(it.Score/best*1000)/1000, 0.001)
+		}
+	}
+	return &carryon.MemoryResults{Items: items}, nil
+}
+
+// Sweep removes the items of every user that have expired and returns how many.
+func (s *Service) Sweep(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.st.Write(ctx, func(tx store.Tx) error {
+		var err error
+		n, err = tx.PurgeExpiredMemoryItems(ctx, s.clock())
+		return err
+	})
+	return n, err
+}
+
+// RunSweeper sweeps every interval until ctx is done, logging what it removed.
+func (s *Service) RunSweeper(ctx context.Context, every time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		n, err := s.Sweep(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Error("memory sweep failed", "err", err)
+		case n > 0:
+			log.Info("swept expired memory items", "items", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,243 @@
+package memory_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/memory"
+	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/store/postgres"
+	"github.com/carryon-hub/carryon/store/sqlite"
+	"github.com/jackc/pgx/v5"
+)
+
+// drivers returns the stores the tests run on: SQLite always, PostgreSQL when
+// CARRYON_TEST_POSTGRES_URL names a server (a fresh database, dropped at the end).
+func drivers(t *testing.T) map[string]store.Store {
+	out := map[string]store.Store{}
+	db, err := sqlite.Open(t.Context(), ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	out["sqlite"] = db
+	admin := os.Getenv("CARRYON_TEST_POSTGRES_URL")
+	if admin == "" {
+		return out
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	name := "carryon_memtest_" + hex.EncodeToString(b[:])
+	exec := func(ctx context.Context, sql string) error {
+		conn, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, sql)
+		return err
+	}
+	if err := exec(t.Context(), "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	pg, err := postgres.Open(t.Context(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pg.Close() })
+	out["postgres"] = pg
+	return out
+}
+
+// clock is a fake clock safe for concurrent use.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func as(id string) context.Context {
+	return carryon.NewContextWithUser(context.Background(), &carryon.User{ID: id})
+}
+
+func keysOf(items []*carryon.MemoryItem) []string {
+	out := []string{}
+	for _, it := range items {
+		out = append(out, it.Namespace+"/"+it.Key)
+	}
+	return out
+}
+
+// corpus is testdata/corpus.json: items and the results queries must rank first.
+type corpus struct {
+	Items []struct {
+		Namespace string          `json:"namespace"`
+		Key       string          `json:"key"`
+		Value     json.RawMessage `json:"value"`
+		Text      string          `json:"text"`
+	} `json:"items"`
+	Queries []struct {
+		Query     string   `json:"query"`
+		Namespace string   `json:"namespace"`
+		Top       []string `json:"top"`
+		Count     *int     `json:"count"`
+	} `json:"queries"`
+}
+
+// Search ranks the relevant items of the fixed corpus first, on every driver, and another user
+// holding the same corpus changes nothing about what is found.
+func TestSearchRanksCorpus(t *testing.T) {
+	raw, err := os.ReadFile("testdata/corpus.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c corpus
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	for name, st := range drivers(t) {
+		t.Run(name, func(t *testing.T) {
+			clk := &clock{t: time.Date(2025, 5, 1, 9, 0, 0, 0, time.UTC)}
+			svc := memory.New(st, clk.now)
+			for _, owner := range []string{"usr_alice", "usr_bob"} {
+				for _, it := range c.Items {
+					clk.add(time.Second)
+					if _, err := svc.Put(as(owner), it.Namespace, it.Key, carryon.MemoryPut{Value: it.Value, Text: it.Text}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for _, q := range c.Queries {
+				res, err := svc.Search(as("usr_alice"), carryon.MemorySearch{Query: q.Query, Namespace: q.Namespace})
+				if err != nil {
+					t.Fatalf("search %q: %v", q.Query, err)
+				}
+				got := keysOf(res.Items)
+				if len(got) < len(q.Top) || !slices.Equal(got[:len(q.Top)], q.Top) {
+					t.Errorf("search %q in %q = %v, want %v first", q.Query, q.Namespace, got, q.Top)
+				}
+				if q.Count != nil && len(got) != *q.Count {
+					t.Errorf("search %q = %v, want %d results", q.Query, got, *q.Count)
+				}
+				for i, it := range res.Items {
+					if it.OwnerID != "usr_alice" || it.Score <= 0 || it.Score > 1 || i > 0 && it.Score > res.Items[i-1].Score {
+						t.Errorf("search %q: result %d = %+v", q.Query, i, it)
+					}
+				}
+				if len(res.Items) > 0 && res.Items[0].Score != 1 {
+					t.Errorf("search %q: the best score is %v, want 1", q.Query, res.Items[0].Score)
+				}
+			}
+		})
+	}
+}
+
+// Put, Get, List, Delete and Search validate their input and serve only the caller.
+func TestServiceRules(t *testing.T) {
+	for name, st := range drivers(t) {
+		t.Run(name, func(t *testing.T) {
+			clk := &clock{t: time.Date(2025, 5, 1, 9, 0, 0, 0, time.UTC)}
+			svc := memory.New(st, clk.now)
+			alice, bob := as("usr_alice"), as("usr_bob")
+			if _, err := svc.Put(context.Background(), "prefs", "k", carryon.MemoryPut{Value: json.RawMessage(`1`)}); carryon.ErrorCode(err) != carryon.EUNAUTHORIZED {
+				t.Fatalf("Put without a user: %v", err)
+			}
+			if _, err := svc.Search(context.Background(), carryon.MemorySearch{}); carryon.ErrorCode(err) != carryon.EUNAUTHORIZED {
+				t.Fatalf("Search without a user: %v", err)
+			}
+			bad := []struct {
+				ns, key string
+				in      carryon.MemoryPut
+			}{
+				{"", "k", carryon.MemoryPut{Value: json.RawMessage(`1`)}},
+				{"Prefs", "k", carryon.MemoryPut{Value: json.RawMessage(`1`)}},
+				{"prefs.", "k", carryon.MemoryPut{Value: json.RawMessage(`1`)}},
+				{"a..b", "k", carryon.MemoryPut{Value: json.RawMessage(`1`)}},
+				{"a%b", "k", carryon.MemoryPut{Value: json.RawMessage(`1`)}},
+				{"prefs", "", carryon.MemoryPut{Value: json.RawMessage(`1`)}},
+				{"prefs", "a/b", carryon.MemoryPut{Value: json.RawMessage(`1`)}},
+				{"prefs", string(make([]byte, 201)), carryon.MemoryPut{Value: json.RawMessage(`1`)}},
+				{"prefs", "k", carryon.MemoryPut{}},
+				{"prefs", "k", carryon.MemoryPut{Value: json.RawMessage(`{nope`)}},
+				{"prefs", "k", carryon.MemoryPut{Value: json.RawMessage(`1`), TTLSeconds: -1}},
+				{"prefs", "k", carryon.MemoryPut{Value: json.RawMessage(`1`), Text: "nul\x00"}},
+			}
+			for _, b := range bad {
+				if _, err := svc.Put(alice, b.ns, b.key, b.in); carryon.ErrorCode(err) != carryon.EINVALID {
+					t.Errorf("Put(%q, %q, %+v) = %v, want invalid_request", b.ns, b.key, b.in, err)
+				}
+			}
+			first, err := svc.Put(alice, "prefs", "theme", carryon.MemoryPut{Value: json.RawMessage(`"dark"`), Text: "dark theme"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			clk.add(time.Minute)
+			second, err := svc.Put(alice, "prefs", "theme", carryon.MemoryPut{Value: json.RawMessage(`"light"`), TTLSeconds: 60})
+			if err != nil || !second.CreatedAt.Equal(first.CreatedAt) || !second.UpdatedAt.After(first.UpdatedAt) || second.ExpiresAt == nil {
+				t.Fatalf("replace = %+v, %v", second, err)
+			}
+			if _, err := svc.Get(bob, "prefs", "theme"); carryon.ErrorCode(err) != carryon.ENOTFOUND {
+				t.Fatalf("bob reads alice's item: %v", err)
+			}
+			if err := svc.Delete(bob, "prefs", "theme"); carryon.ErrorCode(err) != carryon.ENOTFOUND {
+				t.Fatalf("bob deletes alice's item: %v", err)
+			}
+			clk.add(2 * time.Minute) // past the TTL
+			if _, err := svc.Get(alice, "prefs", "theme"); carryon.ErrorCode(err) != carryon.ENOTFOUND {
+				t.Fatalf("expired item readable: %v", err)
+			}
+			if n, err := svc.Sweep(alice); err != nil || n != 1 {
+				t.Fatalf("Sweep = %d, %v", n, err)
+			}
+			// Paging with cursors.
+			for _, k := range []string{"a", "b", "c", "d", "e"} {
+				if _, err := svc.Put(alice, "p", k, carryon.MemoryPut{Value: json.RawMessage(`1`)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []string
+			f := carryon.MemoryFilter{Namespace: "p", Limit: 2}
+			for {
+				page, err := svc.List(alice, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, keysOf(page.Items)...)
+				if page.NextCursor == "" {
+					break
+				}
+				f.Cursor = page.NextCursor
+			}
+			if want := []string{"p/a", "p/b", "p/c", "p/d", "p/e"}; !slices.Equal(got, want) {
+				t.Fatalf("pages = %v", got)
+			}
+			if _, err := svc.List(alice, carryon.MemoryFilter{Cursor: "garbage"}); carryon.ErrorCode(err) != carryon.EINVALID {
+				t.Fatalf("bad cursor: %v", err)
+			}
+			if page, _ := svc.List(bob, carryon.MemoryFilter{}); len(page.Items) != 0 {
+				t.Fatalf("bob lists %v", keysOf(page.Items))
+			}
+		})
+	}
+}
