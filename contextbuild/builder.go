@@ -1,7 +1,8 @@
 // Package contextbuild is the ContextBuilder: it turns a session's stored state into the model's
 // input under a token budget. The system message carries the system prompt, the working memory
-// (goal, plan with step status, next action, notes), a slot for long-term memory, a digest of
-// recent tool calls and the summary of cut history; then come as many recent messages as fit.
+// (goal, plan with step status, next action, notes), the owner's long-term memory most relevant
+// to the turn (within LongTermShare of the budget), a digest of recent tool calls and the summary
+// of cut history; then come as many recent messages as fit.
 //
 // It reads O(window) rows, never the whole session, and it never writes: when history no longer
 // fits, it returns the summary the caller should store (a message of kind summary covering the
@@ -48,6 +49,13 @@ type Config struct {
 	// KeepShare is the share of the message budget kept when history is cut, so that the next
 	// turns fit without another summary (default 0.6).
 	KeepShare float64
+	// LongTerm, when set, fills the long_term_memory part with the session owner's items most
+	// relevant to the last user message.
+	LongTerm LongTerm
+	// LongTermShare is the share of the budget long-term memory may take (default 0.1).
+	LongTermShare float64
+	// LongTermItems is how many long-term memory items are looked up (default 8).
+	LongTermItems int
 }
 
 // Builder builds contexts.
@@ -74,6 +82,12 @@ func New(cfg Config, src Source, actions ActionSource, summarizer Summarizer) *B
 	}
 	if cfg.KeepShare <= 0 || cfg.KeepShare > 1 {
 		cfg.KeepShare = 0.6
+	}
+	if cfg.LongTermShare <= 0 || cfg.LongTermShare > 1 {
+		cfg.LongTermShare = 0.1
+	}
+	if cfg.LongTermItems <= 0 {
+		cfg.LongTermItems = 8
 	}
 	return &Builder{cfg: cfg, src: src, actions: actions, summarizer: summarizer}
 }
@@ -145,8 +159,12 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 	sections := []Part{
 		{Name: "system_prompt", Content: b.cfg.SystemPrompt},
 		{Name: "working_memory", Content: HeadingMemory + "\n" + RenderWorkingMemory(view.WorkingMemory)},
-		{Name: "long_term_memory"},
 	}
+	lt, err := b.longTerm(ctx, view, counter)
+	if err != nil {
+		return nil, err
+	}
+	sections = append(sections, lt)
 	if b.actions != nil {
 		acts, err := b.actions.RecentActions(ctx, sessionID, b.cfg.ToolDigest)
 		if err != nil {

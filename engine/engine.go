@@ -64,6 +64,8 @@ type Config struct {
 	Workspaces string
 	// DeltaEvery coalesces model deltas into one event at most this often (default 100ms).
 	DeltaEvery time.Duration
+	// Memories is the users' long-term memory, handed to tools (remember, recall); nil for none.
+	Memories carryon.MemoryService
 }
 
 // Engine runs the agent loop.

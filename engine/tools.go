@@ -139,6 +139,7 @@ func (e *Engine) call(hub Hub, run *carryon.Run, a *carryon.Action) tool.Call {
 	return tool.Call{
 		Args: a.Args, SessionID: run.SessionID, RunID: run.ID, IdempotencyKey: a.IdempotencyKey,
 		Workspace: e.Workspace(run.SessionID), Memory: memoryEditor{hub: hub, run: run},
+		OwnerID: run.OwnerID, Memories: e.cfg.Memories,
 	}
 }
 

@@ -17,11 +17,13 @@ import (
 	"github.com/carryon-hub/carryon/contextbuild"
 	"github.com/carryon-hub/carryon/engine"
 	"github.com/carryon-hub/carryon/httpapi"
+	"github.com/carryon-hub/carryon/memory"
 	"github.com/carryon-hub/carryon/model/scripted"
 	"github.com/carryon-hub/carryon/runs"
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store/sqlite"
 	"github.com/carryon-hub/carryon/tool"
+	"github.com/carryon-hub/carryon/tool/memtool"
 	"github.com/carryon-hub/carryon/tool/workspace"
 	"github.com/carryon-hub/carryon/users"
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,6 +36,7 @@ type env struct {
 	handler  http.Handler // the server's handler, for in-process requests
 	sessions *sessions.Service
 	users    *users.Service
+	memory   *memory.Service
 	adminKey string // an admin user's key
 	aliceKey string // a plain user's key
 	bobKey   string // another plain user's key
@@ -67,7 +70,7 @@ func newEnv(t testing.TB, change func(*httpapi.Config)) *env {
 		t.Fatalf("open sqlite: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	e := &env{t: t, sessions: sessions.New(db, sessions.Config{}), users: users.New(db, nil), logs: &syncBuffer{}}
+	e := &env{t: t, sessions: sessions.New(db, sessions.Config{}), users: users.New(db, nil), memory: memory.New(db, nil), logs: &syncBuffer{}}
 	trusted := carryon.NewTrustedContext(ctx)
 	for _, u := range []struct {
 		name  string
@@ -79,14 +82,14 @@ func newEnv(t testing.TB, change func(*httpapi.Config)) *env {
 		}
 	}
 	var rs *runs.Service
-	reg, err := tool.NewRegistry(append(workspace.Tools(), tool.UpdateWorkingMemory())...)
+	reg, err := tool.NewRegistry(append(append(workspace.Tools(), tool.UpdateWorkingMemory()), memtool.Tools()...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	builder := contextbuild.New(contextbuild.Config{}, e.sessions, actionSource(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
+	builder := contextbuild.New(contextbuild.Config{LongTerm: contextbuild.MemorySource(e.memory)}, e.sessions, actionSource(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
 		return rs.RecentActions(ctx, id, n)
 	}), nil)
-	eng := engine.New(engine.Config{Model: "scripted", Workspaces: t.TempDir()}, scripted.New(0), reg, builder)
+	eng := engine.New(engine.Config{Model: "scripted", Workspaces: t.TempDir(), Memories: e.memory}, scripted.New(0), reg, builder)
 	rs = runs.New(db, e.sessions, eng, runs.Config{Poll: 50 * time.Millisecond})
 	workCtx, stopWork := context.WithCancel(ctx)
 	worked := make(chan struct{})
@@ -96,6 +99,7 @@ func newEnv(t testing.TB, change func(*httpapi.Config)) *env {
 		Sessions: e.sessions,
 		Users:    e.users,
 		Runs:     rs,
+		Memory:   e.memory,
 		Context: func(ctx context.Context, id string) (*contextbuild.Context, error) {
 			return builder.Build(ctx, id, contextbuild.Options{Model: "scripted"})
 		},

@@ -84,6 +84,10 @@ func (g *schemaGen) operation(rt *Route) obj {
 			desc = "a user id or name"
 		} else if strings.HasPrefix(rt.Pattern, "/v1/keys/") {
 			desc = "a key id"
+		} else if m[1] == "namespace" {
+			desc = "a namespace: dot-separated segments of a-z, 0-9, _ and -"
+		} else if m[1] == "key" {
+			desc = "a key: 1 to 200 characters of A-Z, a-z, 0-9, _ . : @ -"
 		}
 		params = append(params, obj{"name": m[1], "in": "path", "required": true, "description": desc, "schema": obj{"type": "string"}})
 	}
@@ -196,6 +200,8 @@ func tagOf(pattern string) string {
 		return "users"
 	case "sessions":
 		return "sessions"
+	case "memories":
+		return "memories"
 	}
 	return "operations"
 }

@@ -154,6 +154,18 @@ func routeTable() []Route {
 			Request: carryon.Approval{}, Response: carryon.Run{}, handler: (*server).handleRunApprove},
 		write(Route{Method: "POST", Pattern: "/v1/chat", Auth: AuthUser, Status: 200, Summary: "Send a message to a session (made when no id is given), wait for the run, answer the reply",
 			Request: carryon.ChatInput{}, Response: carryon.ChatResult{}, handler: (*server).handleChat}),
+		// Long-term memory: the caller's own items only.
+		{Method: "PUT", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 200, Summary: "Remember a JSON value under a namespace and key (replaces what was there)",
+			Request: carryon.MemoryPut{}, Response: carryon.MemoryItem{}, handler: (*server).handleMemoryPut},
+		{Method: "GET", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 200, Summary: "Get a long-term memory item",
+			Response: carryon.MemoryItem{}, handler: (*server).handleMemoryItemGet},
+		{Method: "DELETE", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 204, Summary: "Forget a long-term memory item",
+			handler: (*server).handleMemoryDelete},
+		{Method: "GET", Pattern: "/v1/memories", Auth: AuthUser, Status: 200, Summary: "List the caller's long-term memory by namespace and key",
+			Query:    []Param{{Name: "namespace", Type: "string", Description: "only this namespace and the namespaces under it (segment by segment)"}, paramLimit, paramCursor},
+			Response: carryon.MemoryPage{}, handler: (*server).handleMemoryList},
+		{Method: "POST", Pattern: "/v1/memories/search", Auth: AuthUser, Status: 200, Summary: "Search the caller's long-term memory, most relevant first",
+			Request: carryon.MemorySearch{}, Response: carryon.MemoryResults{}, handler: (*server).handleMemorySearch},
 		// Users and keys.
 		{Method: "GET", Pattern: "/v1/me", Auth: AuthUser, Status: 200, Summary: "The caller",
 			Response: carryon.User{}, handler: (*server).handleMe},

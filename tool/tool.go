@@ -66,6 +66,11 @@ type Call struct {
 	Workspace string
 	// Memory changes the session's working memory; nil when the caller offers none.
 	Memory MemoryEditor
+	// OwnerID is the session's owner: the user the call acts for.
+	OwnerID string
+	// Memories is the long-term memory service; nil when the caller offers none. It serves the
+	// user in the call's context, which must be OwnerID (tool/memtool checks).
+	Memories carryon.MemoryService
 }
 
 // MemoryEditor applies a JSON Merge Patch to the session's working memory and returns the result.

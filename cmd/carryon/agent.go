@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/contextbuild"
 	"github.com/carryon-hub/carryon/engine"
 	"github.com/carryon-hub/carryon/model"
@@ -13,6 +14,7 @@ import (
 	"github.com/carryon-hub/carryon/model/openai"
 	"github.com/carryon-hub/carryon/model/scripted"
 	"github.com/carryon-hub/carryon/tool"
+	"github.com/carryon-hub/carryon/tool/memtool"
 	"github.com/carryon-hub/carryon/tool/testtools"
 	"github.com/carryon-hub/carryon/tool/workspace"
 )
@@ -38,8 +40,9 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 }
 
 // newEngine builds the agent engine: the provider with bounded retries, the built-in tools and
-// the context builder over the session source and tool journal.
-func (a *agentFlags) newEngine(getenv env, data string, src contextbuild.Source, actions contextbuild.ActionSource) (*engine.Engine, error) {
+// the context builder over the session source and tool journal. With mem, the agent also gets
+// remember and recall and its context the owner's relevant long-term memory.
+func (a *agentFlags) newEngine(getenv env, data string, src contextbuild.Source, actions contextbuild.ActionSource, mem carryon.MemoryService) (*engine.Engine, error) {
 	var p model.Provider
 	name := a.model
 	switch a.provider {
@@ -70,6 +73,11 @@ func (a *agentFlags) newEngine(getenv env, data string, src contextbuild.Source,
 		return nil, usagef("--provider must be scripted, openai or anthropic, not %q", a.provider)
 	}
 	all := append(workspace.Tools(), tool.UpdateWorkingMemory())
+	cfg := contextbuild.Config{Budget: a.contextBudget}
+	if mem != nil {
+		all = append(all, memtool.Tools()...)
+		cfg.LongTerm = contextbuild.MemorySource(mem)
+	}
 	if getenv("CARRYON_TEST_TOOLS") == "1" {
 		all = append(all, testtools.Tools()...) // effect-counting tools for crash tests and demos
 	}
@@ -77,12 +85,12 @@ func (a *agentFlags) newEngine(getenv env, data string, src contextbuild.Source,
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
-	builder := contextbuild.New(contextbuild.Config{Budget: a.contextBudget}, src, actions, contextbuild.ModelSummarizer{Provider: p, Model: name})
+	builder := contextbuild.New(cfg, src, actions, contextbuild.ModelSummarizer{Provider: p, Model: name})
 	ws := a.workspaces
 	if ws == "" {
 		ws = filepath.Join(data, "workspaces")
 	}
 	return engine.New(engine.Config{
-		Model: name, MaxSteps: a.maxSteps, TokenBudget: a.tokenBudget, Workspaces: ws,
+		Model: name, MaxSteps: a.maxSteps, TokenBudget: a.tokenBudget, Workspaces: ws, Memories: mem,
 	}, p, tools, builder), nil
 }

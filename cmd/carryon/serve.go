@@ -16,6 +16,7 @@ import (
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/contextbuild"
 	"github.com/carryon-hub/carryon/httpapi"
+	"github.com/carryon-hub/carryon/memory"
 	"github.com/carryon-hub/carryon/runs"
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store"
@@ -75,10 +76,11 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		return fmt.Errorf("local user: %w", err)
 	}
 	ss := sessions.New(st, sessions.Config{IdleTTL: *idleTTL, PurgeAfter: *purge, IdempotencyTTL: *idemTTL})
+	ms := memory.New(st, nil)
 	var rs *runs.Service
 	eng, err := af.newEngine(getenv, sf.data, ss, actionSource(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
 		return rs.RecentActions(ctx, id, n)
-	}))
+	}), ms)
 	if err != nil {
 		return err
 	}
@@ -89,7 +91,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	streamsDone := make(chan struct{})
 	handler := httpapi.NewServer(httpapi.Config{
 		StreamsDone: streamsDone,
-		Sessions:    ss, Users: us, Runs: rs, Logger: log, Ready: raw.Ping, MaxBodyBytes: *maxBody,
+		Sessions:    ss, Users: us, Runs: rs, Memory: ms, Logger: log, Ready: raw.Ping, MaxBodyBytes: *maxBody,
 		RequireVersion: *requireVersion, Registry: reg,
 		Context: func(ctx context.Context, id string) (*contextbuild.Context, error) {
 			return eng.Builder().Build(ctx, id, contextbuild.Options{Model: eng.Model()})
@@ -105,6 +107,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	bgCtx, stopBG := context.WithCancel(ctx)
 	defer stopBG()
 	go ss.RunSweeper(bgCtx, *sweep, log)
+	go ms.RunSweeper(bgCtx, *sweep, log)
 	worked := make(chan struct{})
 	go rs.Listen(bgCtx)
 	if *workers > 0 {

@@ -7,6 +7,8 @@
 // writes PLAN.md to the workspace; asked to continue, it does the step in progress (writing
 // work/step-N.md), marks it done and moves the next action on; then it answers in terms of the
 // goal and the next action. Asked to summarise (contextbuild.SummarizePrompt), it lists the turns.
+// A stated preference is remembered (tool remember), a question about one recalled (recall), and
+// an answer starts with "Noted preference: …" when the context shows long-term memory (prefs.go).
 package scripted
 
 import (
@@ -95,7 +97,7 @@ func plan(req model.Request) (string, []model.ToolCall) {
 			return "", calls
 		}
 	}
-	return answer(mem, user, after), nil
+	return notedPreference(parseLongTerm(req.System)) + answer(mem, user, after), nil
 }
 
 // act returns the tool calls that carry the turn out, if any are available and needed.
@@ -114,7 +116,17 @@ func act(mem memory, user string, req model.Request) []model.ToolCall {
 			calls = append(calls, model.ToolCall{ID: callID(user, name, len(calls), len(req.Messages)), Name: name, Arguments: b})
 		}
 	}
+	pref := preference(user)
+	if pref != "" {
+		add("remember", map[string]string{"namespace": "prefs", "key": prefKey(pref), "value": pref, "text": pref})
+	}
+	if asksRecall(user) {
+		add("recall", map[string]any{"query": user, "namespace": "prefs"})
+	}
+	onlyMemory := len(calls) > 0 && !newTaskPrefix.MatchString(user)
 	switch {
+	case onlyMemory && mem.Goal == "":
+		// A preference or a question about one is not a task.
 	case isContinue(user) && mem.Goal != "":
 		i := mem.current()
 		if i < 0 {
