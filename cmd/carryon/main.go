@@ -65,6 +65,8 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 		return runRuns(ctx, rest, getenv, stdout, stderr)
 	case "context":
 		return runContext(ctx, rest, getenv, stdout, stderr)
+	case "memory":
+		return runMemory(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "version":
@@ -90,6 +92,7 @@ Usage:
   carryon demo                                               the seed's demo: continue a task from a new process
   carryon runs ls --session ID | runs show RUN_ID            a session's runs; a run and its tool journal
   carryon context SESSION_ID                                 what the model would be sent now, with tokens
+  carryon memory put|get|rm|ls|search ...                    the user's long-term memory (namespaces, search)
   carryon migrate [--data DIR] [--db DSN]                    bring the database schema up to date
   carryon version                                            print the version
 

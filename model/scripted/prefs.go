@@ -16,7 +16,7 @@ import (
 var (
 	prefWords   = regexp.MustCompile(`(?i)\b(i prefer|i'd prefer|i would prefer|remember that|always)\b`)
 	recallWords = regexp.MustCompile(`(?i)\b(what do i prefer|my preferences?|do you remember|what did i (say|tell you))\b`)
-	sentenceEnd = regexp.MustCompile(`[.!?。\n]+`)
+	sentence    = regexp.MustCompile(`[^.!?。\n]+[.!?。]*`)
 	ltLine      = regexp.MustCompile(`^- [^/\s]+/[^:\s]+: (.*?)(?: \((?:score [0-9.]+|recent)\))?$`)
 	keyWord     = regexp.MustCompile(`[a-z0-9]+`)
 )
@@ -26,11 +26,12 @@ var keySkip = map[string]bool{"i": true, "prefer": true, "d": true, "would": tru
 	"always": true, "the": true, "a": true, "an": true, "to": true, "my": true, "me": true, "use": true, "with": true,
 	"in": true, "of": true, "for": true, "and": true, "please": true, "you": true, "be": true, "is": true, "it": true}
 
-// preference returns the first sentence of msg that states a preference, or "".
+// preference returns the first sentence of msg that states a preference, without its final
+// punctuation, or "". A question ("which editor do I prefer?") states none.
 func preference(msg string) string {
-	for _, s := range sentenceEnd.Split(msg, -1) {
-		if s = strings.TrimSpace(s); prefWords.MatchString(s) && !recallWords.MatchString(s) {
-			return clip(s, 300)
+	for _, s := range sentence.FindAllString(msg, -1) {
+		if s = strings.TrimSpace(s); prefWords.MatchString(s) && !recallWords.MatchString(s) && !strings.Contains(s, "?") {
+			return clip(strings.TrimRight(s, ".!。 "), 300)
 		}
 	}
 	return ""

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/contextbuild"
+)
+
+const memoryUsage = `usage: carryon memory COMMAND [flags]
+  put NS KEY VALUE_JSON [--text T] [--ttl D]   remember a JSON value (a bare word is taken as a string)
+  get NS KEY                                   print an item as JSON
+  rm NS KEY                                    forget an item
+  ls [--namespace NS] [--limit N] [--json]     list items by namespace and key
+  search QUERY... [--namespace NS] [--limit N] [--json]
+                                               most relevant first; no words lists the newest
+  Namespaces are dot-separated segments of a-z, 0-9, _ and - (prefs, projects.alpha); --namespace NS
+  also covers the namespaces under NS. Only the key's user's memory is ever read or written.`
+
+func runMemory(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usagef("%s", memoryUsage)
+	}
+	fs := newFlagSet("memory "+args[0], stderr)
+	var cf clientFlags
+	cf.register(fs, getenv)
+	text := fs.String("text", "", "the text search matches (put)")
+	ttl := fs.Duration("ttl", 0, "forget the item after this long, e.g. 720h (put)")
+	ns := fs.String("namespace", "", "only this namespace and those under it (ls, search)")
+	limit := fs.Int("limit", 0, "how many items (ls, search)")
+	asJSON := fs.Bool("json", false, "print JSON (ls, search)")
+	pos, err := parseFlags(fs, getenv, args[1:])
+	if err != nil {
+		return err
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	m := c.Memories()
+	switch cmd := args[0]; {
+	case cmd == "put" && len(pos) == 3:
+		value := json.RawMessage(pos[2])
+		if !json.Valid(value) {
+			value, _ = json.Marshal(pos[2])
+		}
+		if *ttl < 0 || *ttl%time.Second != 0 {
+			return usagef("--ttl must be a positive whole number of seconds, e.g. 90s or 720h")
+		}
+		it, err := m.Put(ctx, pos[0], pos[1], carryon.MemoryPut{Value: value, Text: *text, TTLSeconds: int64(*ttl / time.Second)})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "remembered %s/%s\n", it.Namespace, it.Key)
+		return err
+	case cmd == "get" && len(pos) == 2:
+		it, err := m.Get(ctx, pos[0], pos[1])
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, it)
+	case cmd == "rm" && len(pos) == 2:
+		if err := m.Delete(ctx, pos[0], pos[1]); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(stdout, "forgot %s/%s\n", pos[0], pos[1])
+		return err
+	case cmd == "ls" && len(pos) == 0:
+		page, err := m.List(ctx, carryon.MemoryFilter{Namespace: *ns, Limit: *limit})
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(stdout, page)
+		}
+		return printMemoryItems(stdout, page.Items)
+	case cmd == "search":
+		query := ""
+		for i, p := range pos {
+			if i > 0 {
+				query += " "
+			}
+			query += p
+		}
+		res, err := m.Search(ctx, carryon.MemorySearch{Query: query, Namespace: *ns, Limit: *limit})
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(stdout, res)
+		}
+		for _, it := range res.Items {
+			if _, err := fmt.Fprintln(stdout, contextbuild.RenderMemoryItem(it)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return usagef("%s", memoryUsage)
+}
+
+func printMemoryItems(w io.Writer, items []*carryon.MemoryItem) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAMESPACE\tKEY\tUPDATED\tEXPIRES\tVALUE")
+	for _, it := range items {
+		exp := "-"
+		if it.ExpiresAt != nil {
+			exp = it.ExpiresAt.Local().Format(time.DateTime)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", it.Namespace, it.Key, it.UpdatedAt.Local().Format(time.DateTime), exp, clip(string(it.Value), 80))
+	}
+	return tw.Flush()
+}
