@@ -69,6 +69,8 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 		return runMemory(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
+	case "copy":
+		return runCopy(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		return runVersion(stdout)
 	case "help", "-h", "--help":
@@ -94,6 +96,7 @@ Usage:
   carryon context SESSION_ID                                 what the model would be sent now, with tokens
   carryon memory put|get|rm|ls|search ...                    the user's long-term memory (namespaces, search)
   carryon migrate [--data DIR] [--db DSN]                    bring the database schema up to date
+  carryon copy --from SQLITE_FILE --to postgres://...        move a deployment to an empty PostgreSQL
   carryon version                                            print the version
 
 Run "carryon COMMAND -h" for a command's flags. Every flag can also be set by an environment

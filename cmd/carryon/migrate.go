@@ -2,11 +2,29 @@ package main
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/carryon-hub/carryon/store/postgres"
+	"github.com/carryon-hub/carryon/store/sqlite"
 )
 
-// runMigrate opens the database, which applies every pending migration, and reports the result.
+// migrationVersioner is a store driver that tells which schema version its database is at; both
+// drivers are.
+type migrationVersioner interface {
+	MigrationVersion(ctx context.Context) (int, error)
+}
+
+// runMigrate reads the schema version, opens the database (which applies every pending
+// migration) and reports the version before and after.
 func runMigrate(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
 	fs := newFlagSet("migrate", stderr)
 	var sf storeFlags
@@ -16,11 +34,76 @@ func runMigrate(ctx context.Context, args []string, getenv env, stdout, stderr i
 	} else if len(pos) > 0 {
 		return usagef("usage: carryon migrate [--data DIR] [--db DSN]")
 	}
+	dsn, latest, kind := sf.db, sqlite.LatestMigration(), "SQLite"
+	if dsn == "" {
+		dsn = filepath.Join(sf.data, "carryon.db")
+	}
+	if isPostgres(dsn) {
+		latest, kind = postgres.LatestMigration(), "PostgreSQL"
+	}
+	before, err := schemaVersion(ctx, dsn)
+	if err != nil {
+		return err
+	}
 	st, err := sf.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	_, err = fmt.Fprintln(stdout, "database schema is up to date")
+	after := latest
+	if v, ok := st.(migrationVersioner); ok {
+		if after, err = v.MigrationVersion(ctx); err != nil {
+			return err
+		}
+	}
+	if before == after {
+		_, err = fmt.Fprintf(stdout, "%s database schema is up to date: version %d (this build knows %d)\n", kind, after, latest)
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s database schema migrated from version %d to %d (this build knows %d)\n", kind, before, after, latest)
 	return err
+}
+
+// schemaVersion reads the highest applied migration without changing anything: 0 for a database
+// that does not exist yet or was never migrated.
+func schemaVersion(ctx context.Context, dsn string) (int, error) {
+	const q = `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`
+	var v int
+	if isPostgres(dsn) {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return 0, fmt.Errorf("postgres: %w", err)
+		}
+		defer conn.Close(context.WithoutCancel(ctx))
+		err = conn.QueryRow(ctx, q).Scan(&v)
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
+			return 0, nil
+		}
+		return v, err
+	}
+	path := strings.TrimPrefix(dsn, "sqlite://")
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	db, err := openSQLiteReader(path)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	err = db.QueryRowContext(ctx, q).Scan(&v)
+	if err != nil && strings.Contains(err.Error(), "no such table") {
+		return 0, nil
+	}
+	return v, err
+}
+
+// openSQLiteReader opens a SQLite file for reading with database/sql, waiting on locks held by a
+// running server instead of failing at once.
+func openSQLiteReader(path string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	return db, nil
 }

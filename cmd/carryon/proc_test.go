@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -41,7 +42,25 @@ type server struct {
 	cmd  *exec.Cmd
 	url  string
 	data string
-	logs *bytes.Buffer
+	logs *lockedBuffer
+}
+
+// lockedBuffer collects a process's output; the test may read it while the process writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // startServer runs `carryon serve` on a free port over the data directory and waits until it answers.
@@ -60,7 +79,7 @@ func startServerEnv(t *testing.T, data string, env []string, extra ...string) *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &bytes.Buffer{}
+	logs := &lockedBuffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
