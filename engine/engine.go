@@ -45,8 +45,8 @@ type Hub interface {
 	StartAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error
 	// FinishAction journals how a call ended.
 	FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error
-	// CommitStep appends the step's last messages and records its checkpoint (with the run's step
-	// and usage) in one transaction.
+	// CommitStep appends the step's last messages and records its checkpoint (with the run's step,
+	// usage and, for the final answer, its reply) in one transaction.
 	CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error)
 	// StopRequested says whether the run was asked to stop: "", "cancel" or "interrupt".
 	StopRequested(ctx context.Context, run *carryon.Run) (string, error)
@@ -128,6 +128,11 @@ func (e *Engine) Run(ctx context.Context, hub Hub, run *carryon.Run) iter.Seq2[c
 				stopped = true
 			}
 		}
+		if run.Reply != "" {
+			// The final answer was committed before the runner stopped: nothing is left to do.
+			emit(carryon.EventRunFinished, Finished{Reply: run.Reply, Steps: run.Step, Usage: run.Usage})
+			return
+		}
 		for run.Step < e.cfg.MaxSteps && !stopped {
 			if reason, err := hub.StopRequested(ctx, run); err != nil {
 				yield(carryon.Event{}, err)
@@ -172,12 +177,13 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 			if strings.TrimSpace(resp.Text) == "" {
 				return "", false, errors.New("the model answered with nothing")
 			}
-			run.Step = step
+			run.Step, run.Reply = step, resp.Text
 			res, err := hub.CommitStep(ctx, run, []carryon.NewMessage{{Role: carryon.RoleAssistant, Content: resp.Text}})
 			if err != nil {
-				run.Step = step - 1
+				run.Step, run.Reply = step-1, ""
 				return "", false, err
 			}
+			failpoint.Hit(failpoint.StepCommitted)
 			emit(carryon.EventMessageAppended, res)
 			return resp.Text, true, nil
 		}
@@ -198,6 +204,7 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 		run.Step = step - 1
 		return "", false, err
 	}
+	failpoint.Hit(failpoint.StepCommitted)
 	emit(carryon.EventMessageAppended, res)
 	return "", false, nil
 }

@@ -25,6 +25,9 @@ const (
 	ActionRan = "action-ran"
 	// ActionFinished is after the outcome is journaled, before the step's checkpoint.
 	ActionFinished = "action-finished"
+	// StepCommitted is after a step's results and checkpoint are committed, before the next step
+	// (after the final answer: before the run is recorded as finished).
+	StepCommitted = "step-committed"
 	// ModelCall is during a model call, when its first streamed chunk arrived.
 	ModelCall = "model-call"
 )

@@ -114,7 +114,7 @@ func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.N
 		if err != nil {
 			return nil, err
 		}
-		r.Step, r.Usage, r.UpdatedAt = run.Step, run.Usage, now
+		r.Step, r.Usage, r.Reply, r.UpdatedAt = run.Step, run.Usage, run.Reply, now
 		return res, tx.UpdateRun(ctx, r, h.attempt)
 	})
 }

@@ -139,9 +139,17 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 				}
 			}
 		}
+		// Runs of a session go in the order their starts took the session's lock: created_at
+		// must follow every active run's, even when this start read the clock before waiting.
+		created := now
+		for _, a := range active {
+			if !a.CreatedAt.Before(created) {
+				created = a.CreatedAt.Add(time.Microsecond)
+			}
+		}
 		run := &carryon.Run{
 			ID: carryon.NewID("run_"), SessionID: sessionID, OwnerID: own, Status: carryon.RunQueued, Message: in.Message,
-			RequestID: key, Model: s.engine.Model(), Multitask: policy, CreatedAt: now, UpdatedAt: now,
+			RequestID: key, Model: s.engine.Model(), Multitask: policy, CreatedAt: created, UpdatedAt: now,
 		}
 		if len(active) == 0 {
 			if err := appendTrigger(ctx, tx, sess, run, now); err != nil {

@@ -61,13 +61,15 @@ func TestCrashPointMatrix(t *testing.T) {
 		index  int
 		result string
 	}{
-		"started before the tool runs (reconcilable)": {failpoint.ActionStarted + "@3", 2, "wrote"},
-		"midway through a multi-chunk file write":     {failpoint.WriteMidway, 2, "wrote"},
-		"after the file write, before succeeded":      {failpoint.ActionRan + "@3", 2, "the result was checked"},
-		"after the counter ran, before succeeded":     {failpoint.ActionRan + "@4", 3, "already counted"},
-		"after succeeded, before the checkpoint":      {failpoint.ActionFinished + "@4", 3, "counted (1 in all)"},
-		"during the first model call":                 {failpoint.ModelCall + "@1", 3, "counted (1 in all)"},
-		"during the model call after the tools":       {failpoint.ModelCall + "@2", 3, "counted (1 in all)"},
+		"started before the tool runs (reconcilable)":  {failpoint.ActionStarted + "@3", 2, "wrote"},
+		"midway through a multi-chunk file write":      {failpoint.WriteMidway, 2, "wrote"},
+		"after the file write, before succeeded":       {failpoint.ActionRan + "@3", 2, "the result was checked"},
+		"after the counter ran, before succeeded":      {failpoint.ActionRan + "@4", 3, "already counted"},
+		"after succeeded, before the checkpoint":       {failpoint.ActionFinished + "@4", 3, "counted (1 in all)"},
+		"during the first model call":                  {failpoint.ModelCall + "@1", 3, "counted (1 in all)"},
+		"during the model call after the tools":        {failpoint.ModelCall + "@2", 3, "counted (1 in all)"},
+		"after the tools' step was committed":          {failpoint.StepCommitted + "@1", 3, "counted (1 in all)"},
+		"after the final answer, before the run ended": {failpoint.StepCommitted + "@2", 3, "counted (1 in all)"},
 	}
 	for name, c := range points {
 		t.Run(name, func(t *testing.T) {
