@@ -58,37 +58,47 @@ func (s *Service) Listen(ctx context.Context) {
 	})
 }
 
-// claimAll takes every runnable run it has a free slot for.
+// claimAll takes as many runnable runs as it has free workers for, in one write transaction. On
+// PostgreSQL the candidates are locked with SKIP LOCKED, so instances claiming at the same time
+// take different runs instead of queueing on the same rows.
 func (s *Service) claimAll(ctx context.Context) error {
-	var cands []*carryon.Run
-	err := s.st.Read(ctx, func(tx store.Tx) error {
-		var err error
-		cands, err = tx.RunnableRuns(ctx, s.now(), s.cfg.Workers)
-		return err
+	s.mu.Lock()
+	free := s.cfg.Workers - len(s.running)
+	s.mu.Unlock()
+	if free <= 0 {
+		return nil
+	}
+	var claimed []*carryon.Run
+	now := s.now()
+	err := s.st.Write(ctx, func(tx store.Tx) error {
+		claimed = claimed[:0] // fn may run again after a deadlock
+		cands, err := tx.RunnableRuns(ctx, now, s.cfg.Workers)
+		if err != nil {
+			return err
+		}
+		for _, c := range cands {
+			s.mu.Lock()
+			_, busy := s.running[c.ID]
+			s.mu.Unlock()
+			if busy || len(claimed) == free {
+				continue
+			}
+			run, err := s.claim(ctx, tx, c, now)
+			if err != nil {
+				return err
+			}
+			if run != nil {
+				claimed = append(claimed, run)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return err
 	}
-	for _, c := range cands {
-		s.mu.Lock()
-		_, busy := s.running[c.ID]
-		s.mu.Unlock()
-		if busy {
-			continue
-		}
-		select {
-		case s.slots <- struct{}{}:
-		default:
-			return nil // every worker is busy
-		}
-		run, err := s.claim(ctx, c)
-		if err != nil || run == nil {
-			<-s.slots
-			if err != nil && carryon.ErrorCode(err) != carryon.EFENCED {
-				return err
-			}
-			continue
-		}
+	for _, run := range claimed {
+		s.notify.publish(run.ID)
+		s.slots <- struct{}{}
 		runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 		s.mu.Lock()
 		s.running[run.ID] = cancel
@@ -112,63 +122,53 @@ func (s *Service) claimAll(ctx context.Context) error {
 
 var errShutdown = errors.New("the server is shutting down")
 
-// claim takes a runnable run for this process: a new attempt with a lease. It returns nil when
-// the run is no longer runnable (another runner was faster).
-func (s *Service) claim(ctx context.Context, c *carryon.Run) (*carryon.Run, error) {
-	var run *carryon.Run
-	now := s.now()
-	err := s.st.Write(ctx, func(tx store.Tx) error {
-		r, err := tx.GetRun(ctx, c.OwnerID, c.ID)
-		if err != nil {
-			return err
-		}
-		switch {
-		case r.Status == carryon.RunQueued:
-			active, err := tx.ActiveRuns(ctx, r.OwnerID, r.SessionID)
-			if err != nil {
-				return err
-			}
-			for _, a := range active {
-				if a.Status != carryon.RunQueued || a.CreatedAt.Before(r.CreatedAt) {
-					return nil // the session is busy, or an older run goes first
-				}
-			}
-		case r.Status == carryon.RunRunning && r.LeaseExpiresAt != nil && r.LeaseExpiresAt.Before(now):
-			if r.Attempt >= s.cfg.MaxAttempts {
-				s.log.Error("parking a run that keeps crashing", "run", r.ID, "attempts", r.Attempt)
-				return finishTx(ctx, tx, r, carryon.RunFailed, "", fmt.Sprintf("parked after %d attempts: the runner stopped every time before the run ended (last runner %s)", r.Attempt, r.LeaseOwner), now)
-			}
-			s.log.Warn("taking over a run whose lease expired", "run", r.ID, "attempt", r.Attempt, "owner", r.LeaseOwner)
-		default:
-			return nil
-		}
-		if r.TriggerSeq == 0 {
-			// An enqueued run's turn came: its message joins the session now.
-			sess, err := sessions.LoadWritable(ctx, tx, r.OwnerID, r.SessionID, nil, nil, now)
-			if err != nil {
-				run = nil
-				return finishTx(ctx, tx, r, carryon.RunFailed, "", "the run could not start: "+carryon.ErrorMessage(err), now)
-			}
-			if err := appendTrigger(ctx, tx, sess, r, now); err != nil {
-				return err
-			}
-		}
-		prev := r.Attempt
-		lease := now.Add(s.cfg.LeaseTTL)
-		r.Status, r.Attempt, r.LeaseOwner, r.LeaseExpiresAt, r.UpdatedAt = carryon.RunRunning, prev+1, s.cfg.Instance, &lease, now
-		if r.StartedAt == nil {
-			r.StartedAt = &now
-		}
-		if err := tx.UpdateRun(ctx, r, prev); err != nil {
-			return err
-		}
-		run = r
-		return appendEvent(ctx, tx, r.ID, carryon.EventRunStarted, map[string]any{"attempt": r.Attempt, "runner": s.cfg.Instance}, now)
-	})
-	if run != nil {
-		s.notify.publish(run.ID)
+// claim takes a runnable run for this process in tx: a new attempt with a lease. It returns nil
+// when the run is no longer runnable (another runner was faster).
+func (s *Service) claim(ctx context.Context, tx store.Tx, c *carryon.Run, now time.Time) (*carryon.Run, error) {
+	r, err := tx.GetRun(ctx, c.OwnerID, c.ID)
+	if err != nil {
+		return nil, err
 	}
-	return run, err
+	switch {
+	case r.Status == carryon.RunQueued:
+		active, err := tx.ActiveRuns(ctx, r.OwnerID, r.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range active {
+			if a.Status != carryon.RunQueued || a.CreatedAt.Before(r.CreatedAt) {
+				return nil, nil // the session is busy, or an older run goes first
+			}
+		}
+	case r.Status == carryon.RunRunning && r.LeaseExpiresAt != nil && r.LeaseExpiresAt.Before(now):
+		if r.Attempt >= s.cfg.MaxAttempts {
+			s.log.Error("parking a run that keeps crashing", "run", r.ID, "attempts", r.Attempt)
+			return nil, finishTx(ctx, tx, r, carryon.RunFailed, "", fmt.Sprintf("parked after %d attempts: the runner stopped every time before the run ended (last runner %s)", r.Attempt, r.LeaseOwner), now)
+		}
+		s.log.Warn("taking over a run whose lease expired", "run", r.ID, "attempt", r.Attempt, "owner", r.LeaseOwner)
+	default:
+		return nil, nil
+	}
+	if r.TriggerSeq == 0 {
+		// An enqueued run's turn came: its message joins the session now.
+		sess, err := sessions.LoadWritable(ctx, tx, r.OwnerID, r.SessionID, nil, nil, now)
+		if err != nil {
+			return nil, finishTx(ctx, tx, r, carryon.RunFailed, "", "the run could not start: "+carryon.ErrorMessage(err), now)
+		}
+		if err := appendTrigger(ctx, tx, sess, r, now); err != nil {
+			return nil, err
+		}
+	}
+	prev := r.Attempt
+	lease := now.Add(s.cfg.LeaseTTL)
+	r.Status, r.Attempt, r.LeaseOwner, r.LeaseExpiresAt, r.UpdatedAt = carryon.RunRunning, prev+1, s.cfg.Instance, &lease, now
+	if r.StartedAt == nil {
+		r.StartedAt = &now
+	}
+	if err := tx.UpdateRun(ctx, r, prev); err != nil {
+		return nil, err
+	}
+	return r, appendEvent(ctx, tx, r.ID, carryon.EventRunStarted, map[string]any{"attempt": r.Attempt, "runner": s.cfg.Instance}, now)
 }
 
 // execute runs the engine on a claimed run, heartbeating its lease, and records how it ended.

@@ -34,7 +34,9 @@ type Runs interface {
 	ActiveRuns(ctx context.Context, owner, sessionID string) ([]*carryon.Run, error)
 	// RunnableRuns returns, across owners, up to limit runs a runner may take now: the oldest
 	// queued run of each session that has no running or waiting run, and running runs whose lease
-	// expired before now. For the system runner only.
+	// expired before now. For the system runner only. In a write transaction, drivers that lock
+	// rows lock the runs they return and skip runs other transactions hold (PostgreSQL: FOR NO
+	// KEY UPDATE SKIP LOCKED), so runners claiming at once take different runs.
 	RunnableRuns(ctx context.Context, now time.Time, limit int) ([]*carryon.Run, error)
 
 	// InsertAction journals a tool call. ECONFLICT when (run, step, index) exists.

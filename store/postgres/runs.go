@@ -157,7 +157,7 @@ func (t *tx) ActiveRuns(ctx context.Context, owner, sessionID string) ([]*carryo
 }
 
 // RunnableRuns returns, across owners and oldest first (created_at, id), up to limit runs a runner
-// may take at now: each session's oldest queued run when no run of the session is running or
+// may take at now (in a write transaction: locked, skipping runs other transactions hold): each session's oldest queued run when no run of the session is running or
 // waiting for approval, and every running run whose lease expired before now (a running run
 // without a lease expiry is never taken over). A limit of zero or less means no limit.
 func (t *tx) RunnableRuns(ctx context.Context, now time.Time, limit int) ([]*carryon.Run, error) {
@@ -167,7 +167,17 @@ func (t *tx) RunnableRuns(ctx context.Context, now time.Time, limit int) ([]*car
 			OR (r.status = 'queued' AND NOT EXISTS (SELECT 1 FROM runs o
 				WHERE o.session_id = r.session_id AND o.status IN ('queued', 'running', 'waiting_approval')
 				AND (o.status <> 'queued' OR o.created_at < r.created_at OR (o.created_at = r.created_at AND o.id < r.id)))))
-		ORDER BY r.created_at, r.id LIMIT $2`, micros(now), limitArg(limit))
+		ORDER BY r.created_at, r.id LIMIT $2`+t.skipLocked(), micros(now), limitArg(limit))
+}
+
+// skipLocked is, in a write transaction, the clause that locks the runs a runner is about to
+// claim and skips those another transaction holds, so that instances claiming at the same time
+// take different runs.
+func (t *tx) skipLocked() string {
+	if t.forWrite() == "" {
+		return ""
+	}
+	return " FOR NO KEY UPDATE OF r SKIP LOCKED"
 }
 
 // InsertCheckpoint stores a step's checkpoint. ECONFLICT when the step has one; ENOTFOUND when the
