@@ -237,7 +237,7 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 	out.System = strings.Join(sys, "\n\n")
 	msgPart := Part{Name: "messages", Items: len(convo)}
 	for _, m := range convo {
-		msgPart.Tokens += messageTokens(counter, m)
+		msgPart.Tokens += counter.message(m)
 		out.Messages = append(out.Messages, toModel(m))
 	}
 	if len(convo) > 0 {
@@ -273,16 +273,12 @@ func (b *Builder) summarize(ctx context.Context, out *Context, summaryText *stri
 func fit(c *Counter, msgs []*carryon.Message, budget int) int {
 	used := 0
 	for i := len(msgs) - 1; i >= 0; i-- {
-		used += messageTokens(c, msgs[i])
+		used += c.message(msgs[i])
 		if used > budget {
 			return len(msgs) - 1 - i
 		}
 	}
 	return len(msgs)
-}
-
-func messageTokens(c *Counter, m *carryon.Message) int {
-	return c.Count(m.Content) + c.Count(string(m.ToolCalls)) + perMessage
 }
 
 func summaryPart(text string, coversTo int64) string {

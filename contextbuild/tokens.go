@@ -3,7 +3,9 @@ package contextbuild
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 
+	"github.com/carryon-hub/carryon"
 	"github.com/tiktoken-go/tokenizer"
 )
 
@@ -47,6 +49,36 @@ func (c *Counter) Count(s string) int {
 	}
 	return n
 }
+
+// message returns the tokens of a stored message with its wire overhead, counted once per message
+// and remembered (a message never changes: history is append-only).
+func (c *Counter) message(m *carryon.Message) int {
+	key := msgKey{c.Encoding, m.SessionID, m.Seq}
+	if n, ok := messageCounts.Load(key); ok {
+		return n.(int)
+	}
+	n := c.Count(m.Content) + c.Count(string(m.ToolCalls)) + perMessage
+	if messageCount.Add(1) > maxCachedMessages {
+		messageCounts.Clear() // a crude bound: the cache refills with the sessions in use
+		messageCount.Store(0)
+	}
+	messageCounts.Store(key, n)
+	return n
+}
+
+// msgKey names a stored message under one vocabulary.
+type msgKey struct {
+	encoding, session string
+	seq               int64
+}
+
+// maxCachedMessages bounds the token counts kept in memory.
+const maxCachedMessages = 200_000
+
+var (
+	messageCounts sync.Map // msgKey -> int
+	messageCount  atomic.Int64
+)
 
 // perMessage is the overhead of one chat message in the wire format (role and separators), as
 // OpenAI documents it for its chat models.
