@@ -2,10 +2,7 @@ package memory_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"net/url"
 	"os"
 	"slices"
 	"sync"
@@ -16,8 +13,8 @@ import (
 	"github.com/carryon-hub/carryon/memory"
 	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/store/postgres"
+	"github.com/carryon-hub/carryon/store/postgres/pgtest"
 	"github.com/carryon-hub/carryon/store/sqlite"
-	"github.com/jackc/pgx/v5"
 )
 
 // drivers returns the stores the tests run on: SQLite always, PostgreSQL when
@@ -30,32 +27,10 @@ func drivers(t *testing.T) map[string]store.Store {
 	}
 	t.Cleanup(func() { db.Close() })
 	out["sqlite"] = db
-	admin := os.Getenv("CARRYON_TEST_POSTGRES_URL")
-	if admin == "" {
+	if !pgtest.Enabled() {
 		return out
 	}
-	var b [8]byte
-	rand.Read(b[:])
-	name := "carryon_memtest_" + hex.EncodeToString(b[:])
-	exec := func(ctx context.Context, sql string) error {
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			return err
-		}
-		defer conn.Close(ctx)
-		_, err = conn.Exec(ctx, sql)
-		return err
-	}
-	if err := exec(t.Context(), "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	pg, err := postgres.Open(t.Context(), u.String())
+	pg, err := postgres.Open(t.Context(), pgtest.NewDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
-	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,62 +9,16 @@ import (
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/store/postgres"
+	"github.com/carryon-hub/carryon/store/postgres/pgtest"
 	"github.com/carryon-hub/carryon/store/storetest"
 	"github.com/jackc/pgx/v5"
 )
 
-// envURL names the variable that points the tests at a PostgreSQL server, e.g.
-// postgres://postgres@127.0.0.1:5432/test?sslmode=disable. The role must be allowed to create
-// databases: every test gets a fresh one, dropped when it ends.
-const envURL = "CARRYON_TEST_POSTGRES_URL"
-
 // serverURL returns the test server's URL, or skips the test when none is set.
-func serverURL(t testing.TB) string {
-	t.Helper()
-	u := os.Getenv(envURL)
-	if u == "" {
-		t.Skip("set " + envURL + " to run the PostgreSQL tests (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
-	}
-	return u
-}
+func serverURL(t testing.TB) string { return pgtest.ServerURL(t) }
 
-// newDatabase creates an empty database with a unique name on the test server, drops it (closing
-// any connection left) when the test ends, and returns its dsn.
-func newDatabase(t testing.TB) string {
-	t.Helper()
-	admin := serverURL(t)
-	var b [8]byte
-	rand.Read(b[:])
-	name := "carryon_test_" + hex.EncodeToString(b[:])
-	exec := func(ctx context.Context, sql string) error {
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			return err
-		}
-		defer conn.Close(ctx)
-		_, err = conn.Exec(ctx, sql)
-		return err
-	}
-	if err := exec(t.Context(), "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create test database: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop test database %s: %v", name, err)
-		}
-	})
-	if strings.Contains(admin, "://") {
-		u, err := url.Parse(admin)
-		if err != nil {
-			t.Fatalf("%s: %v", envURL, err)
-		}
-		u.Path = "/" + name
-		return u.String()
-	}
-	return admin + " dbname=" + name
-}
+// newDatabase creates an empty database on the test server, dropped when the test ends.
+func newDatabase(t testing.TB) string { return pgtest.NewDatabase(t) }
 
 // open opens dsn and closes it when the test ends (before its database is dropped).
 func open(t testing.TB, dsn string, opts ...postgres.Option) *postgres.DB {
