@@ -7,6 +7,11 @@
 // It reads O(window) rows, never the whole session, and it never writes: when history no longer
 // fits, it returns the summary the caller should store (a message of kind summary covering the
 // cut range), so history is never rewritten.
+//
+// Known limit: the newest summary is found in the window. A run stores a new summary whenever it
+// cuts, so the newest one is always recent; but if more than Window messages are appended between
+// two runs (through the API, without a run), the older summary falls out of the window, and the
+// next summary notes how many older messages it does not cover.
 package contextbuild
 
 import (

@@ -3,6 +3,7 @@ package contextbuild
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -86,6 +87,7 @@ func RenderWorkingMemory(wm carryon.WorkingMemory) string {
 
 // RenderToolDigest writes one line per action, oldest first: tool, status and a short result.
 func RenderToolDigest(actions []*carryon.Action) string {
+	actions = slices.Clone(actions)
 	sort.SliceStable(actions, func(i, j int) bool {
 		a, b := actions[i], actions[j]
 		if !a.StartedAt.Equal(b.StartedAt) {
