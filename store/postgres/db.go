@@ -54,6 +54,7 @@ import (
 type DB struct {
 	pool    *pgxpool.Pool
 	retries int
+	keyWait time.Duration
 }
 
 var _ store.Store = (*DB)(nil)
@@ -61,10 +62,17 @@ var _ store.Store = (*DB)(nil)
 type config struct {
 	maxConns int32
 	retries  int
+	keyWait  time.Duration
 }
 
 // Option changes how Open configures the pool.
 type Option func(*config)
+
+// WithKeyWait sets how long a write waits for a request id that another transaction holds (the
+// same request still in flight) before it is refused with EINFLIGHT (default 10s).
+func WithKeyWait(d time.Duration) Option {
+	return func(c *config) { c.keyWait = d }
+}
 
 // WithMaxConns sets the largest number of connections the pool opens (default: pgxpool's, the
 // greater of 4 and the number of CPUs; a pool_max_conns parameter in the dsn also works).
@@ -82,7 +90,7 @@ func WithRetries(n int) Option {
 // pending migrations. Transactions must not nest: fn of Read or Write must not call Read or Write
 // on the same DB.
 func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
-	cfg := config{retries: 8}
+	cfg := config{retries: 8, keyWait: 10 * time.Second}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -103,7 +111,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	db := &DB{pool: pool, retries: cfg.retries}
+	db := &DB{pool: pool, retries: cfg.retries, keyWait: cfg.keyWait}
 	if err := db.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -168,7 +176,7 @@ func (db *DB) writeOnce(ctx context.Context, fn func(store.Tx) error) error {
 		return wrap(err, "begin")
 	}
 	defer ptx.Rollback(context.WithoutCancel(ctx))
-	if err := fn(&tx{tx: ptx}); err != nil {
+	if err := fn(&tx{tx: ptx, keyWait: db.keyWait}); err != nil {
 		return err
 	}
 	return wrap(ptx.Commit(ctx), "commit")
@@ -179,6 +187,7 @@ func (db *DB) writeOnce(ctx context.Context, fn func(store.Tx) error) error {
 type tx struct {
 	tx       pgx.Tx
 	readOnly bool
+	keyWait  time.Duration
 }
 
 var _ store.Tx = (*tx)(nil)

@@ -3,12 +3,14 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"time"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // idempotencyLockKey is the advisory lock key of an owner's request id: a 64-bit hash, so two keys
@@ -26,8 +28,8 @@ func idempotencyLockKey(owner, key string) int64 {
 func (t *tx) GetIdempotency(ctx context.Context, owner, key string) (*store.IdempotencyRecord, error) {
 	lock := ""
 	if !t.readOnly {
-		if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, idempotencyLockKey(owner, key)); err != nil {
-			return nil, wrap(err, "lock idempotency key")
+		if err := t.lockKey(ctx, owner, key); err != nil {
+			return nil, err
 		}
 		lock = " FOR UPDATE"
 	}
@@ -77,4 +79,32 @@ func (t *tx) SweepIdempotency(ctx context.Context, before time.Time) (int64, err
 		return 0, wrap(err, "sweep idempotency")
 	}
 	return tag.RowsAffected(), nil
+}
+
+// lockKey takes the transaction's lock on (owner, key). When another transaction holds it (the
+// same request still in flight), it waits at most keyWait, then refuses with EINFLIGHT.
+func (t *tx) lockKey(ctx context.Context, owner, key string) error {
+	id := idempotencyLockKey(owner, key)
+	var got bool
+	if err := t.tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, id).Scan(&got); err != nil {
+		return wrap(err, "lock idempotency key")
+	}
+	if got {
+		return nil
+	}
+	wait := fmt.Sprintf("%dms", max(t.keyWait.Milliseconds(), 1))
+	if _, err := t.tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, wait); err != nil {
+		return wrap(err, "lock idempotency key")
+	}
+	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, id); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "55P03" { // lock_not_available
+			e := carryon.Errorf(carryon.EINFLIGHT, "request id %q is still being processed by another request; retry later", key)
+			e.RetryAfterSeconds = 1
+			return e
+		}
+		return wrap(err, "lock idempotency key")
+	}
+	_, err := t.tx.Exec(ctx, `SELECT set_config('lock_timeout', '0', true)`)
+	return wrap(err, "lock idempotency key")
 }
