@@ -3,54 +3,32 @@ package postgres
 import (
 	"context"
 	"errors"
-	"math"
-	"slices"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
 	"github.com/jackc/pgx/v5"
 )
 
-// A session's visible history is a chain of segments: its own rows, then (for a fork) its parent's
-// rows up to ForkSeq, and so on up to the root. Readers walk the chain only as far as they need.
-
-// maxForkDepth bounds a chain walk, so that corrupt parent links cannot loop forever.
-const maxForkDepth = 100000
-
-// link is one session of a fork chain.
-type link struct {
-	id       string
-	parentID string
-	forkSeq  int64
-}
-
-// lo is the seq below which the session's history is its parent's.
-func (l link) lo() int64 {
-	if l.parentID == "" {
-		return 0
-	}
-	return l.forkSeq
-}
-
-// segment is the rows (lo, hi] of one session that a descendant sees.
-type segment struct {
-	id     string
-	lo, hi int64
-}
+// link and segment are the fork chain's pieces; the walks over them are in package store.
+type (
+	link    = store.ForkLink
+	segment = store.ForkSegment
+)
 
 // ownLink returns the chain link of the owner's session, with lock appended to the query (a
 // row-locking clause or ""). ENOTFOUND when missing or foreign.
 func (t *tx) ownLink(ctx context.Context, owner, id, lock string) (link, error) {
-	l := link{id: id}
+	l := link{ID: id}
 	var parent *string
 	err := t.tx.QueryRow(ctx, `SELECT parent_id, fork_seq FROM sessions WHERE id = $1 AND owner_id = $2`+lock,
-		id, owner).Scan(&parent, &l.forkSeq)
+		id, owner).Scan(&parent, &l.ForkSeq)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return l, notFound("session", id)
 	} else if err != nil {
 		return l, wrap(err, "get session")
 	}
 	if parent != nil {
-		l.parentID = *parent
+		l.ParentID = *parent
 	}
 	return l, nil
 }
@@ -63,45 +41,21 @@ func (t *tx) ownSession(ctx context.Context, owner, id string) error {
 
 // parentLink returns the link of l's parent, which must exist.
 func (t *tx) parentLink(ctx context.Context, l link) (link, error) {
-	p := link{id: l.parentID}
+	p := link{ID: l.ParentID}
 	var parent *string
-	err := t.tx.QueryRow(ctx, `SELECT parent_id, fork_seq FROM sessions WHERE id = $1`, l.parentID).Scan(&parent, &p.forkSeq)
+	err := t.tx.QueryRow(ctx, `SELECT parent_id, fork_seq FROM sessions WHERE id = $1`, l.ParentID).Scan(&parent, &p.ForkSeq)
 	if err != nil {
-		return p, wrap(err, "read fork parent of "+l.id)
+		return p, wrap(err, "read fork parent of "+l.ID)
 	}
 	if parent != nil {
-		p.parentID = *parent
+		p.ParentID = *parent
 	}
 	return p, nil
 }
 
-// segments returns the whole chain of head, head first.
-func (t *tx) segments(ctx context.Context, head link) ([]segment, error) {
-	return t.segmentsAbove(ctx, head, -1)
-}
-
-// segmentsAbove returns the chain of head, head first, stopping at the first session whose
-// segment lies entirely at or below seq floor.
-func (t *tx) segmentsAbove(ctx context.Context, head link, floor int64) ([]segment, error) {
-	var segs []segment
-	cur, hi := head, int64(math.MaxInt64)
-	for depth := 0; ; depth++ {
-		if depth > maxForkDepth {
-			return nil, carryon.Errorf(carryon.EINTERNAL, "fork chain of %s is too deep", head.id)
-		}
-		lo := cur.lo()
-		if lo < hi {
-			segs = append(segs, segment{id: cur.id, lo: lo, hi: hi})
-		}
-		if cur.parentID == "" || lo <= floor {
-			return segs, nil
-		}
-		hi = min(hi, lo)
-		var err error
-		if cur, err = t.parentLink(ctx, cur); err != nil {
-			return nil, err
-		}
-	}
+// parentOf returns the chain walks' way to read a parent's link in this transaction.
+func (t *tx) parentOf(ctx context.Context) store.ParentFunc {
+	return func(l link) (link, error) { return t.parentLink(ctx, l) }
 }
 
 // InsertMessages stores messages as given, in one round trip. ENOTFOUND when a session is not the
@@ -176,34 +130,13 @@ func (t *tx) queryMessages(ctx context.Context, as, query string, args ...any) (
 // so a fork reads the same before and after its parent is deleted.
 func (t *tx) LastMessages(ctx context.Context, owner string, s *carryon.Session, limit int) ([]*carryon.Message, error) {
 	cur, err := t.ownLink(ctx, owner, s.ID, "")
-	if err != nil || limit <= 0 {
+	if err != nil {
 		return nil, err
 	}
-	var out []*carryon.Message
-	hi := int64(math.MaxInt64)
-	for depth := 0; len(out) < limit; depth++ {
-		if depth > maxForkDepth {
-			return nil, carryon.Errorf(carryon.EINTERNAL, "fork chain of %s is too deep", s.ID)
-		}
-		lo := cur.lo()
-		if lo < hi {
-			ms, err := t.queryMessages(ctx, s.ID, `WHERE session_id = $1 AND seq > $2 AND seq <= $3
-				ORDER BY seq DESC LIMIT $4`, cur.id, lo, hi, limit-len(out))
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, ms...)
-		}
-		if cur.parentID == "" || len(out) >= limit {
-			break
-		}
-		hi = min(hi, lo)
-		if cur, err = t.parentLink(ctx, cur); err != nil {
-			return nil, err
-		}
-	}
-	slices.Reverse(out)
-	return out, nil
+	return store.LastInChain(cur, limit, t.parentOf(ctx), func(sg segment, n int) ([]*carryon.Message, error) {
+		return t.queryMessages(ctx, s.ID, `WHERE session_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq DESC LIMIT $4`,
+			sg.ID, sg.Lo, sg.Hi, n)
+	})
 }
 
 // MessagesAfter returns up to limit visible messages of s with seq > after, oldest first (a limit
@@ -214,31 +147,10 @@ func (t *tx) MessagesAfter(ctx context.Context, owner string, s *carryon.Session
 	if err != nil {
 		return nil, err
 	}
-	segs, err := t.segmentsAbove(ctx, head, after)
-	if err != nil {
-		return nil, err
-	}
-	var out []*carryon.Message
-	for _, sg := range slices.Backward(segs) {
-		lo := max(sg.lo, after)
-		if lo >= sg.hi {
-			continue
-		}
-		n := limitArg(limit)
-		if limit > 0 {
-			n = limitArg(limit - len(out))
-		}
-		ms, err := t.queryMessages(ctx, s.ID, `WHERE session_id = $1 AND seq > $2 AND seq <= $3
-			ORDER BY seq LIMIT $4`, sg.id, lo, sg.hi, n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ms...)
-		if limit > 0 && len(out) >= limit {
-			break
-		}
-	}
-	return out, nil
+	return store.AfterInChain(head, after, limit, t.parentOf(ctx), func(sg segment, n int) ([]*carryon.Message, error) {
+		return t.queryMessages(ctx, s.ID, `WHERE session_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
+			sg.ID, sg.Lo, sg.Hi, limitArg(n))
+	})
 }
 
 // SeqAtVersion returns the highest visible seq of s stored at a session version <= v, or 0. A
@@ -253,9 +165,9 @@ func (t *tx) SeqAtVersion(ctx context.Context, owner string, s *carryon.Session,
 	}
 	var seq int64
 	err = t.tx.QueryRow(ctx, `SELECT seq FROM messages WHERE session_id = $1 AND seq > $2 AND version <= $3
-		ORDER BY seq DESC LIMIT 1`, head.id, head.forkSeq, v).Scan(&seq)
+		ORDER BY seq DESC LIMIT 1`, head.ID, head.ForkSeq, v).Scan(&seq)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return head.forkSeq, nil
+		return head.ForkSeq, nil
 	} else if err != nil {
 		return 0, wrap(err, "seq at version")
 	}

@@ -163,7 +163,7 @@ func (t *tx) DeleteSession(ctx context.Context, owner, id string) error {
 	var forks []link
 	for rows.Next() {
 		var f link
-		if err := rows.Scan(&f.id, &f.forkSeq); err != nil {
+		if err := rows.Scan(&f.ID, &f.ForkSeq); err != nil {
 			rows.Close()
 			return wrap(err, "delete session")
 		}
@@ -174,7 +174,7 @@ func (t *tx) DeleteSession(ctx context.Context, owner, id string) error {
 		return wrap(err, "delete session")
 	}
 	if len(forks) > 0 {
-		segs, err := t.segments(ctx, head)
+		segs, err := store.ForkSegments(head, -1, t.parentOf(ctx))
 		if err != nil {
 			return err
 		}
@@ -194,20 +194,20 @@ func (t *tx) DeleteSession(ctx context.Context, owner, id string) error {
 // detaches it from its parent.
 func (t *tx) materialise(ctx context.Context, f link, segs []segment) error {
 	for _, sg := range segs {
-		hi := min(sg.hi, f.forkSeq)
-		if sg.lo >= hi {
+		hi := min(sg.Hi, f.ForkSeq)
+		if sg.Lo >= hi {
 			continue
 		}
 		_, err := t.tx.Exec(ctx, `INSERT INTO messages (session_id, seq, role, kind, content, name, tool_calls,
 			tool_call_id, covers_from, covers_to, run_id, request_id, tokens, metadata, version, created_at)
 			SELECT $1, seq, role, kind, content, name, tool_calls, tool_call_id, covers_from, covers_to, run_id,
 			request_id, tokens, metadata, version, created_at
-			FROM messages WHERE session_id = $2 AND seq > $3 AND seq <= $4`, f.id, sg.id, sg.lo, hi)
+			FROM messages WHERE session_id = $2 AND seq > $3 AND seq <= $4`, f.ID, sg.ID, sg.Lo, hi)
 		if err != nil {
 			return wrap(err, "materialise fork")
 		}
 	}
-	if _, err := t.tx.Exec(ctx, `UPDATE sessions SET parent_id = NULL WHERE id = $1`, f.id); err != nil {
+	if _, err := t.tx.Exec(ctx, `UPDATE sessions SET parent_id = NULL WHERE id = $1`, f.ID); err != nil {
 		return wrap(err, "materialise fork")
 	}
 	return nil
