@@ -11,6 +11,7 @@ import (
 
 	"github.com/carryon-hub/carryon/model"
 	"github.com/carryon-hub/carryon/model/anthropic"
+	"github.com/carryon-hub/carryon/model/modeltest"
 	"github.com/carryon-hub/carryon/model/openai"
 )
 
@@ -96,29 +97,29 @@ var openaiWire = wire{
 		return openai.New(openai.Config{APIKey: "sk-test", BaseURL: url + "/v1"})
 	},
 	toolCall: func(w http.ResponseWriter, id, name string, pieces ...string) {
-		s := startSSE(w)
-		s.data(oaiChunk(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
+		s := modeltest.StartSSE(w)
+		s.Data(modeltest.OpenAIChunk(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
 			"index": 0, "id": id, "type": "function", "function": map[string]any{"name": name, "arguments": ""},
 		}}}, nil))
 		for _, p := range pieces {
-			s.data(oaiChunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": p}}}}, nil))
+			s.Data(modeltest.OpenAIChunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": p}}}}, nil))
 		}
-		s.data(oaiChunk(map[string]any{}, "tool_calls"))
-		s.data(oaiUsage(20, 7))
-		s.done()
+		s.Data(modeltest.OpenAIChunk(map[string]any{}, "tool_calls"))
+		s.Data(modeltest.OpenAIUsage(20, 7))
+		s.Done()
 	},
 	text: func(w http.ResponseWriter, pieces ...string) {
-		s := startSSE(w)
-		s.data(oaiChunk(map[string]any{"role": "assistant", "content": ""}, nil))
+		s := modeltest.StartSSE(w)
+		s.Data(modeltest.OpenAIChunk(map[string]any{"role": "assistant", "content": ""}, nil))
 		for _, p := range pieces {
-			s.data(oaiChunk(map[string]any{"content": p}, nil))
+			s.Data(modeltest.OpenAIChunk(map[string]any{"content": p}, nil))
 		}
-		s.data(oaiChunk(map[string]any{}, "stop"))
-		s.data(oaiUsage(10, len(pieces)))
-		s.done()
+		s.Data(modeltest.OpenAIChunk(map[string]any{}, "stop"))
+		s.Data(modeltest.OpenAIUsage(10, len(pieces)))
+		s.Done()
 	},
 	fail: func(w http.ResponseWriter, status int, header map[string]string) {
-		apiError(w, status, header, fmt.Sprintf(`{"error":{"message":"fake failure %d","type":"server_error","param":null,"code":null}}`, status))
+		modeltest.APIError(w, status, header, fmt.Sprintf(`{"error":{"message":"fake failure %d","type":"server_error","param":null,"code":null}}`, status))
 	},
 	read: func(t *testing.T, body []byte) view {
 		var req struct {
@@ -164,30 +165,30 @@ var anthropicWire = wire{
 		return anthropic.New(anthropic.Config{APIKey: "sk-ant-test", BaseURL: url})
 	},
 	toolCall: func(w http.ResponseWriter, id, name string, pieces ...string) {
-		s := startSSE(w)
-		s.antStart(20)
-		s.antText(0, "Checking.")
-		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": 1,
+		s := modeltest.StartSSE(w)
+		s.AnthropicStart(20)
+		s.AnthropicText(0, "Checking.")
+		s.Event("content_block_start", map[string]any{"type": "content_block_start", "index": 1,
 			"content_block": map[string]any{"type": "tool_use", "id": id, "name": name, "input": map[string]any{}}})
 		for _, p := range append([]string{""}, pieces...) {
-			s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 1,
+			s.Event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 1,
 				"delta": map[string]any{"type": "input_json_delta", "partial_json": p}})
 		}
-		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 1})
-		s.antEnd("tool_use", 7)
+		s.Event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 1})
+		s.AnthropicEnd("tool_use", 7)
 	},
 	text: func(w http.ResponseWriter, pieces ...string) {
-		s := startSSE(w)
-		s.antStart(10)
-		s.antText(0, pieces...)
-		s.antEnd("end_turn", len(pieces))
+		s := modeltest.StartSSE(w)
+		s.AnthropicStart(10)
+		s.AnthropicText(0, pieces...)
+		s.AnthropicEnd("end_turn", len(pieces))
 	},
 	fail: func(w http.ResponseWriter, status int, header map[string]string) {
 		kind := map[int]string{429: "rate_limit_error", 529: "overloaded_error"}[status]
 		if kind == "" {
 			kind = "api_error"
 		}
-		apiError(w, status, header, fmt.Sprintf(`{"type":"error","error":{"type":%q,"message":"fake failure %d"}}`, kind, status))
+		modeltest.APIError(w, status, header, fmt.Sprintf(`{"type":"error","error":{"type":%q,"message":"fake failure %d"}}`, kind, status))
 	},
 	read: func(t *testing.T, body []byte) view {
 		type block struct {
@@ -239,77 +240,4 @@ var anthropicWire = wire{
 		}
 		return v
 	},
-}
-
-type sse struct{ w http.ResponseWriter }
-
-func startSSE(w http.ResponseWriter) sse {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	return sse{w}
-}
-
-func (s sse) data(v any) { s.write("", v) }
-
-func (s sse) event(name string, v any) { s.write(name, v) }
-
-func (s sse) write(name string, v any) {
-	b, _ := json.Marshal(v)
-	if name != "" {
-		fmt.Fprintf(s.w, "event: %s\n", name)
-	}
-	fmt.Fprintf(s.w, "data: %s\n\n", b)
-	s.w.(http.Flusher).Flush()
-}
-
-func (s sse) done() {
-	fmt.Fprint(s.w, "data: [DONE]\n\n")
-	s.w.(http.Flusher).Flush()
-}
-
-func oaiChunk(delta map[string]any, finish any) map[string]any {
-	return map[string]any{
-		"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1700000000, "model": "gpt-4o",
-		"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}},
-	}
-}
-
-func oaiUsage(prompt, completion int) map[string]any {
-	return map[string]any{
-		"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1700000000, "model": "gpt-4o", "choices": []any{},
-		"usage": map[string]any{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
-	}
-}
-
-func (s sse) antStart(input int) {
-	s.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": "msg_test", "type": "message", "role": "assistant", "content": []any{}, "model": "claude-test",
-		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": input, "output_tokens": 1},
-	}})
-}
-
-func (s sse) antText(index int, pieces ...string) {
-	s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
-		"content_block": map[string]any{"type": "text", "text": ""}})
-	for _, p := range pieces {
-		s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
-			"delta": map[string]any{"type": "text_delta", "text": p}})
-	}
-	s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
-}
-
-func (s sse) antEnd(stop string, output int) {
-	s.event("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": output}})
-	s.event("message_stop", map[string]any{"type": "message_stop"})
-}
-
-func apiError(w http.ResponseWriter, status int, header map[string]string, body string) {
-	for k, v := range header {
-		w.Header().Set(k, v)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	fmt.Fprint(w, body)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/carryon-hub/carryon/model"
 	"github.com/carryon-hub/carryon/model/anthropic"
+	"github.com/carryon-hub/carryon/model/modeltest"
 )
 
 // provider returns a Provider talking to the fake server.
@@ -129,11 +130,11 @@ func checkToolRoundTrip(t *testing.T, req wireRequest, id, city, result string) 
 func TestDeltasInOrder(t *testing.T) {
 	seenC := make(chan struct{})
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
-		s := startSSE(w)
-		s.messageStart(3)
-		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
+		s := modeltest.StartSSE(w)
+		s.AnthropicStart(3)
+		s.Event("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
 		delta := func(p string) {
-			s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": p}})
+			s.Event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": p}})
 		}
 		for _, p := range []string{"a", "b", "c"} {
 			delta(p)
@@ -145,8 +146,8 @@ func TestDeltasInOrder(t *testing.T) {
 		}
 		delta("d")
 		delta("e")
-		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-		s.messageEnd("end_turn", 5)
+		s.Event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+		s.AnthropicEnd("end_turn", 5)
 	})
 	var deltas []string
 	var last model.Chunk
@@ -174,13 +175,13 @@ func TestDeltasInOrder(t *testing.T) {
 // message_delta.
 func TestUsage(t *testing.T) {
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
-		s := startSSE(w)
-		s.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		s := modeltest.StartSSE(w)
+		s.Event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 			"id": "msg_test", "type": "message", "role": "assistant", "content": []any{}, "model": "claude-test",
 			"usage": map[string]any{"input_tokens": 12, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 30, "output_tokens": 1},
 		}})
-		s.textBlock(0, "x")
-		s.messageEnd("max_tokens", 64)
+		s.AnthropicText(0, "x")
+		s.AnthropicEnd("max_tokens", 64)
 	})
 	resp, err := model.Collect(provider(f).Stream(context.Background(), model.Request{Messages: hello}))
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+
+	"github.com/carryon-hub/carryon/model/modeltest"
 )
 
 // wireBlock is a content block of a request message.
@@ -91,81 +93,21 @@ func (f *fakeServer) request(i int) (wireRequest, http.Header) {
 	return f.requests[i], f.headers[i]
 }
 
-// sse writes Server-Sent Events the way the Messages API does: a named event and its data.
-type sse struct {
-	w http.ResponseWriter
-}
-
-// startSSE sends the headers of a streaming answer.
-func startSSE(w http.ResponseWriter) sse {
-	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	return sse{w}
-}
-
-// event sends one event whose data is v encoded as JSON, and flushes it.
-func (s sse) event(name string, v any) {
-	b, _ := json.Marshal(v)
-	fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", name, b)
-	s.w.(http.Flusher).Flush()
-}
-
-// messageStart opens a message with the given input token count.
-func (s sse) messageStart(input int) {
-	s.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": "msg_test", "type": "message", "role": "assistant", "content": []any{}, "model": "claude-test",
-		"stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": input, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 1},
-	}})
-}
-
-// textBlock sends a text block at index made of pieces, one text_delta each.
-func (s sse) textBlock(index int, pieces ...string) {
-	s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
-		"content_block": map[string]any{"type": "text", "text": ""}})
-	s.event("ping", map[string]any{"type": "ping"})
-	for _, p := range pieces {
-		s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
-			"delta": map[string]any{"type": "text_delta", "text": p}})
-	}
-	s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
-}
-
-// toolUseBlock sends a tool_use block at index whose input JSON is split over input_json_delta
-// events, starting with an empty one as the API does.
-func (s sse) toolUseBlock(index int, id, name string, pieces ...string) {
-	s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
-		"content_block": map[string]any{"type": "tool_use", "id": id, "name": name, "input": map[string]any{}}})
-	for _, p := range append([]string{""}, pieces...) {
-		s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
-			"delta": map[string]any{"type": "input_json_delta", "partial_json": p}})
-	}
-	s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
-}
-
-// messageEnd sends message_delta with the stop reason and output tokens, then message_stop.
-func (s sse) messageEnd(stop string, output int) {
-	s.event("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": output}})
-	s.event("message_stop", map[string]any{"type": "message_stop"})
-}
-
 // sendText streams a whole text answer.
 func sendText(w http.ResponseWriter, pieces ...string) {
-	s := startSSE(w)
-	s.messageStart(10)
-	s.textBlock(0, pieces...)
-	s.messageEnd("end_turn", len(pieces))
+	s := modeltest.StartSSE(w)
+	s.AnthropicStart(10)
+	s.AnthropicText(0, pieces...)
+	s.AnthropicEnd("end_turn", len(pieces))
 }
 
 // sendToolCall streams a short text, then one tool_use block.
 func sendToolCall(w http.ResponseWriter, id, name string, pieces ...string) {
-	s := startSSE(w)
-	s.messageStart(20)
-	s.textBlock(0, "Checking.")
-	s.toolUseBlock(1, id, name, pieces...)
-	s.messageEnd("tool_use", 7)
+	s := modeltest.StartSSE(w)
+	s.AnthropicStart(20)
+	s.AnthropicText(0, "Checking.")
+	s.AnthropicToolUse(1, id, name, pieces...)
+	s.AnthropicEnd("tool_use", 7)
 }
 
 // sendError answers with an API error body and status.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/carryon-hub/carryon/model"
 	"github.com/carryon-hub/carryon/model/anthropic"
+	"github.com/carryon-hub/carryon/model/modeltest"
 )
 
 // TestMessageMapping sends a conversation with parallel tool calls and checks the wire request:
@@ -77,9 +78,9 @@ func TestErrorEventBeforeText(t *testing.T) {
 			sendText(w, "fine")
 			return
 		}
-		s := startSSE(w)
-		s.messageStart(5)
-		s.event("error", map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error", "message": "Overloaded"}})
+		s := modeltest.StartSSE(w)
+		s.AnthropicStart(5)
+		s.Event("error", map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error", "message": "Overloaded"}})
 	})
 	var deltas []string
 	for c, err := range model.WithRetry(provider(f), fastRetry).Stream(context.Background(), model.Request{Messages: hello}) {
@@ -99,10 +100,10 @@ func TestErrorEventBeforeText(t *testing.T) {
 // *model.Error and is not retried: the consumer never sees a delta twice.
 func TestErrorEventAfterText(t *testing.T) {
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
-		s := startSSE(w)
-		s.messageStart(5)
-		s.textBlock(0, "half")
-		s.event("error", map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error", "message": "Overloaded"}})
+		s := modeltest.StartSSE(w)
+		s.AnthropicStart(5)
+		s.AnthropicText(0, "half")
+		s.Event("error", map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error", "message": "Overloaded"}})
 	})
 	var deltas []string
 	var err error
@@ -132,10 +133,10 @@ func TestTruncatedStream(t *testing.T) {
 	}{{"before any delta", false, true}, {"after a delta", true, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
-				s := startSSE(w)
-				s.messageStart(5)
+				s := modeltest.StartSSE(w)
+				s.AnthropicStart(5)
 				if tc.text {
-					s.textBlock(0, "par")
+					s.AnthropicText(0, "par")
 				}
 			})
 			_, err := model.Collect(provider(f).Stream(context.Background(), model.Request{Messages: hello}))

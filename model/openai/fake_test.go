@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+
+	"github.com/carryon-hub/carryon/model/modeltest"
 )
 
 // wireRequest is the part of a chat completion request body the fake server checks.
@@ -85,77 +87,33 @@ func (f *fakeServer) count() int {
 	return len(f.requests)
 }
 
-// sse writes Server-Sent Events the way the Chat Completions API does.
-type sse struct {
-	w http.ResponseWriter
-}
-
-// startSSE sends the headers of a streaming answer.
-func startSSE(w http.ResponseWriter) sse {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	return sse{w}
-}
-
-// data sends one `data:` event with v encoded as JSON and flushes it.
-func (s sse) data(v any) {
-	b, _ := json.Marshal(v)
-	fmt.Fprintf(s.w, "data: %s\n\n", b)
-	s.w.(http.Flusher).Flush()
-}
-
-// done sends the terminating `data: [DONE]`.
-func (s sse) done() {
-	fmt.Fprint(s.w, "data: [DONE]\n\n")
-	s.w.(http.Flusher).Flush()
-}
-
-// chunk is a chat.completion.chunk with one choice.
-func chunk(delta map[string]any, finish any) map[string]any {
-	return map[string]any{
-		"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1700000000,
-		"model": "gpt-test", "system_fingerprint": "fp_test",
-		"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}},
-	}
-}
-
-// usageChunk is the last chunk sent when stream_options.include_usage is set: no choices.
-func usageChunk(prompt, completion int) map[string]any {
-	return map[string]any{
-		"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1700000000,
-		"model": "gpt-test", "choices": []any{},
-		"usage": map[string]any{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
-	}
-}
-
 // sendText streams text as one delta per piece, then finish "stop", usage and [DONE].
 func sendText(w http.ResponseWriter, pieces ...string) {
-	s := startSSE(w)
-	s.data(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	s := modeltest.StartSSE(w)
+	s.Data(modeltest.OpenAIChunk(map[string]any{"role": "assistant", "content": ""}, nil))
 	for _, p := range pieces {
-		s.data(chunk(map[string]any{"content": p}, nil))
+		s.Data(modeltest.OpenAIChunk(map[string]any{"content": p}, nil))
 	}
-	s.data(chunk(map[string]any{}, "stop"))
-	s.data(usageChunk(10, len(pieces)))
-	s.done()
+	s.Data(modeltest.OpenAIChunk(map[string]any{}, "stop"))
+	s.Data(modeltest.OpenAIUsage(10, len(pieces)))
+	s.Done()
 }
 
 // sendToolCall streams one tool call the way OpenAI does: id, type and name in the first
 // fragment, the arguments split over the following ones.
 func sendToolCall(w http.ResponseWriter, id, name string, argPieces ...string) {
-	s := startSSE(w)
-	s.data(chunk(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
+	s := modeltest.StartSSE(w)
+	s.Data(modeltest.OpenAIChunk(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
 		"index": 0, "id": id, "type": "function", "function": map[string]any{"name": name, "arguments": ""},
 	}}}, nil))
 	for _, p := range argPieces {
-		s.data(chunk(map[string]any{"tool_calls": []any{map[string]any{
+		s.Data(modeltest.OpenAIChunk(map[string]any{"tool_calls": []any{map[string]any{
 			"index": 0, "function": map[string]any{"arguments": p},
 		}}}, nil))
 	}
-	s.data(chunk(map[string]any{}, "tool_calls"))
-	s.data(usageChunk(20, 7))
-	s.done()
+	s.Data(modeltest.OpenAIChunk(map[string]any{}, "tool_calls"))
+	s.Data(modeltest.OpenAIUsage(20, 7))
+	s.Done()
 }
 
 // sendError answers with an API error body and status.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon/model"
+	"github.com/carryon-hub/carryon/model/modeltest"
 	"github.com/carryon-hub/carryon/model/openai"
 )
 
@@ -118,9 +119,9 @@ func checkToolRoundTrip(t *testing.T, req wireRequest, id, args, result string) 
 func TestDeltasInOrder(t *testing.T) {
 	seenC := make(chan struct{})
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
-		s := startSSE(w)
+		s := modeltest.StartSSE(w)
 		for _, p := range []string{"a", "b", "c"} {
-			s.data(chunk(map[string]any{"content": p}, nil))
+			s.Data(modeltest.OpenAIChunk(map[string]any{"content": p}, nil))
 		}
 		select {
 		case <-seenC:
@@ -128,11 +129,11 @@ func TestDeltasInOrder(t *testing.T) {
 			t.Error("the consumer did not get \"c\" before the stream went on")
 		}
 		for _, p := range []string{"d", "e"} {
-			s.data(chunk(map[string]any{"content": p}, nil))
+			s.Data(modeltest.OpenAIChunk(map[string]any{"content": p}, nil))
 		}
-		s.data(chunk(map[string]any{}, "stop"))
-		s.data(usageChunk(3, 5))
-		s.done()
+		s.Data(modeltest.OpenAIChunk(map[string]any{}, "stop"))
+		s.Data(modeltest.OpenAIUsage(3, 5))
+		s.Done()
 	})
 	var deltas []string
 	var last model.Chunk

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/carryon-hub/carryon/model"
+	"github.com/carryon-hub/carryon/model/modeltest"
 	"github.com/carryon-hub/carryon/model/openai"
 )
 
@@ -14,22 +15,22 @@ import (
 // into two complete calls, in index order.
 func TestParallelToolCalls(t *testing.T) {
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
-		s := startSSE(w)
+		s := modeltest.StartSSE(w)
 		call := func(i int, id, name, args string) map[string]any {
 			fn := map[string]any{"arguments": args}
 			c := map[string]any{"index": i, "function": fn}
 			if id != "" {
 				c["id"], c["type"], fn["name"] = id, "function", name
 			}
-			return chunk(map[string]any{"tool_calls": []any{c}}, nil)
+			return modeltest.OpenAIChunk(map[string]any{"tool_calls": []any{c}}, nil)
 		}
-		s.data(call(0, "call_a", "read", ""))
-		s.data(call(1, "call_b", "list", ""))
-		s.data(call(0, "", "", `{"path":`))
-		s.data(call(1, "", "", `{}`))
-		s.data(call(0, "", "", `"x.txt"}`))
-		s.data(chunk(map[string]any{}, "tool_calls"))
-		s.done()
+		s.Data(call(0, "call_a", "read", ""))
+		s.Data(call(1, "call_b", "list", ""))
+		s.Data(call(0, "", "", `{"path":`))
+		s.Data(call(1, "", "", `{}`))
+		s.Data(call(0, "", "", `"x.txt"}`))
+		s.Data(modeltest.OpenAIChunk(map[string]any{}, "tool_calls"))
+		s.Done()
 	})
 	resp, err := model.Collect(provider(f).Stream(context.Background(), model.Request{Messages: []model.Message{{Role: "user", Content: "go"}}}))
 	if err != nil {
@@ -85,9 +86,9 @@ func TestTruncatedStream(t *testing.T) {
 	}{{"before any delta", nil, true}, {"after a delta", []string{"par"}, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
-				s := startSSE(w)
+				s := modeltest.StartSSE(w)
 				for _, p := range tc.pieces {
-					s.data(chunk(map[string]any{"content": p}, nil))
+					s.Data(modeltest.OpenAIChunk(map[string]any{"content": p}, nil))
 				}
 			})
 			_, err := model.Collect(provider(f).Stream(context.Background(), model.Request{Messages: []model.Message{{Role: "user", Content: "hi"}}}))
@@ -102,9 +103,9 @@ func TestTruncatedStream(t *testing.T) {
 // and that WithRetry does not retry it once a delta was delivered.
 func TestErrorInStream(t *testing.T) {
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
-		s := startSSE(w)
-		s.data(chunk(map[string]any{"content": "partial"}, nil))
-		s.data(map[string]any{"error": map[string]any{"message": "The server had an error", "type": "server_error"}})
+		s := modeltest.StartSSE(w)
+		s.Data(modeltest.OpenAIChunk(map[string]any{"content": "partial"}, nil))
+		s.Data(map[string]any{"error": map[string]any{"message": "The server had an error", "type": "server_error"}})
 	})
 	var deltas []string
 	var err error
