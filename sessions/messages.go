@@ -17,9 +17,6 @@ const maxContentBytes = 1 << 20
 // AppendMessages appends messages to a session in one write: they get consecutive seqs and the
 // session's next version.
 func (s *Service) AppendMessages(ctx context.Context, id string, in carryon.AppendInput) (*carryon.AppendResult, error) {
-	if err := validMessages(in.Messages); err != nil {
-		return nil, err
-	}
 	key := in.RequestID
 	in.RequestID = ""
 	return Write(ctx, s, "messages.append", id, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.AppendResult, error) {
@@ -31,7 +28,7 @@ func (s *Service) AppendMessages(ctx context.Context, id string, in carryon.Appe
 	})
 }
 
-// AppendInTx appends validated messages to a session loaded with LoadWritable in the same
+// AppendInTx validates messages and appends them to a session loaded with LoadWritable in the same
 // transaction, linked to runID and requestID, and moves the session to its next version. Other
 // hub services (runs) use it to append as part of a larger write.
 func AppendInTx(ctx context.Context, tx store.Tx, sess *carryon.Session, in []carryon.NewMessage, runID, requestID string, now time.Time) (*carryon.AppendResult, error) {
