@@ -66,6 +66,9 @@ type Run struct {
 	// StopRequested is "cancel" or "interrupt" once someone asked the run to stop; the runner
 	// stops at its next checkpoint.
 	StopRequested string `json:"stop_requested,omitempty"`
+	// Takeovers counts the times a runner took the run over after its runner's lease ran out (a
+	// crash or a pause); hand-offs at shutdown and after approvals do not count.
+	Takeovers int `json:"takeovers"`
 	// Reply is the final assistant answer of a succeeded run.
 	Reply      string     `json:"reply,omitempty"`
 	Error      string     `json:"error,omitempty"`

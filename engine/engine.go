@@ -50,6 +50,9 @@ type Hub interface {
 	CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error)
 	// StopRequested says whether the run was asked to stop: "", "cancel" or "interrupt".
 	StopRequested(ctx context.Context, run *carryon.Run) (string, error)
+	// AppendEvent stores an event of the run (setting its seq and time) before the engine yields
+	// it; an error ends the run at once.
+	AppendEvent(ctx context.Context, run *carryon.Run, ev *carryon.Event) error
 }
 
 // Config shapes the loop.
@@ -106,107 +109,111 @@ type ErrStopped struct{ Reason string }
 
 func (e *ErrStopped) Error() string { return "run stopped: " + e.Reason }
 
-// Finished is the data of the run.finished event the engine yields last.
-type Finished struct {
-	Reply string        `json:"reply"`
-	Steps int           `json:"steps"`
-	Usage carryon.Usage `json:"usage"`
-}
+// emitFunc stores one event through the Hub and yields it. It fails when the event could not be
+// stored (the run was fenced off, the database is gone) or when the consumer stopped
+// (errConsumerStopped); the step that called it returns at once.
+type emitFunc func(ctx context.Context, t carryon.EventType, data any) error
 
-type emitFunc func(t carryon.EventType, data any)
+// errConsumerStopped ends a run whose consumer returned false: nothing more is written or yielded.
+var errConsumerStopped = errors.New("the consumer of the run's events stopped")
 
-// Run executes run from the step after run.Step (its last checkpoint), yielding events as they
-// happen. It ends with a run.finished event, or with an error (*ErrStopped when asked to stop,
-// *NeedsApproval when an action cut off by a crash cannot be settled). run.Step and run.Usage
-// are kept current.
+// Run executes run from the step after run.Step (its last checkpoint), yielding each event once the
+// Hub has stored it. It ends without an error when the model gave its final answer (run.Reply
+// holds it), or with one error: *ErrStopped when asked to stop, *NeedsApproval when an action cut
+// off by a crash cannot be settled, the Hub's error when an event or a write could not be stored
+// (EFENCED once another runner took the run over). It stops at the first failure and as soon as
+// its consumer stops (then it yields nothing more). run.Step, run.Usage and run.Reply are kept
+// current.
 func (e *Engine) Run(ctx context.Context, hub Hub, run *carryon.Run) iter.Seq2[carryon.Event, error] {
 	return func(yield func(carryon.Event, error) bool) {
-		stopped := false
-		emit := func(t carryon.EventType, data any) {
-			b, _ := json.Marshal(data)
-			if !stopped && !yield(carryon.Event{RunID: run.ID, Type: t, Data: b}, nil) {
-				stopped = true
-			}
-		}
-		if run.Reply != "" {
-			// The final answer was committed before the runner stopped: nothing is left to do.
-			emit(carryon.EventRunFinished, Finished{Reply: run.Reply, Steps: run.Step, Usage: run.Usage})
-			return
-		}
-		for run.Step < e.cfg.MaxSteps && !stopped {
-			if reason, err := hub.StopRequested(ctx, run); err != nil {
-				yield(carryon.Event{}, err)
-				return
-			} else if reason != "" {
-				yield(carryon.Event{}, &ErrStopped{Reason: reason})
-				return
-			}
-			reply, done, err := e.step(ctx, hub, run, run.Step+1, emit)
+		emit := func(ctx context.Context, t carryon.EventType, data any) error {
+			b, err := json.Marshal(data)
 			if err != nil {
-				yield(carryon.Event{}, err)
-				return
+				return fmt.Errorf("encode event %s: %w", t, err)
 			}
-			if done {
-				emit(carryon.EventRunFinished, Finished{Reply: reply, Steps: run.Step, Usage: run.Usage})
-				return
+			ev := carryon.Event{RunID: run.ID, Type: t, Data: b}
+			if err := hub.AppendEvent(ctx, run, &ev); err != nil {
+				return err
 			}
-			if used := run.Usage.InputTokens + run.Usage.OutputTokens; e.cfg.TokenBudget > 0 && used > e.cfg.TokenBudget {
-				yield(carryon.Event{}, fmt.Errorf("the run used %d tokens, over its budget of %d", used, e.cfg.TokenBudget))
-				return
+			if !yield(ev, nil) {
+				return errConsumerStopped
 			}
+			return nil
 		}
-		if !stopped {
-			yield(carryon.Event{}, fmt.Errorf("the run reached its limit of %d steps without a final answer", e.cfg.MaxSteps))
+		if err := e.run(ctx, hub, run, emit); err != nil && !errors.Is(err, errConsumerStopped) {
+			yield(carryon.Event{}, err)
 		}
 	}
 }
 
+// run is the loop of Run: steps until the final answer, a stop, a limit or the first failure.
+func (e *Engine) run(ctx context.Context, hub Hub, run *carryon.Run, emit emitFunc) error {
+	if run.Reply != "" {
+		return nil // the final answer was committed before the runner stopped: nothing is left to do
+	}
+	for run.Step < e.cfg.MaxSteps {
+		if reason, err := hub.StopRequested(ctx, run); err != nil {
+			return err
+		} else if reason != "" {
+			return &ErrStopped{Reason: reason}
+		}
+		done, err := e.step(ctx, hub, run, run.Step+1, emit)
+		if err != nil || done {
+			return err
+		}
+		if used := run.Usage.InputTokens + run.Usage.OutputTokens; e.cfg.TokenBudget > 0 && used > e.cfg.TokenBudget {
+			return fmt.Errorf("the run used %d tokens, over its budget of %d", used, e.cfg.TokenBudget)
+		}
+	}
+	return fmt.Errorf("the run reached its limit of %d steps without a final answer", e.cfg.MaxSteps)
+}
+
 // step carries out one step: resumed from the journal when the model already answered it, else
-// with a new model call. It returns the reply and true when the model ended its turn.
-func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, emit emitFunc) (string, bool, error) {
+// with a new model call. It returns true when the model ended its turn (run.Reply is its answer).
+func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, emit emitFunc) (bool, error) {
 	actions, err := hub.StepActions(ctx, run, step)
 	if err != nil {
-		return "", false, err
+		return false, err
 	}
 	if len(actions) == 0 {
 		resp, err := e.ask(ctx, hub, run, step, emit)
 		if err != nil {
-			return "", false, err
+			return false, err
 		}
 		if len(resp.ToolCalls) == 0 {
 			if strings.TrimSpace(resp.Text) == "" {
-				return "", false, errors.New("the model answered with nothing")
+				return false, errors.New("the model answered with nothing")
 			}
 			run.Step, run.Reply = step, resp.Text
 			res, err := hub.CommitStep(ctx, run, []carryon.NewMessage{{Role: carryon.RoleAssistant, Content: resp.Text}})
 			if err != nil {
 				run.Step, run.Reply = step-1, ""
-				return "", false, err
+				return false, err
 			}
 			failpoint.Hit(failpoint.StepCommitted)
-			emit(carryon.EventMessageAppended, res)
-			return resp.Text, true, nil
+			return true, emit(ctx, carryon.EventMessageAppended, res)
 		}
 		actions = e.plan(run, step, resp.ToolCalls)
 		res, err := hub.PlanStep(ctx, run, assistantCall(resp), actions)
 		if err != nil {
-			return "", false, err
+			return false, err
 		}
-		emit(carryon.EventMessageAppended, res)
+		if err := emit(ctx, carryon.EventMessageAppended, res); err != nil {
+			return false, err
+		}
 	}
 	msgs, err := e.runTools(ctx, hub, run, actions, emit)
 	if err != nil {
-		return "", false, err
+		return false, err
 	}
 	run.Step = step
 	res, err := hub.CommitStep(ctx, run, msgs)
 	if err != nil {
 		run.Step = step - 1
-		return "", false, err
+		return false, err
 	}
 	failpoint.Hit(failpoint.StepCommitted)
-	emit(carryon.EventMessageAppended, res)
-	return "", false, nil
+	return false, emit(ctx, carryon.EventMessageAppended, res)
 }
 
 // ask builds the context (storing a summary of cut history first, if one is due) and streams one
@@ -221,33 +228,41 @@ func (e *Engine) ask(ctx context.Context, hub Hub, run *carryon.Run, step int, e
 		if err != nil {
 			return model.Response{}, fmt.Errorf("store the summary: %w", err)
 		}
-		emit(carryon.EventMessageAppended, res)
+		if err := emit(ctx, carryon.EventMessageAppended, res); err != nil {
+			return model.Response{}, err
+		}
 	}
 	resp, err := e.callModel(ctx, cctx.Request(e.specs()), step, emit)
 	run.Usage.InputTokens += resp.Usage.InputTokens
 	run.Usage.OutputTokens += resp.Usage.OutputTokens
-	if _, named := model.AsError(err); err != nil && !named {
-		return resp, fmt.Errorf("model %s: %w", e.provider.Name(), err)
-	}
-	return resp, err // a *model.Error names its provider itself
+	return resp, err
 }
 
-// callModel streams one model call, emitting deltas coalesced into events.
+// callModel streams one model call, emitting deltas coalesced into events. A failing emit ends the
+// call at once (the provider's stream is abandoned) and is returned as it is; a provider's error is
+// named after the provider.
 func (e *Engine) callModel(ctx context.Context, req model.Request, step int, emit emitFunc) (model.Response, error) {
 	var resp model.Response
 	var pending strings.Builder
 	last, first := time.Now(), true
-	flush := func() {
-		if pending.Len() > 0 {
-			emit(carryon.EventModelDelta, map[string]any{"step": step, "text": pending.String()})
-			pending.Reset()
-		}
+	flush := func() error {
 		last = time.Now()
+		if pending.Len() == 0 {
+			return nil
+		}
+		text := pending.String()
+		pending.Reset()
+		return emit(ctx, carryon.EventModelDelta, map[string]any{"step": step, "text": text})
 	}
 	for c, err := range e.provider.Stream(ctx, req) {
 		if err != nil {
-			flush()
-			return resp, err
+			if ferr := flush(); ferr != nil {
+				return resp, ferr
+			}
+			if _, named := model.AsError(err); !named {
+				err = fmt.Errorf("model %s: %w", e.provider.Name(), err)
+			}
+			return resp, err // a *model.Error names its provider itself
 		}
 		if first {
 			first = false
@@ -257,7 +272,9 @@ func (e *Engine) callModel(ctx context.Context, req model.Request, step int, emi
 			resp.Text += c.Delta
 			pending.WriteString(c.Delta)
 			if time.Since(last) >= e.cfg.DeltaEvery {
-				flush()
+				if err := flush(); err != nil {
+					return resp, err
+				}
 			}
 		}
 		resp.ToolCalls = append(resp.ToolCalls, c.ToolCalls...)
@@ -268,8 +285,7 @@ func (e *Engine) callModel(ctx context.Context, req model.Request, step int, emi
 			resp.FinishReason = c.FinishReason
 		}
 	}
-	flush()
-	return resp, nil
+	return resp, flush()
 }
 
 func (e *Engine) specs() []model.ToolSpec {

@@ -3,8 +3,11 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/failpoint"
@@ -53,6 +56,9 @@ func (e *Engine) plan(run *carryon.Run, step int, calls []model.ToolCall) []*car
 func (e *Engine) runTools(ctx context.Context, hub Hub, run *carryon.Run, actions []*carryon.Action, emit emitFunc) ([]carryon.NewMessage, error) {
 	var msgs []carryon.NewMessage
 	for _, a := range actions {
+		if err := context.Cause(ctx); ctx.Err() != nil {
+			return nil, err // asked to stop or cut off between two calls: the rest stay pending
+		}
 		switch a.Status {
 		case carryon.ActionPending:
 			if err := e.execute(ctx, hub, run, a, emit); err != nil {
@@ -92,8 +98,7 @@ func (e *Engine) settle(ctx context.Context, hub Hub, run *carryon.Run, a *carry
 			if err := hub.FinishAction(ctx, run, a); err != nil {
 				return err
 			}
-			emit(carryon.EventToolFinished, a)
-			return nil
+			return emit(ctx, carryon.EventToolFinished, a)
 		case err == nil && outcome == tool.NotApplied:
 			return e.execute(ctx, hub, run, a, emit)
 		}
@@ -104,16 +109,24 @@ func (e *Engine) settle(ctx context.Context, hub Hub, run *carryon.Run, a *carry
 
 // execute journals the action as started, runs it and journals the outcome. A failing tool is
 // not a failing run: the model gets the error and may correct itself.
+//
+// A user's stop (cancel, interrupt) does not cut a tool call off: the call finishes and its outcome
+// is journaled before the run stops. Losing the run (fencing) or a shutdown does cut it off; the
+// journal then keeps it started for the next attempt to settle.
 func (e *Engine) execute(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, emit emitFunc) error {
 	a.Status, a.Attempt, a.StartedAt = carryon.ActionStarted, run.Attempt, time.Now().UTC().Truncate(time.Microsecond)
 	if err := hub.StartAction(ctx, run, a); err != nil {
 		return fmt.Errorf("journal tool call %s: %w", a.Tool, err)
 	}
-	emit(carryon.EventToolStarted, a)
+	if err := emit(ctx, carryon.EventToolStarted, a); err != nil {
+		return err
+	}
 	failpoint.Hit(failpoint.ActionStarted)
-	res, err := e.tools.Invoke(ctx, a.Tool, e.call(hub, run, a))
-	if ctx.Err() != nil {
-		return context.Cause(ctx) // cut off: the journal keeps it started for recovery to settle
+	tctx, done := toolContext(ctx)
+	defer done()
+	res, err := e.tools.Invoke(tctx, a.Tool, e.call(hub, run, a))
+	if tctx.Err() != nil {
+		return context.Cause(tctx) // cut off: the journal keeps it started for recovery to settle
 	}
 	failpoint.Hit(failpoint.ActionRan)
 	now := time.Now().UTC().Truncate(time.Microsecond)
@@ -124,15 +137,30 @@ func (e *Engine) execute(ctx context.Context, hub Hub, run *carryon.Run, a *carr
 	} else {
 		a.Status, a.Result, a.Error = carryon.ActionSucceeded, clip(res.Content), ""
 	}
-	if err := hub.FinishAction(ctx, run, a); err != nil {
+	if err := hub.FinishAction(tctx, run, a); err != nil {
 		return fmt.Errorf("journal tool result %s: %w", a.Tool, err)
 	}
 	failpoint.Hit(failpoint.ActionFinished)
-	emit(carryon.EventToolFinished, a)
+	if err := emit(tctx, carryon.EventToolFinished, a); err != nil {
+		return err
+	}
 	if a.Tool == "update_working_memory" && a.Status == carryon.ActionSucceeded && json.Valid([]byte(a.Result)) {
-		emit(carryon.EventMemoryUpdated, json.RawMessage(a.Result))
+		return emit(tctx, carryon.EventMemoryUpdated, json.RawMessage(a.Result))
 	}
 	return nil
+}
+
+// toolContext is ctx for a tool call, minus a user's stop: cancelled with ctx's cause unless that
+// cause is an *ErrStopped, so a cancel or an interrupt lets the call finish and be journaled.
+func toolContext(ctx context.Context) (context.Context, func()) {
+	tctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		var stopped *ErrStopped
+		if cause := context.Cause(ctx); !errors.As(cause, &stopped) {
+			cancel(cause)
+		}
+	})
+	return tctx, func() { stop(); cancel(nil) }
 }
 
 func (e *Engine) call(hub Hub, run *carryon.Run, a *carryon.Action) tool.Call {
@@ -154,11 +182,18 @@ func resultText(a *carryon.Action) string {
 	return a.Result
 }
 
+// clip makes s valid UTF-8 (a tool may print bytes that are not) and bounds it to maxResultBytes,
+// cutting on a rune boundary.
 func clip(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= maxResultBytes {
 		return s
 	}
-	return s[:maxResultBytes] + "\n…(truncated)"
+	cut := maxResultBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "\n…(truncated)"
 }
 
 // memoryEditor lets the update_working_memory tool write through the hub for the run.

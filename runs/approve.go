@@ -59,7 +59,7 @@ func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval
 		if err := tx.UpdateAction(ctx, a); err != nil {
 			return err
 		}
-		r.Status, r.Error, r.UpdatedAt = carryon.RunQueued, "", now
+		r.Status, r.Error, r.UpdatedAt, r.FinishedAt = carryon.RunQueued, "", now, nil
 		if err := tx.UpdateRun(ctx, r, r.Attempt); err != nil {
 			return err
 		}

@@ -24,27 +24,28 @@ func (h *hub) fence(run *carryon.Run) *carryon.RunFence {
 	return &carryon.RunFence{RunID: run.ID, Attempt: h.attempt}
 }
 
-// fenced runs fn in a write transaction after checking the fence.
-func (h *hub) fenced(ctx context.Context, run *carryon.Run, fn func(tx store.Tx, now time.Time) error) error {
-	now := h.s.now()
+// fenced runs fn in a write transaction after checking the fence; fn gets the stored run.
+func (h *hub) fenced(ctx context.Context, run *carryon.Run, fn func(tx store.Tx, r *carryon.Run, now time.Time) error) error {
 	return h.s.st.Write(ctx, func(tx store.Tx) error {
-		if err := h.check(ctx, tx, run); err != nil {
+		now := h.s.now() // read under the write lock, so commit order and times agree
+		r, err := h.check(ctx, tx, run)
+		if err != nil {
 			return err
 		}
-		return fn(tx, now)
+		return fn(tx, r, now)
 	})
 }
 
-func (h *hub) check(ctx context.Context, tx store.Tx, run *carryon.Run) error {
+func (h *hub) check(ctx context.Context, tx store.Tx, run *carryon.Run) (*carryon.Run, error) {
 	r, err := tx.GetRun(ctx, run.OwnerID, run.ID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if r.Attempt != h.attempt || r.Status != carryon.RunRunning {
 		h.s.log.Warn("refused a write of a fenced-off runner", "run", run.ID, "attempt", h.attempt, "current_attempt", r.Attempt, "status", r.Status)
-		return carryon.Errorf(carryon.EFENCED, "run %s is at attempt %d (%s); a write of attempt %d is refused", r.ID, r.Attempt, r.Status, h.attempt)
+		return nil, carryon.Errorf(carryon.EFENCED, "run %s is at attempt %d (%s); a write of attempt %d is refused", r.ID, r.Attempt, r.Status, h.attempt)
 	}
-	return nil
+	return r, nil
 }
 
 func (h *hub) AppendMessages(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error) {
@@ -88,12 +89,22 @@ func (h *hub) StepActions(ctx context.Context, run *carryon.Run, step int) ([]*c
 	return out, err
 }
 
+// StartAction journals the call as started and renews the run's lease in the same fenced
+// transaction: an effect starts only while this attempt holds the run, with a whole lease ahead of
+// it (never in the last moments of a lease that a paused heartbeat failed to renew).
 func (h *hub) StartAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error {
-	return h.fenced(ctx, run, func(tx store.Tx, now time.Time) error { return tx.UpdateAction(ctx, a) })
+	return h.fenced(ctx, run, func(tx store.Tx, r *carryon.Run, now time.Time) error {
+		lease := now.Add(h.s.cfg.LeaseTTL)
+		r.LeaseExpiresAt, r.UpdatedAt = &lease, now
+		if err := tx.UpdateRun(ctx, r, h.attempt); err != nil {
+			return err
+		}
+		return tx.UpdateAction(ctx, a)
+	})
 }
 
 func (h *hub) FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error {
-	return h.fenced(ctx, run, func(tx store.Tx, now time.Time) error { return tx.UpdateAction(ctx, a) })
+	return h.fenced(ctx, run, func(tx store.Tx, _ *carryon.Run, _ time.Time) error { return tx.UpdateAction(ctx, a) })
 }
 
 func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error) {
@@ -135,11 +146,11 @@ func (h *hub) StopRequested(ctx context.Context, run *carryon.Run) (string, erro
 	return reason, err
 }
 
-// event stores an event of the engine, fenced, and tells the streams.
-func (h *hub) event(ctx context.Context, run *carryon.Run, ev carryon.Event) error {
-	err := h.fenced(ctx, run, func(tx store.Tx, now time.Time) error {
+// AppendEvent stores an event of the engine, fenced, and tells the streams.
+func (h *hub) AppendEvent(ctx context.Context, run *carryon.Run, ev *carryon.Event) error {
+	err := h.fenced(ctx, run, func(tx store.Tx, _ *carryon.Run, now time.Time) error {
 		ev.CreatedAt = now
-		return tx.AppendEvent(ctx, &ev)
+		return tx.AppendEvent(ctx, ev)
 	})
 	if err == nil {
 		h.s.notify.publish(run.ID)
@@ -155,4 +166,3 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/carryon-hub/carryon"
@@ -46,8 +48,9 @@ func (s *Service) Work(ctx context.Context) {
 }
 
 // Listen wakes this process's streams and runners when another process announces a run change
-// through the store's Notifier, until ctx is done. Without a Notifier it returns at once (streams
-// and runners poll).
+// through the store's Notifier, until ctx is done; a run executing here that another process asked
+// to stop learns of it at once. Without a Notifier it returns at once (streams and runners poll,
+// and each runner looks for stop requests at every heartbeat).
 func (s *Service) Listen(ctx context.Context) {
 	if s.notify.remote == nil {
 		return
@@ -55,7 +58,46 @@ func (s *Service) Listen(ctx context.Context) {
 	_ = s.notify.remote.Listen(ctx, notifyChannel, func(runID string) {
 		s.notify.local(runID)
 		s.Wake()
+		if r := s.runningHere(runID); r != nil {
+			go s.checkStop(ctx, r)
+		}
 	})
+}
+
+// running is a run executing in this process.
+type running struct {
+	run    *carryon.Run // the claimed run (ID, OwnerID and Attempt do not change)
+	cancel context.CancelCauseFunc
+}
+
+// runningHere returns the run if it executes in this process, else nil.
+func (s *Service) runningHere(runID string) *running {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running[runID]
+}
+
+// stopHere cancels the run if it executes in this process: a model call in progress is abandoned;
+// a tool call in progress finishes and is journaled when cause is an *engine.ErrStopped.
+func (s *Service) stopHere(runID string, cause error) {
+	if r := s.runningHere(runID); r != nil {
+		r.cancel(cause)
+	}
+}
+
+// checkStop reads whether the run was asked to stop and stops it here if so.
+func (s *Service) checkStop(ctx context.Context, r *running) {
+	var reason string
+	err := s.st.Read(ctx, func(tx store.Tx) error {
+		cur, err := tx.GetRun(ctx, r.run.OwnerID, r.run.ID)
+		if err == nil && cur.Attempt == r.run.Attempt {
+			reason = cur.StopRequested
+		}
+		return err
+	})
+	if err == nil && reason != "" {
+		r.cancel(&engine.ErrStopped{Reason: reason})
+	}
 }
 
 // claimAll takes as many runnable runs as it has free workers for, in one write transaction. On
@@ -69,18 +111,15 @@ func (s *Service) claimAll(ctx context.Context) error {
 		return nil
 	}
 	var claimed []*carryon.Run
-	now := s.now()
 	err := s.st.Write(ctx, func(tx store.Tx) error {
 		claimed = claimed[:0] // fn may run again after a deadlock
-		cands, err := tx.RunnableRuns(ctx, now, s.cfg.Workers)
+		now := s.now()
+		cands, err := tx.RunnableRuns(ctx, now, free)
 		if err != nil {
 			return err
 		}
 		for _, c := range cands {
-			s.mu.Lock()
-			_, busy := s.running[c.ID]
-			s.mu.Unlock()
-			if busy || len(claimed) == free {
+			if s.runningHere(c.ID) != nil {
 				continue
 			}
 			run, err := s.claim(ctx, tx, c, now)
@@ -101,7 +140,7 @@ func (s *Service) claimAll(ctx context.Context) error {
 		s.slots <- struct{}{}
 		runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 		s.mu.Lock()
-		s.running[run.ID] = cancel
+		s.running[run.ID] = &running{run: run, cancel: cancel}
 		s.mu.Unlock()
 		stop := context.AfterFunc(ctx, func() { cancel(errShutdown) })
 		go func() {
@@ -123,12 +162,15 @@ func (s *Service) claimAll(ctx context.Context) error {
 var errShutdown = errors.New("the server is shutting down")
 
 // claim takes a runnable run for this process in tx: a new attempt with a lease. It returns nil
-// when the run is no longer runnable (another runner was faster).
+// when the run is no longer runnable (another runner was faster). A run whose runner's lease ran
+// out is a takeover and counts towards MaxAttempts; one whose lease was handed back at shutdown
+// (no lease owner) is not.
 func (s *Service) claim(ctx context.Context, tx store.Tx, c *carryon.Run, now time.Time) (*carryon.Run, error) {
 	r, err := tx.GetRun(ctx, c.OwnerID, c.ID)
 	if err != nil {
 		return nil, err
 	}
+	prev := r.Attempt
 	switch {
 	case r.Status == carryon.RunQueued:
 		active, err := tx.ActiveRuns(ctx, r.OwnerID, r.SessionID)
@@ -141,11 +183,15 @@ func (s *Service) claim(ctx context.Context, tx store.Tx, c *carryon.Run, now ti
 			}
 		}
 	case r.Status == carryon.RunRunning && r.LeaseExpiresAt != nil && r.LeaseExpiresAt.Before(now):
-		if r.Attempt >= s.cfg.MaxAttempts {
-			s.log.Error("parking a run that keeps crashing", "run", r.ID, "attempts", r.Attempt)
-			return nil, finishTx(ctx, tx, r, carryon.RunFailed, "", fmt.Sprintf("parked after %d attempts: the runner stopped every time before the run ended (last runner %s)", r.Attempt, r.LeaseOwner), now)
+		if r.LeaseOwner != "" {
+			r.Takeovers++
+			if r.Takeovers >= s.cfg.MaxAttempts {
+				s.log.Error("parking a run that keeps crashing", "run", r.ID, "takeovers", r.Takeovers)
+				r.Attempt++ // the last runner, should it wake up, is fenced off
+				return nil, finishTx(ctx, tx, r, prev, carryon.RunFailed, "", fmt.Sprintf("parked after its runner stopped %d times before the run ended (last runner %s)", r.Takeovers, r.LeaseOwner), now)
+			}
+			s.log.Warn("taking over a run whose lease expired", "run", r.ID, "attempt", r.Attempt, "owner", r.LeaseOwner)
 		}
-		s.log.Warn("taking over a run whose lease expired", "run", r.ID, "attempt", r.Attempt, "owner", r.LeaseOwner)
 	default:
 		return nil, nil
 	}
@@ -153,13 +199,12 @@ func (s *Service) claim(ctx context.Context, tx store.Tx, c *carryon.Run, now ti
 		// An enqueued run's turn came: its message joins the session now.
 		sess, err := sessions.LoadWritable(ctx, tx, r.OwnerID, r.SessionID, nil, nil, now)
 		if err != nil {
-			return nil, finishTx(ctx, tx, r, carryon.RunFailed, "", "the run could not start: "+carryon.ErrorMessage(err), now)
+			return nil, finishTx(ctx, tx, r, prev, carryon.RunFailed, "", "the run could not start: "+carryon.ErrorMessage(err), now)
 		}
 		if err := appendTrigger(ctx, tx, sess, r, now); err != nil {
 			return nil, err
 		}
 	}
-	prev := r.Attempt
 	lease := now.Add(s.cfg.LeaseTTL)
 	r.Status, r.Attempt, r.LeaseOwner, r.LeaseExpiresAt, r.UpdatedAt = carryon.RunRunning, prev+1, s.cfg.Instance, &lease, now
 	if r.StartedAt == nil {
@@ -168,35 +213,37 @@ func (s *Service) claim(ctx context.Context, tx store.Tx, c *carryon.Run, now ti
 	if err := tx.UpdateRun(ctx, r, prev); err != nil {
 		return nil, err
 	}
+	if err := keepSessionAlive(ctx, tx, r, now); err != nil {
+		return nil, err
+	}
 	return r, appendEvent(ctx, tx, r.ID, carryon.EventRunStarted, map[string]any{"attempt": r.Attempt, "runner": s.cfg.Instance}, now)
 }
 
-// execute runs the engine on a claimed run, heartbeating its lease, and records how it ended.
+// execute runs the engine on a claimed run, heartbeating its lease, and records how it ended. A
+// panic fails the run (its stack goes to the log) and never takes the process down.
 func (s *Service) execute(ctx context.Context, run *carryon.Run) {
 	log := s.log.With("run", run.ID, "session", run.SessionID, "attempt", run.Attempt)
 	log.Info("run started")
 	ctx = carryon.NewContextWithUser(ctx, &carryon.User{ID: run.OwnerID})
 	hbCtx, stopHB := context.WithCancel(ctx)
 	defer stopHB()
+	defer func() {
+		if p := recover(); p != nil {
+			stopHB()
+			log.Error("run panicked", "panic", p, "stack", string(debug.Stack()))
+			bg := context.WithoutCancel(ctx)
+			if err := s.finish(bg, run, carryon.RunFailed, "", "internal error: the run stopped on an unexpected fault in the server (the server's log has the details)"); err != nil {
+				log.Error("record the end of the run", "err", err)
+				s.releaseLease(bg, run)
+			}
+		}
+	}()
 	go s.heartbeat(hbCtx, run)
 
-	h := &hub{s: s, attempt: run.Attempt}
-	var reply string
 	var runErr error
-	for ev, err := range s.engine.Run(ctx, h, run) {
+	for _, err := range s.engine.Run(ctx, &hub{s: s, attempt: run.Attempt}, run) {
 		if err != nil {
 			runErr = err
-			break
-		}
-		if ev.Type == carryon.EventRunFinished {
-			var f engine.Finished
-			_ = jsonUnmarshal(ev.Data, &f)
-			reply = f.Reply
-			continue
-		}
-		if err := h.event(ctx, run, ev); err != nil {
-			runErr = err
-			break
 		}
 	}
 	stopHB()
@@ -209,9 +256,6 @@ func (s *Service) execute(ctx context.Context, run *carryon.Run) {
 	case errors.As(runErr, &approval):
 		status, msg = carryon.RunWaitingApproval, approval.Error()
 	case errors.As(runErr, &stopped) || errors.As(cause, &stopped):
-		if stopped == nil {
-			errors.As(cause, &stopped)
-		}
 		status, msg = carryon.RunCancelled, "cancelled by the user"
 		if stopped.Reason == "interrupt" {
 			status, msg = carryon.RunInterrupted, "interrupted by a newer run"
@@ -220,39 +264,51 @@ func (s *Service) execute(ctx context.Context, run *carryon.Run) {
 		log.Info("run paused for shutdown; the next runner takes it over")
 		s.releaseLease(context.WithoutCancel(ctx), run)
 		return
-	case carryon.ErrorCode(runErr) == carryon.EFENCED:
+	case carryon.ErrorCode(runErr) == carryon.EFENCED || carryon.ErrorCode(cause) == carryon.EFENCED:
 		log.Warn("run lost to another runner; stopping without writing", "err", runErr)
 		return
 	default:
-		status, msg = carryon.RunFailed, runErr.Error()
+		status, msg = carryon.RunFailed, sentence(runErr)
 	}
-	if err := s.finish(context.WithoutCancel(ctx), run, status, reply, msg); err != nil {
+	if err := s.finish(context.WithoutCancel(ctx), run, status, run.Reply, msg); err != nil {
 		log.Error("record the end of the run", "err", err)
 		return
 	}
 	log.Info("run ended", "status", status, "steps", run.Step, "error", msg)
 }
 
-// finish records the end of a run, fenced by its attempt.
+// sentence is an error as a run's error text: the messages of the chain, without the codes that
+// (*carryon.Error).Error adds.
+func sentence(err error) string {
+	msg := err.Error()
+	if e, ok := carryon.AsError(err); ok {
+		msg = strings.Replace(msg, e.Error(), e.Message, 1)
+	}
+	return msg
+}
+
+// finish records the end of a run, fenced by its attempt: a runner that lost the run, or whose run
+// was parked or ended meanwhile, changes nothing.
 func (s *Service) finish(ctx context.Context, run *carryon.Run, status carryon.RunStatus, reply, msg string) error {
-	now := s.now()
 	err := s.st.Write(ctx, func(tx store.Tx) error {
+		now := s.now()
 		r, err := tx.GetRun(ctx, run.OwnerID, run.ID)
 		if err != nil {
 			return err
 		}
-		if r.Attempt != run.Attempt {
-			return carryon.Errorf(carryon.EFENCED, "run %s is at attempt %d; attempt %d may not finish it", r.ID, r.Attempt, run.Attempt)
+		if r.Attempt != run.Attempt || r.Status != carryon.RunRunning {
+			return carryon.Errorf(carryon.EFENCED, "run %s is at attempt %d (%s); attempt %d may not finish it", r.ID, r.Attempt, r.Status, run.Attempt)
 		}
 		r.Step, r.Usage = run.Step, run.Usage
-		return finishTx(ctx, tx, r, status, reply, msg, now)
+		return finishTx(ctx, tx, r, r.Attempt, status, reply, msg, now)
 	})
 	s.notify.publish(run.ID)
 	return err
 }
 
-// heartbeat renews the run's lease until ctx is done; when the run was taken over it cancels the
-// run, and when a stop was requested it cancels the model call in progress.
+// heartbeat renews the run's lease and keeps its session alive until ctx is done. When the run was
+// taken over it cancels the run; when a stop was requested (here or through another instance) it
+// stops the run, abandoning a model call in progress.
 func (s *Service) heartbeat(ctx context.Context, run *carryon.Run) {
 	t := time.NewTicker(s.cfg.Heartbeat)
 	defer t.Stop()
@@ -262,8 +318,9 @@ func (s *Service) heartbeat(ctx context.Context, run *carryon.Run) {
 			return
 		case <-t.C:
 		}
-		now := s.now()
+		var stop string
 		err := s.st.Write(ctx, func(tx store.Tx) error {
+			now := s.now()
 			r, err := tx.GetRun(ctx, run.OwnerID, run.ID)
 			if err != nil {
 				return err
@@ -271,34 +328,57 @@ func (s *Service) heartbeat(ctx context.Context, run *carryon.Run) {
 			if r.Attempt != run.Attempt || r.Status != carryon.RunRunning {
 				return carryon.Errorf(carryon.EFENCED, "run %s moved to attempt %d (%s)", r.ID, r.Attempt, r.Status)
 			}
+			stop = r.StopRequested
 			lease := now.Add(s.cfg.LeaseTTL)
 			r.LeaseExpiresAt, r.UpdatedAt = &lease, now
-			return tx.UpdateRun(ctx, r, run.Attempt)
-		})
-		if carryon.ErrorCode(err) == carryon.EFENCED {
-			s.log.Warn("lease lost", "run", run.ID, "attempt", run.Attempt, "err", err)
-			s.mu.Lock()
-			if cancel := s.running[run.ID]; cancel != nil {
-				cancel(err)
+			if err := tx.UpdateRun(ctx, r, run.Attempt); err != nil {
+				return err
 			}
-			s.mu.Unlock()
+			return keepSessionAlive(ctx, tx, r, now)
+		})
+		switch {
+		case carryon.ErrorCode(err) == carryon.EFENCED:
+			s.log.Warn("lease lost", "run", run.ID, "attempt", run.Attempt, "err", err)
+			s.stopHere(run.ID, err)
 			return
-		} else if err != nil && ctx.Err() == nil {
+		case err != nil && ctx.Err() == nil:
 			s.log.Error("heartbeat", "run", run.ID, "err", err)
+		case stop != "":
+			s.stopHere(run.ID, &engine.ErrStopped{Reason: stop})
 		}
 	}
 }
 
-// releaseLease ends this runner's lease at once, so that the next runner (this server after a
-// restart, or another instance) takes the run over without waiting for the lease to run out.
+// keepSessionAlive restarts the idle clock of a running run's session without a new version: a run
+// longer than the session's idle TTL neither fails on an expired session nor lets the sweeper
+// purge the session under it.
+func keepSessionAlive(ctx context.Context, tx store.Tx, r *carryon.Run, now time.Time) error {
+	sess, err := tx.GetSession(ctx, r.OwnerID, r.SessionID)
+	if err != nil {
+		return err
+	}
+	if sess.Status != carryon.SessionActive {
+		return nil
+	}
+	expires := now.Add(time.Duration(sess.IdleTTLSeconds) * time.Second)
+	if !sess.ExpiresAt.Before(expires) {
+		return nil
+	}
+	sess.ExpiresAt, sess.LastActiveAt = expires, now
+	return tx.UpdateSession(ctx, sess, sess.Version)
+}
+
+// releaseLease ends this runner's lease at once and clears its owner, so that the next runner
+// (this server after a restart, or another instance) takes the run over without waiting for the
+// lease to run out, and without counting it as a takeover.
 func (s *Service) releaseLease(ctx context.Context, run *carryon.Run) {
-	now := s.now()
 	err := s.st.Write(ctx, func(tx store.Tx) error {
+		now := s.now()
 		r, err := tx.GetRun(ctx, run.OwnerID, run.ID)
 		if err != nil || r.Attempt != run.Attempt || r.Status != carryon.RunRunning {
 			return err
 		}
-		r.LeaseExpiresAt, r.UpdatedAt = &now, now
+		r.LeaseOwner, r.LeaseExpiresAt, r.UpdatedAt = "", &now, now
 		return tx.UpdateRun(ctx, r, run.Attempt)
 	})
 	if err != nil {

@@ -54,7 +54,7 @@ type Service struct {
 	wake   chan struct{}
 
 	mu      sync.Mutex
-	running map[string]context.CancelCauseFunc // runs executing in this process
+	running map[string]*running // runs executing in this process
 	slots   chan struct{}
 }
 
@@ -90,7 +90,7 @@ func New(st store.Store, sess *sessions.Service, eng *engine.Engine, cfg Config)
 	remote, _ := store.AsNotifier(st)
 	return &Service{
 		st: st, sess: sess, engine: eng, cfg: cfg, log: cfg.Logger, notify: newBroker(remote),
-		wake: make(chan struct{}, 1), running: map[string]context.CancelCauseFunc{},
+		wake: make(chan struct{}, 1), running: map[string]*running{},
 		slots: make(chan struct{}, cfg.Workers),
 	}
 }
@@ -112,6 +112,7 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 	}
 	key := in.RequestID
 	in.RequestID = ""
+	var interrupted []string
 	run, err := sessions.Write(ctx, s.sess, "run.start", sessionID, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Run, error) {
 		sess, err := sessions.LoadWritable(ctx, tx, own, sessionID, in.ExpectedVersion, nil, now)
 		if err != nil {
@@ -128,14 +129,23 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 				e.ActiveRunID, e.RetryAfterSeconds = active[0].ID, 1
 				return nil, e
 			case carryon.MultitaskInterrupt:
+				interrupted = interrupted[:0]
 				for _, a := range active {
-					if a.Status == carryon.RunQueued || a.StopRequested != "" {
+					switch {
+					case a.Status == carryon.RunWaitingApproval:
+						// No runner holds it: it ends now, and the new run starts.
+						if err := finishTx(ctx, tx, a, a.Attempt, carryon.RunInterrupted, "", "interrupted by a newer run", now); err != nil {
+							return nil, err
+						}
+					case a.Status == carryon.RunQueued || a.StopRequested != "":
 						continue
+					default:
+						a.StopRequested, a.UpdatedAt = "interrupt", now
+						if err := tx.UpdateRun(ctx, a, a.Attempt); err != nil {
+							return nil, err
+						}
 					}
-					a.StopRequested, a.UpdatedAt = "interrupt", now
-					if err := tx.UpdateRun(ctx, a, a.Attempt); err != nil {
-						return nil, err
-					}
+					interrupted = append(interrupted, a.ID)
 				}
 			}
 		}
@@ -165,6 +175,10 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, id := range interrupted {
+		s.stopHere(id, &engine.ErrStopped{Reason: "interrupt"})
+		s.notify.publish(id) // a runner in another process learns of the stop at once
 	}
 	s.notify.publish(run.ID)
 	s.Wake()
@@ -228,7 +242,7 @@ func (s *Service) Cancel(ctx context.Context, runID string) (*carryon.Run, error
 			return err
 		}
 		if run.Status == carryon.RunQueued || run.Status == carryon.RunWaitingApproval {
-			return finishTx(ctx, tx, run, carryon.RunCancelled, "", "cancelled by the user", now)
+			return finishTx(ctx, tx, run, run.Attempt, carryon.RunCancelled, "", "cancelled by the user", now)
 		}
 		run.StopRequested, run.UpdatedAt = "cancel", now
 		return tx.UpdateRun(ctx, run, run.Attempt)
@@ -236,13 +250,9 @@ func (s *Service) Cancel(ctx context.Context, runID string) (*carryon.Run, error
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	cancel := s.running[runID]
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel(&engine.ErrStopped{Reason: "cancel"})
-	}
-	s.notify.publish(runID)
+	s.stopHere(runID, &engine.ErrStopped{Reason: "cancel"})
+	s.notify.publish(runID) // a runner in another process learns of the stop at once
+
 	s.Wake()
 	return run, nil
 }
@@ -289,12 +299,20 @@ func (s *Service) write(ctx context.Context, fn func(tx store.Tx, owner string, 
 	return s.st.Write(ctx, func(tx store.Tx) error { return fn(tx, own, now) })
 }
 
-// finishTx ends a run with a terminal status and stores its last event in the same transaction.
-func finishTx(ctx context.Context, tx store.Tx, run *carryon.Run, status carryon.RunStatus, reply, errMsg string, now time.Time) error {
+// finishTx ends a run (or parks it waiting for an approval) and stores its last event in the same
+// transaction, conditionally on the attempt prev it was read at. A run that already ended is
+// ECONFLICT: every terminal transition happens once. finished_at is set for terminal statuses only.
+func finishTx(ctx context.Context, tx store.Tx, run *carryon.Run, prev int, status carryon.RunStatus, reply, errMsg string, now time.Time) error {
+	if run.Status.Terminal() {
+		return carryon.Errorf(carryon.ECONFLICT, "run %s already ended (%s)", run.ID, run.Status)
+	}
 	run.Status, run.Reply, run.Error = status, reply, errMsg
-	run.UpdatedAt, run.FinishedAt = now, &now
+	run.UpdatedAt, run.FinishedAt = now, nil
+	if status.Terminal() {
+		run.FinishedAt = &now
+	}
 	run.LeaseOwner, run.LeaseExpiresAt = "", nil
-	if err := tx.UpdateRun(ctx, run, run.Attempt); err != nil {
+	if err := tx.UpdateRun(ctx, run, prev); err != nil {
 		return err
 	}
 	typ := carryon.EventRunFinished
@@ -303,7 +321,6 @@ func finishTx(ctx context.Context, tx store.Tx, run *carryon.Run, status carryon
 		typ = carryon.EventRunFailed
 	case carryon.RunWaitingApproval:
 		typ = carryon.EventRunWaiting
-		run.FinishedAt = nil
 	}
 	return appendEvent(ctx, tx, run.ID, typ, map[string]any{"status": status, "reply": reply, "error": errMsg, "usage": run.Usage, "steps": run.Step}, now)
 }

@@ -175,7 +175,8 @@ func fingerprint(op, target string, input any) (string, error) {
 
 // LoadWritable returns the owner's session if a write to it is allowed now: not closed, not
 // expired, at the expected version when one is given, and, for a runner's write, still the
-// runner's run (fencing).
+// runner's run (fencing). A runner's write is not refused for expiry: its run holds the session
+// (the runner's heartbeat keeps it alive), so a step longer than the idle TTL goes on.
 func LoadWritable(ctx context.Context, tx store.Tx, owner, id string, expected *int64, fence *carryon.RunFence, now time.Time) (*carryon.Session, error) {
 	sess, err := tx.GetSession(ctx, owner, id)
 	if err != nil {
@@ -190,7 +191,7 @@ func LoadWritable(ctx context.Context, tx store.Tx, owner, id string, expected *
 	switch {
 	case sess.Status == carryon.SessionClosed:
 		return nil, carryon.Errorf(carryon.ECLOSED, "session %s is closed; restore it to write again", id)
-	case sess.Expired(now):
+	case sess.Expired(now) && fence == nil: // a running run keeps its session alive
 		return nil, carryon.Errorf(carryon.EEXPIRED, "session %s expired at %s after being idle; restore it to write again", id, sess.ExpiresAt.Format(time.RFC3339))
 	}
 	return sess, nil

@@ -16,7 +16,7 @@ import (
 
 const runCols = `id, session_id, owner_id, status, message, trigger_seq, request_id, model, multitask, step, attempt,
 	lease_owner, lease_expires_at, stop_requested, reply, error, input_tokens, output_tokens, created_at,
-	updated_at, started_at, finished_at`
+	updated_at, started_at, finished_at, takeovers`
 
 func scanRun(r scanner) (*carryon.Run, error) {
 	var run carryon.Run
@@ -25,7 +25,7 @@ func scanRun(r scanner) (*carryon.Run, error) {
 	var created, updated int64
 	err := r.Scan(&run.ID, &run.SessionID, &run.OwnerID, &status, &run.Message, &run.TriggerSeq, &run.RequestID, &run.Model,
 		&run.Multitask, &run.Step, &run.Attempt, &run.LeaseOwner, &lease, &run.StopRequested, &run.Reply,
-		&run.Error, &run.Usage.InputTokens, &run.Usage.OutputTokens, &created, &updated, &started, &finished)
+		&run.Error, &run.Usage.InputTokens, &run.Usage.OutputTokens, &created, &updated, &started, &finished, &run.Takeovers)
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +73,11 @@ func (t *tx) InsertRun(ctx context.Context, r *carryon.Run) error {
 		return err
 	}
 	_, err := t.tx.Exec(ctx, `INSERT INTO runs (`+runCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
 		r.ID, r.SessionID, r.OwnerID, string(r.Status), r.Message, r.TriggerSeq, r.RequestID, r.Model,
 		r.Multitask, r.Step, r.Attempt, r.LeaseOwner, nullMicros(r.LeaseExpiresAt), r.StopRequested,
 		r.Reply, r.Error, r.Usage.InputTokens, r.Usage.OutputTokens, micros(r.CreatedAt), micros(r.UpdatedAt),
-		nullMicros(r.StartedAt), nullMicros(r.FinishedAt))
+		nullMicros(r.StartedAt), nullMicros(r.FinishedAt), r.Takeovers)
 	if err != nil {
 		return conflict(err, "run %s exists", r.ID)
 	}
@@ -105,11 +105,11 @@ func (t *tx) UpdateRun(ctx context.Context, r *carryon.Run, prevAttempt int) err
 	}
 	tag, err := t.tx.Exec(ctx, `UPDATE runs SET status = $1, trigger_seq = $2, step = $3, attempt = $4,
 		lease_owner = $5, lease_expires_at = $6, stop_requested = $7, reply = $8, error = $9, input_tokens = $10,
-		output_tokens = $11, updated_at = $12, started_at = $13, finished_at = $14
-		WHERE id = $15 AND owner_id = $16 AND attempt = $17`,
+		output_tokens = $11, updated_at = $12, started_at = $13, finished_at = $14, takeovers = $15
+		WHERE id = $16 AND owner_id = $17 AND attempt = $18`,
 		string(r.Status), r.TriggerSeq, r.Step, r.Attempt, r.LeaseOwner, nullMicros(r.LeaseExpiresAt),
 		r.StopRequested, r.Reply, r.Error, r.Usage.InputTokens, r.Usage.OutputTokens, micros(r.UpdatedAt),
-		nullMicros(r.StartedAt), nullMicros(r.FinishedAt), r.ID, r.OwnerID, prevAttempt)
+		nullMicros(r.StartedAt), nullMicros(r.FinishedAt), r.Takeovers, r.ID, r.OwnerID, prevAttempt)
 	if err != nil {
 		return wrap(err, "update run")
 	}

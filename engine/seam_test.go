@@ -1,0 +1,177 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"sync"
+	"testing"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/model"
+	"github.com/carryon-hub/carryon/model/scripted"
+)
+
+// talker is the scripted model saying something before each answer, tool calls included: the kind
+// of model whose deltas reach the consumer before the step's tool calls are planned.
+type talker struct{ scripted.Provider }
+
+func (t *talker) Stream(ctx context.Context, req model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		if !yield(model.Chunk{Delta: "Let me look at that. "}, nil) {
+			return
+		}
+		for c, err := range t.Provider.Stream(ctx, req) {
+			if !yield(c, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// recordingHub is an engine.Hub that records what the engine asks of it, with writes that succeed
+// until failAt (the n-th event, from 1; 0 never) and events that then fail with errDatabaseGone.
+type recordingHub struct {
+	mu      sync.Mutex
+	calls   []string
+	events  int
+	failAt  int
+	actions map[int][]*carryon.Action
+}
+
+var errDatabaseGone = errors.New("the database went away")
+
+func (h *recordingHub) record(call string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls = append(h.calls, call)
+}
+
+func (h *recordingHub) recorded() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.calls...)
+}
+
+func (h *recordingHub) AppendMessages(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error) {
+	h.record("append")
+	return &carryon.AppendResult{}, nil
+}
+
+func (h *recordingHub) PatchWorkingMemory(ctx context.Context, run *carryon.Run, patch json.RawMessage) (*carryon.WorkingMemoryState, error) {
+	h.record("memory")
+	return &carryon.WorkingMemoryState{WorkingMemory: carryon.WorkingMemory{}}, nil
+}
+
+func (h *recordingHub) PlanStep(ctx context.Context, run *carryon.Run, assistant carryon.NewMessage, actions []*carryon.Action) (*carryon.AppendResult, error) {
+	h.record("plan")
+	h.mu.Lock()
+	if h.actions == nil {
+		h.actions = map[int][]*carryon.Action{}
+	}
+	for _, a := range actions {
+		h.actions[a.Step] = append(h.actions[a.Step], a)
+	}
+	h.mu.Unlock()
+	return &carryon.AppendResult{}, nil
+}
+
+func (h *recordingHub) StepActions(ctx context.Context, run *carryon.Run, step int) ([]*carryon.Action, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.actions[step], nil
+}
+
+func (h *recordingHub) StartAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error {
+	h.record("start " + a.Tool)
+	return nil
+}
+
+func (h *recordingHub) FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error {
+	h.record("finish " + a.Tool)
+	return nil
+}
+
+func (h *recordingHub) CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error) {
+	h.record("commit")
+	return &carryon.AppendResult{}, nil
+}
+
+func (h *recordingHub) StopRequested(ctx context.Context, run *carryon.Run) (string, error) {
+	return "", nil
+}
+
+func (h *recordingHub) AppendEvent(ctx context.Context, run *carryon.Run, ev *carryon.Event) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events++
+	if h.failAt > 0 && h.events >= h.failAt {
+		h.calls = append(h.calls, "event failed "+string(ev.Type))
+		return errDatabaseGone
+	}
+	h.calls = append(h.calls, "event "+string(ev.Type))
+	ev.Seq = int64(h.events)
+	return nil
+}
+
+// seamRun is a run on a new session of f holding the user's message.
+func seamRun(t *testing.T, f *fixture, message string) *carryon.Run {
+	t.Helper()
+	s, err := f.sess.Create(f.alice, carryon.NewSession{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.sess.AppendMessages(f.alice, s.ID, carryon.AppendInput{Messages: []carryon.NewMessage{{Role: carryon.RoleUser, Content: message}}}); err != nil {
+		t.Fatal(err)
+	}
+	return &carryon.Run{ID: carryon.NewID("run_"), SessionID: s.ID, OwnerID: "usr_alice", Status: carryon.RunRunning, Attempt: 1}
+}
+
+// TestConsumerStopsEarly: a consumer that stops after the first event (the model's first words)
+// ends the run there: no tool call is planned or run, nothing more is stored or yielded, and the
+// iterator does not panic. (On cac1ba6 the step went on after the consumer had stopped, planned
+// and ran the tools, and yielded its error to a consumer that had returned false.)
+func TestConsumerStopsEarly(t *testing.T) {
+	f := newFixture(t, &talker{}, "scripted")
+	hub := &recordingHub{}
+	run := seamRun(t, f, "Write the plan: outline, then draft")
+	n := 0
+	for ev, err := range f.eng.Run(f.alice, hub, run) {
+		if err != nil {
+			t.Fatalf("error before the consumer stopped: %v", err)
+		}
+		n++
+		if ev.Type != carryon.EventModelDelta {
+			t.Fatalf("first event %s, want model.delta", ev.Type)
+		}
+		break
+	}
+	if got, want := hub.recorded(), []string{"event model.delta"}; n != 1 || len(got) != 1 || got[0] != want[0] {
+		t.Fatalf("after the consumer stopped at event %d the engine went on: %q", n, got)
+	}
+}
+
+// TestEventWriteFailsMidStep: when storing an event fails in the middle of a step (a database
+// failover), the run ends at once with that error, yielded once: the step's tool calls are not
+// planned or run. (On cac1ba6 the engine ignored the failure of its consumer's write and went on
+// running tools.)
+func TestEventWriteFailsMidStep(t *testing.T) {
+	f := newFixture(t, &talker{}, "scripted")
+	hub := &recordingHub{failAt: 1}
+	run := seamRun(t, f, "Write the plan: outline, then draft")
+	var errs []error
+	for ev, err := range f.eng.Run(f.alice, hub, run) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		t.Fatalf("yielded an event that was not stored: %s", ev.Type)
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], errDatabaseGone) {
+		t.Fatalf("errors = %v, want one that is the store's", errs)
+	}
+	if got := hub.recorded(); len(got) != 1 {
+		t.Fatalf("the engine went on after a failed event write: %q", got)
+	}
+}
