@@ -165,4 +165,3 @@ func mustJSON(v any) json.RawMessage {
 	}
 	return b
 }
-
