@@ -46,10 +46,11 @@ type syncBuf struct {
 func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
 func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-// runner makes a run manager over st with its own model, lease and logs.
-func runner(t *testing.T, st store.Store, sess *sessions.Service, data string, p model.Provider, cfg runs.Config) *runs.Service {
+// runner makes a run manager over st with its own model, lease and logs, and the workspace and
+// memory tools plus extra.
+func runner(t *testing.T, st store.Store, sess *sessions.Service, data string, p model.Provider, cfg runs.Config, extra ...tool.Tool) *runs.Service {
 	t.Helper()
-	reg, err := tool.NewRegistry(append(workspace.Tools(), tool.UpdateWorkingMemory())...)
+	reg, err := tool.NewRegistry(append(append(workspace.Tools(), tool.UpdateWorkingMemory()), extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
