@@ -168,6 +168,7 @@ func (e *Engine) call(hub Hub, run *carryon.Run, a *carryon.Action) tool.Call {
 		Args: a.Args, SessionID: run.SessionID, RunID: run.ID, IdempotencyKey: a.IdempotencyKey,
 		Workspace: e.Workspace(run.SessionID), Memory: memoryEditor{hub: hub, run: run},
 		OwnerID: run.OwnerID, Memories: e.cfg.Memories,
+		Fence: tool.Fence{RunID: run.ID, Attempt: run.Attempt},
 	}
 }
 

@@ -8,9 +8,12 @@ import (
 	"github.com/carryon-hub/carryon/store"
 )
 
-// Fork makes a new session that shares this one's history as it was at in.AtVersion. Nothing is
-// copied but the working memory document: the fork reads its parent's messages up to ForkSeq.
-// Forking reads the parent, so it works on closed and expired sessions too; the parent is not changed.
+// Fork makes a new session that shares this one's history as it was at in.AtVersion. Nothing in
+// the database is copied but the working memory document: the fork reads its parent's messages up
+// to ForkSeq. Once the fork is committed, the parent's workspace files are copied into the fork's
+// as they are now (files are not versioned, so not as they were at in.AtVersion); a replay copies
+// nothing. Forking reads the parent, so it works on closed and expired sessions too; the parent is
+// not changed.
 func (s *Service) Fork(ctx context.Context, id string, in carryon.ForkInput) (*carryon.Session, error) {
 	if in.AtVersion < 0 {
 		return nil, carryon.Errorf(carryon.EINVALID, "at_version must be positive, not %d", in.AtVersion)
@@ -20,7 +23,8 @@ func (s *Service) Fork(ctx context.Context, id string, in carryon.ForkInput) (*c
 	}
 	key := in.RequestID
 	in.RequestID = ""
-	return Write(ctx, s, "session.fork", id, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
+	made := "" // the id this call gave its fork; a replay answers another one
+	child, err := Write(ctx, s, "session.fork", id, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
 		parent, err := tx.GetSession(ctx, own, id)
 		if err != nil {
 			return nil, err
@@ -63,6 +67,7 @@ func (s *Service) Fork(ctx context.Context, id string, in carryon.ForkInput) (*c
 		if err := tx.InsertSession(ctx, child); err != nil {
 			return nil, err
 		}
+		made = child.ID
 		if child.MemoryVersion == 1 {
 			err := tx.InsertMemoryRevision(ctx, own, &carryon.MemoryRevision{
 				SessionID: child.ID, MemoryVersion: 1, Version: 1, Patch: mustJSON(rev.Document),
@@ -74,4 +79,8 @@ func (s *Service) Fork(ctx context.Context, id string, in carryon.ForkInput) (*c
 		}
 		return child, nil
 	})
+	if err == nil && child.ID == made {
+		s.copyWorkspace(child.ParentID, child.ID)
+	}
+	return child, err
 }

@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"time"
 	"unicode/utf8"
 
@@ -28,6 +29,13 @@ type Config struct {
 	PurgeAfter time.Duration
 	// IdempotencyTTL is how long request ids and their answers are kept.
 	IdempotencyTTL time.Duration
+	// Workspaces is the directory holding each session's workspace directory (named by the
+	// session id, as the engine's): deleting or purging a session removes its workspace, and a
+	// fork starts with a copy of its parent's. Empty: the service touches no files.
+	Workspaces string
+	// Logger receives what cannot be returned, such as a workspace that could not be removed after
+	// its session was deleted. Default slog.Default().
+	Logger *slog.Logger
 }
 
 // Service implements carryon.SessionService over a store.
@@ -51,6 +59,9 @@ func New(st store.Store, cfg Config) *Service {
 	}
 	if cfg.IdempotencyTTL <= 0 {
 		cfg.IdempotencyTTL = carryon.DefaultIdempotencyTTL
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
 	}
 	return &Service{st: st, cfg: cfg}
 }

@@ -221,7 +221,7 @@ func (s *Service) setStatus(ctx context.Context, op, id string, opt carryon.Writ
 	})
 }
 
-// Delete removes a session and everything in it.
+// Delete removes a session and everything in it, then its workspace directory.
 func (s *Service) Delete(ctx context.Context, id string, opt carryon.WriteOptions) error {
 	key := opt.RequestID
 	opt.RequestID = ""
@@ -235,6 +235,9 @@ func (s *Service) Delete(ctx context.Context, id string, opt carryon.WriteOption
 		}
 		return struct{}{}, tx.DeleteSession(ctx, own, id)
 	})
+	if err == nil {
+		s.removeWorkspace(id) // after the commit: a failed delete keeps its files
+	}
 	return err
 }
 

@@ -17,8 +17,9 @@ type SweepResult struct {
 	RequestIDs int64
 }
 
-// Sweep deletes every session that expired more than PurgeAfter ago, with everything in it, and
-// forgets expired request ids. Each session is deleted in its own transaction.
+// Sweep deletes every session that expired more than PurgeAfter ago, with everything in it (its
+// workspace too, once the deletion committed), and forgets expired request ids. Each session is
+// deleted in its own transaction.
 func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 	var res SweepResult
 	horizon := s.now().Add(-s.cfg.PurgeAfter)
@@ -50,6 +51,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 			}
 			if deleted {
 				res.Sessions++
+				s.removeWorkspace(ref.ID)
 			}
 		}
 		if len(refs) < 100 {

@@ -71,7 +71,23 @@ type Call struct {
 	// Memories is the long-term memory service; nil when the caller offers none. It serves the
 	// user in the call's context, which must be OwnerID (tool/memtool checks).
 	Memories carryon.MemoryService
+	// Fence is the run attempt the call belongs to; a tool that changes a fenced resource (the
+	// workspace) refuses a call whose attempt is no longer the one allowed to write there.
+	Fence Fence
 }
+
+// Fence is a fencing token: the run attempt a call belongs to. A runner that was paused past its
+// lease still carries its old attempt, so a resource that records the newest attempt can refuse
+// the stale runner's effects. The zero Fence means unfenced, e.g. a direct call in tests.
+type Fence struct {
+	// RunID is the run the call was made for.
+	RunID string
+	// Attempt is the run's attempt (carryon.Run.Attempt) the caller holds; 1 or more when set.
+	Attempt int
+}
+
+// IsZero reports whether f is the zero Fence (an unfenced call).
+func (f Fence) IsZero() bool { return f == Fence{} }
 
 // MemoryEditor applies a JSON Merge Patch to the session's working memory and returns the result.
 type MemoryEditor interface {

@@ -86,11 +86,15 @@ func (a *agentFlags) newEngine(getenv env, data string, src contextbuild.Source,
 		return nil, fmt.Errorf("tools: %w", err)
 	}
 	builder := contextbuild.New(cfg, src, actions, contextbuild.ModelSummarizer{Provider: p, Model: name})
-	ws := a.workspaces
-	if ws == "" {
-		ws = filepath.Join(data, "workspaces")
-	}
 	return engine.New(engine.Config{
-		Model: name, MaxSteps: a.maxSteps, TokenBudget: a.tokenBudget, Workspaces: ws, Memories: mem,
+		Model: name, MaxSteps: a.maxSteps, TokenBudget: a.tokenBudget, Workspaces: a.workspacesDir(data), Memories: mem,
 	}, p, tools, builder), nil
+}
+
+// workspacesDir is the directory of the sessions' workspaces: --workspaces, or DATA/workspaces.
+func (a *agentFlags) workspacesDir(data string) string {
+	if a.workspaces != "" {
+		return a.workspaces
+	}
+	return filepath.Join(data, "workspaces")
 }

@@ -75,7 +75,10 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	if _, err := us.EnsureLocalUser(ctx, sf.data); err != nil {
 		return fmt.Errorf("local user: %w", err)
 	}
-	ss := sessions.New(st, sessions.Config{IdleTTL: *idleTTL, PurgeAfter: *purge, IdempotencyTTL: *idemTTL})
+	ss := sessions.New(st, sessions.Config{
+		IdleTTL: *idleTTL, PurgeAfter: *purge, IdempotencyTTL: *idemTTL,
+		Workspaces: af.workspacesDir(sf.data), Logger: log,
+	})
 	ms := memory.New(st, nil)
 	var rs *runs.Service
 	eng, err := af.newEngine(getenv, sf.data, ss, actionSource(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {

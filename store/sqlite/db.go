@@ -75,6 +75,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: empty dsn")
 	}
 	memory := dsn == ":memory:"
+	createPrivate(dsn)
 
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.busyTimeout.Milliseconds()))

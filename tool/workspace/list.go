@@ -27,7 +27,8 @@ type listFiles struct{}
 
 // ListFiles returns the list_files tool: it lists the files under a directory of the workspace,
 // recursively, as sorted relative paths with their sizes, at most MaxListEntries of them. Symbolic
-// links are listed as links and never followed.
+// links are listed as links and never followed. carryon's own files (the Reserved directory and
+// write_file's temporary files) are never listed.
 func ListFiles() tool.Tool { return listFiles{} }
 
 func (listFiles) Name() string { return "list_files" }
@@ -74,7 +75,13 @@ func (listFiles) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 			return err
 		}
 		if d.IsDir() {
+			if reserved(p) {
+				return fs.SkipDir // carryon's own files
+			}
 			return nil
+		}
+		if isTemp(d.Name()) {
+			return nil // an unfinished write's temporary file
 		}
 		if len(lines) == MaxListEntries {
 			truncated = true

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/carryon-hub/carryon/tool"
 )
 
 // TestRootRefusesEscapesAlone checks the second line of defence: with the path checks skipped (as
@@ -29,10 +31,10 @@ func TestRootRefusesEscapesAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	if err := replace(root, "out/new.txt", []byte("pwned"), 0); err == nil {
+	if err := replace(root, "out/new.txt", []byte("pwned"), 0, tool.Fence{}); err == nil {
 		t.Fatal("replace wrote through a link out of the workspace")
 	}
-	if err := replace(root, "out/secret.txt", []byte("pwned"), 0); err == nil {
+	if err := replace(root, "out/secret.txt", []byte("pwned"), 0, tool.Fence{}); err == nil {
 		t.Fatal("replace overwrote a file out of the workspace")
 	}
 	if _, _, err := current(root, "out/secret.txt", "out/secret.txt"); err == nil {

@@ -8,6 +8,12 @@
 // symbolic link that leads out of it, so a link swapped in between the check and the use cannot
 // escape either.
 //
+// Writes are fenced: Claim records in the workspace which run attempt may change it, and
+// write_file checks its call's tool.Fence against that record under a file lock right before its
+// rename, so a runner that was paused past its lease cannot overwrite what the attempt that took
+// over wrote. carryon's own files live in the Reserved directory (and beside a file while it is
+// written); the tools neither show nor touch them.
+//
 // The package must not know about sessions, runs or the journal: it touches files only.
 package workspace
 
@@ -72,6 +78,9 @@ func local(workspace, name string) (string, error) {
 	if !filepath.IsLocal(rel) {
 		return "", invalid("path %s escapes the workspace", name)
 	}
+	if err := checkReserved(rel, name); err != nil {
+		return "", err
+	}
 	if err := checkLinks(workspace, rel, name); err != nil {
 		return "", err
 	}
@@ -102,16 +111,40 @@ func checkLinks(workspace, rel, name string) error {
 	if err != nil {
 		return invalid("path %s goes through a broken symbolic link", name)
 	}
-	if r, err := filepath.Rel(base, real); err != nil || !filepath.IsLocal(r) && r != "." {
+	r, err := filepath.Rel(base, real)
+	if err != nil || !filepath.IsLocal(r) && r != "." {
 		return invalid("path %s escapes the workspace through a symbolic link", name)
+	}
+	if reserved(r) {
+		return invalid("path %s leads through a symbolic link into %s, which holds carryon's own files", name, Reserved)
 	}
 	return nil
 }
 
-// openRoot opens the workspace as an os.Root, creating it first when create is set.
+// checkReserved refuses the paths of carryon's own files: the Reserved directory at the top of
+// the workspace and write_file's temporary files.
+func checkReserved(rel, name string) error {
+	if reserved(rel) {
+		return invalid("path %s is inside %s, which holds carryon's own files; use another name", name, Reserved)
+	}
+	if isTemp(filepath.Base(rel)) {
+		return invalid("path %s is named like one of write_file's temporary files; use another name", name)
+	}
+	return nil
+}
+
+// reserved reports whether rel (cleaned, relative) is the Reserved directory or inside it. The
+// comparison ignores case, for file systems that do.
+func reserved(rel string) bool {
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	return strings.EqualFold(first, Reserved)
+}
+
+// openRoot opens the workspace as an os.Root, creating it first (0700, and any missing parent
+// too) when create is set.
 func openRoot(workspace string, create bool) (*os.Root, error) {
 	if create {
-		if err := os.MkdirAll(workspace, 0o755); err != nil {
+		if err := os.MkdirAll(workspace, 0o700); err != nil {
 			return nil, err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/failpoint"
@@ -65,6 +66,11 @@ func (writeFile) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 		return tool.Result{}, describe("write_file", args.Path, err)
 	}
 	defer root.Close()
+	release, err := guard(root, c.Fence) // refuse a stale attempt before touching anything
+	if err != nil {
+		return tool.Result{}, describe("write_file", args.Path, err)
+	}
+	release()
 	before, mode, err := current(root, rel, args.Path)
 	if err != nil {
 		return tool.Result{}, err
@@ -72,7 +78,7 @@ func (writeFile) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return tool.Result{}, err
 	}
-	if err := replace(root, rel, content, mode); err != nil {
+	if err := replace(root, rel, content, mode, c.Fence); err != nil {
 		return tool.Result{}, describe("write_file", args.Path, err)
 	}
 	return tool.Result{
@@ -154,19 +160,19 @@ func current(root *os.Root, rel, name string) (string, fs.FileMode, error) {
 
 // replace writes content to a temporary file beside rel, syncs it, renames it over rel and syncs
 // the directory, so that rel holds the old or the new content at every moment, and the new one
-// survives a crash once replace returns. A replaced file keeps its permissions (mode); a new one
-// (mode 0) gets 0644 narrowed by the umask.
-func replace(root *os.Root, rel string, content []byte, mode fs.FileMode) (err error) {
+// survives a crash once replace returns. The rename happens under the workspace lock, right after
+// checking that fence may still write (a runner that lost its run to a newer attempt while it
+// wrote the temporary file is refused there, and its file removed). A replaced file keeps its
+// permissions (mode); a new one (mode 0) is created 0600, in directories created 0700.
+func replace(root *os.Root, rel string, content []byte, mode fs.FileMode, fence tool.Fence) (err error) {
 	dir := filepath.Dir(rel)
-	if err := root.MkdirAll(dir, 0o755); err != nil {
+	if err := root.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	var rnd [8]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(dir, "."+filepath.Base(rel)+".tmp-"+hex.EncodeToString(rnd[:]))
+	tmp := filepath.Join(dir, tempName(filepath.Base(rel)))
 	perm := mode
 	if perm == 0 {
-		perm = 0o644
+		perm = 0o600
 	}
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
@@ -189,15 +195,36 @@ func replace(root *os.Root, rel string, content []byte, mode fs.FileMode) (err e
 	if err != nil {
 		return err
 	}
-	if err = root.Rename(tmp, rel); err != nil {
-		return err
-	}
-	d, err := root.Open(dir)
+	release, err := guard(root, fence)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	return d.Sync()
+	err = root.Rename(tmp, rel)
+	release()
+	if err != nil {
+		return err
+	}
+	return syncDir(root, dir)
+}
+
+// tempName returns a new name for a temporary file beside the file base: ".BASE.tmp-" and 16
+// random hex digits. isTemp recognises it.
+func tempName(base string) string {
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	return "." + base + tempMark + hex.EncodeToString(rnd[:])
+}
+
+const tempMark = ".tmp-"
+
+// isTemp reports whether name (a base name) is one of write_file's temporary files.
+func isTemp(name string) bool {
+	i := strings.LastIndex(name, tempMark)
+	if i < 2 || name[0] != '.' || len(name)-i-len(tempMark) != 16 {
+		return false
+	}
+	_, err := hex.DecodeString(name[i+len(tempMark):])
+	return err == nil
 }
 
 // chunkSize is how much write_file writes at a time; a crash between chunks leaves a partial
