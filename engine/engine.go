@@ -29,6 +29,7 @@ import (
 	"github.com/carryon-hub/carryon/failpoint"
 	"github.com/carryon-hub/carryon/model"
 	"github.com/carryon-hub/carryon/tool"
+	"github.com/carryon-hub/carryon/tool/workspace"
 )
 
 // Hub is what the engine writes through; every call is fenced by the run's attempt.
@@ -150,6 +151,11 @@ func (e *Engine) Run(ctx context.Context, hub Hub, run *carryon.Run) iter.Seq2[c
 func (e *Engine) run(ctx context.Context, hub Hub, run *carryon.Run, emit emitFunc) error {
 	if run.Reply != "" {
 		return nil // the final answer was committed before the runner stopped: nothing is left to do
+	}
+	// From here on the session's workspace takes writes of this attempt only: a runner paused past
+	// its lease that wakes up inside write_file is refused at the file, not only at the database.
+	if err := workspace.Claim(e.Workspace(run.SessionID), tool.Fence{RunID: run.ID, Attempt: run.Attempt}); err != nil {
+		return fmt.Errorf("claim the session's workspace: %w", err)
 	}
 	for run.Step < e.cfg.MaxSteps {
 		if reason, err := hub.StopRequested(ctx, run); err != nil {
