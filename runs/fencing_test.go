@@ -83,7 +83,7 @@ func TestPausedRunnerIsFenced(t *testing.T) {
 	go func() { a.Work(ctxA); close(doneA) }()
 	<-model.entered // A holds the run, frozen in its model call
 
-	time.Sleep(400 * time.Millisecond) // A's lease runs out
+	waitFor(t, "runner A's lease to run out", func() bool { return leaseExpired(t, f.st, run.ID) })
 	ctxB, stopB := context.WithCancel(context.Background())
 	doneB := make(chan struct{})
 	go func() { b.Work(ctxB); close(doneB) }()
@@ -96,10 +96,7 @@ func TestPausedRunnerIsFenced(t *testing.T) {
 	before, _ := f.sess.Get(f.alice, s.ID, carryon.GetOptions{Messages: 100})
 
 	close(model.release) // A wakes up and tries to go on
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(logsA.String(), "code=run_fenced") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(t, "runner A's write to be refused", func() bool { return strings.Contains(logsA.String(), "code=run_fenced") })
 	stopA()
 	<-doneA
 	if !strings.Contains(logsA.String(), "code=run_fenced") {
