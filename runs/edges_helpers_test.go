@@ -83,6 +83,14 @@ func work(t *testing.T, svc *runs.Service) (stop func()) {
 	return stop
 }
 
+// listen runs svc's listener for other processes' run changes until the test ends.
+func listen(t *testing.T, svc *runs.Service) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { svc.Listen(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
 // waitFor polls cond until it holds, failing the test after 20 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
