@@ -26,6 +26,9 @@ type Config struct {
 	IdleTTL time.Duration
 	// PurgeAfter is how long an expired session keeps its history before the sweeper deletes it.
 	PurgeAfter time.Duration
+	// ClosedRetention is how long a closed session is kept after it was closed before the
+	// sweeper deletes it; zero (the default) keeps closed sessions until they are deleted.
+	ClosedRetention time.Duration
 	// IdempotencyTTL is how long request ids and their answers are kept.
 	IdempotencyTTL time.Duration
 }

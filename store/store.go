@@ -102,9 +102,23 @@ type Sessions interface {
 	// revisions). Forks that share its messages get a copy of the shared part first, so they keep
 	// their whole history. ENOTFOUND.
 	DeleteSession(ctx context.Context, owner, id string) error
-	// PurgeableSessions returns up to limit sessions of any owner whose ExpiresAt is before t.
+	// PurgeableSessions returns up to q.Limit sessions of any owner that q selects, oldest first.
 	// It is for the system sweeper only.
-	PurgeableSessions(ctx context.Context, before time.Time, limit int) ([]SessionRef, error)
+	PurgeableSessions(ctx context.Context, q PurgeQuery) ([]SessionRef, error)
+}
+
+// PurgeQuery selects the sessions the system sweeper may delete. Expiry and closing are told
+// apart: an expired session is purged a horizon after it expired, a closed one only when a
+// retention is set (ClosedBefore not zero), since closing a session keeps its history.
+type PurgeQuery struct {
+	// ExpiredBefore selects expired sessions (status expired, or active and past ExpiresAt)
+	// whose ExpiresAt is before it.
+	ExpiredBefore time.Time
+	// ClosedBefore, when not zero, also selects closed sessions whose UpdatedAt (when they were
+	// closed: a closed session takes no writes) is before it. Zero selects no closed session.
+	ClosedBefore time.Time
+	// Limit bounds the answer; zero or less means no limit.
+	Limit int
 }
 
 // Messages stores the append-only message history. A session's visible history is its ancestors'
