@@ -51,3 +51,60 @@ func TestSweepKeepsClosedSessions(t *testing.T) {
 		t.Fatalf("a session closed 15 days ago was purged with a 45-day retention: %v", err)
 	}
 }
+
+// TestDeleteForgetsRequestIDs: deleting or purging a session forgets the request ids of its
+// writes, so a repeat is not answered with the deleted content: it fails as any request to a
+// missing session does. A repeat of the delete itself is still answered as the first one was.
+func TestDeleteForgetsRequestIDs(t *testing.T) {
+	f := newFixture(t)
+	appendOnce := func(id, key, text string) (*carryon.AppendResult, error) {
+		return f.svc.AppendMessages(f.alice, id, carryon.AppendInput{
+			Messages:     []carryon.NewMessage{{Role: carryon.RoleUser, Content: text}},
+			WriteOptions: carryon.WriteOptions{RequestID: key},
+		})
+	}
+	s, err := f.svc.Create(f.alice, carryon.NewSession{Title: "secret plans", WriteOptions: carryon.WriteOptions{RequestID: "create-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := appendOnce(s.ID, "append-1", "the secret"); err != nil {
+		t.Fatal(err)
+	}
+	fork, err := f.svc.Fork(f.alice, s.ID, carryon.ForkInput{WriteOptions: carryon.WriteOptions{RequestID: "fork-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Delete(f.alice, s.ID, carryon.WriteOptions{RequestID: "delete-1"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = appendOnce(s.ID, "append-1", "the secret")
+	wantCode(t, err, carryon.ENOTFOUND)
+	// The create's id went with its session: a repeat makes a new one, not the deleted one.
+	again, err := f.svc.Create(f.alice, carryon.NewSession{Title: "secret plans", WriteOptions: carryon.WriteOptions{RequestID: "create-1"}})
+	if err != nil || again.ID == s.ID {
+		t.Fatalf("repeat of the create: %v %+v", err, again)
+	}
+	// The fork is alive, and its id belongs to it, not to the deleted parent.
+	if f2, err := f.svc.Fork(f.alice, s.ID, carryon.ForkInput{WriteOptions: carryon.WriteOptions{RequestID: "fork-1"}}); err != nil || f2.ID != fork.ID {
+		t.Fatalf("repeat of the fork: %v %+v, want %s", err, f2, fork.ID)
+	}
+	if err := f.svc.Delete(f.alice, s.ID, carryon.WriteOptions{RequestID: "delete-1"}); err != nil {
+		t.Fatalf("repeat of the delete: %v", err)
+	}
+
+	// Purged by the sweeper: the same, with request ids kept longer than the purge horizon.
+	f.svc = sessions.New(f.st, sessions.Config{Now: f.clock.Now, IdleTTL: time.Hour, PurgeAfter: 24 * time.Hour,
+		IdempotencyTTL: 72 * time.Hour})
+	if _, err := appendOnce(fork.ID, "append-2", "more"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Delete(f.alice, again.ID, carryon.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Add(time.Hour + 24*time.Hour + time.Second) // the fork expired 24h ago; append-2 has not
+	if res, err := f.svc.Sweep(f.alice); err != nil || res.Sessions != 1 {
+		t.Fatalf("sweep = %+v, %v", res, err)
+	}
+	_, err = appendOnce(fork.ID, "append-2", "more")
+	wantCode(t, err, carryon.ENOTFOUND)
+}

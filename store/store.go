@@ -99,8 +99,9 @@ type Sessions interface {
 	// when missing or foreign; EVERSION with CurrentVersion when the version moved.
 	UpdateSession(ctx context.Context, s *carryon.Session, prev int64) error
 	// DeleteSession removes the session and every row in it (messages, working memory and its
-	// revisions). Forks that share its messages get a copy of the shared part first, so they keep
-	// their whole history. ENOTFOUND.
+	// revisions, runs and their rows, the request ids recorded with its SessionID). Forks that
+	// share its messages get a copy of the shared part first, so they keep their whole history.
+	// ENOTFOUND.
 	DeleteSession(ctx context.Context, owner, id string) error
 	// PurgeableSessions returns up to q.Limit sessions of any owner that q selects, oldest first.
 	// It is for the system sweeper only.
@@ -162,6 +163,9 @@ const (
 type IdempotencyRecord struct {
 	OwnerID string
 	Key     string
+	// SessionID is the session the write belonged to, or empty; DeleteSession removes the
+	// records of its session, so that a deleted session's answers are not replayed.
+	SessionID string
 	// Fingerprint identifies the request (operation, target and input); a repeat with another
 	// fingerprint is refused.
 	Fingerprint string

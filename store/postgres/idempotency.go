@@ -35,12 +35,16 @@ func (t *tx) GetIdempotency(ctx context.Context, owner, key string) (*store.Idem
 	}
 	r := store.IdempotencyRecord{OwnerID: owner, Key: key}
 	var created, expires int64
-	err := t.tx.QueryRow(ctx, `SELECT fingerprint, state, result, created_at, expires_at FROM idempotency
-		WHERE owner_id = $1 AND key = $2`+lock, owner, key).Scan(&r.Fingerprint, &r.State, &r.Result, &created, &expires)
+	var session *string
+	err := t.tx.QueryRow(ctx, `SELECT session_id, fingerprint, state, result, created_at, expires_at FROM idempotency
+		WHERE owner_id = $1 AND key = $2`+lock, owner, key).Scan(&session, &r.Fingerprint, &r.State, &r.Result, &created, &expires)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, carryon.Errorf(carryon.ENOTFOUND, "request id %q not found", key)
 	} else if err != nil {
 		return nil, wrap(err, "get idempotency")
+	}
+	if session != nil {
+		r.SessionID = *session
 	}
 	r.CreatedAt, r.ExpiresAt = fromMicros(created), fromMicros(expires)
 	return &r, nil
@@ -52,11 +56,15 @@ func (t *tx) PutIdempotency(ctx context.Context, r *store.IdempotencyRecord) err
 	if err := t.writable(); err != nil {
 		return err
 	}
-	_, err := t.tx.Exec(ctx, `INSERT INTO idempotency (owner_id, key, fingerprint, state, result, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (owner_id, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, state = EXCLUDED.state,
-		result = EXCLUDED.result, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
-		r.OwnerID, r.Key, r.Fingerprint, r.State, r.Result, micros(r.CreatedAt), micros(r.ExpiresAt))
+	var session *string
+	if r.SessionID != "" {
+		session = &r.SessionID
+	}
+	_, err := t.tx.Exec(ctx, `INSERT INTO idempotency (owner_id, key, session_id, fingerprint, state, result,
+		created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (owner_id, key) DO UPDATE SET session_id = EXCLUDED.session_id, fingerprint = EXCLUDED.fingerprint,
+		state = EXCLUDED.state, result = EXCLUDED.result, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
+		r.OwnerID, r.Key, session, r.Fingerprint, r.State, r.Result, micros(r.CreatedAt), micros(r.ExpiresAt))
 	return wrap(err, "put idempotency")
 }
 

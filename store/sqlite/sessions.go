@@ -131,7 +131,8 @@ func (t *tx) UpdateSession(ctx context.Context, s *carryon.Session, prev int64) 
 	return carryon.VersionConflict(prev, current)
 }
 
-// DeleteSession removes the owner's session and every row in it. Each direct fork first gets a
+// DeleteSession removes the owner's session, every row in it and the request ids recorded with
+// its id (the rows that reference it go with it by ON DELETE CASCADE). Each direct fork first gets a
 // copy of the history it shares (everything visible up to its ForkSeq) and loses its ParentID, so
 // it keeps its whole history; deeper forks read through it unchanged. ENOTFOUND.
 func (t *tx) DeleteSession(ctx context.Context, owner, id string) error {
@@ -173,7 +174,8 @@ func (t *tx) DeleteSession(ctx context.Context, owner, id string) error {
 	if _, err := t.tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id); err != nil {
 		return wrap(err, "delete session")
 	}
-	return nil
+	_, err = t.tx.ExecContext(ctx, `DELETE FROM idempotency WHERE session_id = ? AND owner_id = ?`, id, owner)
+	return wrap(err, "delete session's request ids")
 }
 
 // materialise copies the part of segs a fork shares (seq <= its fork seq) into the fork and

@@ -184,6 +184,17 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 				SessionID: s.ID, MemoryVersion: 1, Version: 4, Document: carryon.WorkingMemory{"goal": "g"}, CreatedAt: at(3),
 			})
 		})
+		// Request ids recorded with the session go with it; those of another session, of no
+		// session, and of another owner stay.
+		ids := []store.IdempotencyRecord{
+			{OwnerID: ownerA, Key: "req_of_s", SessionID: s.ID}, {OwnerID: ownerA, Key: "req_of_s_too", SessionID: s.ID},
+			{OwnerID: ownerA, Key: "req_of_other", SessionID: other.ID}, {OwnerID: ownerA, Key: "req_of_none"},
+			{OwnerID: ownerB, Key: "req_of_s", SessionID: s.ID},
+		}
+		for _, r := range ids {
+			r.Fingerprint, r.State, r.Result, r.CreatedAt, r.ExpiresAt = "fp", store.IdemDone, []byte(`{}`), at(3), at(1000)
+			write(t, st, func(tx store.Tx) error { return tx.PutIdempotency(ctx, &r) })
+		}
 		for _, c := range []struct{ owner, id string }{{ownerB, s.ID}, {ownerA, "sess_missing"}} {
 			err := st.Write(ctx, func(tx store.Tx) error { return tx.DeleteSession(ctx, c.owner, c.id) })
 			wantCode(t, err, carryon.ENOTFOUND)
@@ -193,6 +204,16 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 		read(t, st, func(tx store.Tx) error {
 			_, err := tx.GetSession(ctx, ownerA, s.ID)
 			wantCode(t, err, carryon.ENOTFOUND)
+			for i, r := range ids {
+				_, err := tx.GetIdempotency(ctx, r.OwnerID, r.Key)
+				if i < 2 {
+					if carryon.ErrorCode(err) != carryon.ENOTFOUND {
+						t.Fatalf("request id %s of the deleted session survived: %v", r.Key, err)
+					}
+				} else if err != nil {
+					t.Fatalf("request id %s of %s (session %q) was deleted with another session: %v", r.Key, r.OwnerID, r.SessionID, err)
+				}
+			}
 			return nil
 		})
 		err := st.Write(ctx, func(tx store.Tx) error { return tx.DeleteSession(ctx, ownerA, s.ID) })
