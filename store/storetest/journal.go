@@ -122,7 +122,9 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertAction(ctx, ownerB, newAction("run_1", s.ID, 6, 0, 20)) })
 		wantCode(t, err, carryon.ENOTFOUND)
 		insertSession(t, st, newSession(ownerA, "sess_other", at(0)))
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertAction(ctx, ownerA, newAction("run_1", "sess_other", 6, 0, 20)) })
+		err = st.Write(ctx, func(tx store.Tx) error {
+			return tx.InsertAction(ctx, ownerA, newAction("run_1", "sess_other", 6, 0, 20))
+		})
 		wantCode(t, err, carryon.ENOTFOUND)
 		if got, err := list(ownerA, "run_1"); err != nil || len(got) != 3 {
 			t.Fatalf("after refused inserts ListActions = %v, %v", actionIDs(got), err)
