@@ -56,7 +56,7 @@ func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval
 		case carryon.DecisionSkip:
 			a.Status, a.Result, a.FinishedAt = carryon.ActionSkipped, "skipped by the user", &now
 		}
-		if err := tx.UpdateAction(ctx, a); err != nil {
+		if err := tx.UpdateAction(ctx, own, a); err != nil {
 			return err
 		}
 		r.Status, r.Error, r.UpdatedAt, r.FinishedAt = carryon.RunQueued, "", now, nil
@@ -64,7 +64,7 @@ func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval
 			return err
 		}
 		run = r
-		return appendEvent(ctx, tx, r.ID, carryon.EventRunApproved, map[string]any{"action_id": a.ID, "decision": in.Decision}, now)
+		return appendEvent(ctx, tx, own, r.ID, carryon.EventRunApproved, map[string]any{"action_id": a.ID, "decision": in.Decision}, now)
 	})
 	if err != nil {
 		return nil, err

@@ -67,7 +67,7 @@ func (h *hub) PlanStep(ctx context.Context, run *carryon.Run, assistant carryon.
 			return nil, err
 		}
 		for _, a := range actions {
-			if err := tx.InsertAction(ctx, a); err != nil {
+			if err := tx.InsertAction(ctx, own, a); err != nil {
 				return nil, err
 			}
 		}
@@ -99,12 +99,12 @@ func (h *hub) StartAction(ctx context.Context, run *carryon.Run, a *carryon.Acti
 		if err := tx.UpdateRun(ctx, r, h.attempt); err != nil {
 			return err
 		}
-		return tx.UpdateAction(ctx, a)
+		return tx.UpdateAction(ctx, run.OwnerID, a)
 	})
 }
 
 func (h *hub) FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error {
-	return h.fenced(ctx, run, func(tx store.Tx, _ *carryon.Run, _ time.Time) error { return tx.UpdateAction(ctx, a) })
+	return h.fenced(ctx, run, func(tx store.Tx, _ *carryon.Run, _ time.Time) error { return tx.UpdateAction(ctx, run.OwnerID, a) })
 }
 
 func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error) {
@@ -118,7 +118,7 @@ func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.N
 			return nil, err
 		}
 		cp := &carryon.Checkpoint{RunID: run.ID, Step: run.Step, MessageSeq: sess.LastSeq, MemoryVersion: sess.MemoryVersion, CreatedAt: now}
-		if err := tx.InsertCheckpoint(ctx, cp); err != nil {
+		if err := tx.InsertCheckpoint(ctx, own, cp); err != nil {
 			return nil, err
 		}
 		r, err := tx.GetRun(ctx, own, run.ID)
@@ -150,7 +150,7 @@ func (h *hub) StopRequested(ctx context.Context, run *carryon.Run) (string, erro
 func (h *hub) AppendEvent(ctx context.Context, run *carryon.Run, ev *carryon.Event) error {
 	err := h.fenced(ctx, run, func(tx store.Tx, _ *carryon.Run, now time.Time) error {
 		ev.CreatedAt = now
-		return tx.AppendEvent(ctx, ev)
+		return tx.AppendEvent(ctx, run.OwnerID, ev)
 	})
 	if err == nil {
 		h.s.notify.publish(run.ID)

@@ -216,7 +216,7 @@ func (s *Service) claim(ctx context.Context, tx store.Tx, c *carryon.Run, now ti
 	if err := keepSessionAlive(ctx, tx, r, now); err != nil {
 		return nil, err
 	}
-	return r, appendEvent(ctx, tx, r.ID, carryon.EventRunStarted, map[string]any{"attempt": r.Attempt, "runner": s.cfg.Instance}, now)
+	return r, appendEvent(ctx, tx, r.OwnerID, r.ID, carryon.EventRunStarted, map[string]any{"attempt": r.Attempt, "runner": s.cfg.Instance}, now)
 }
 
 // execute runs the engine on a claimed run, heartbeating its lease, and records how it ended. A

@@ -171,7 +171,7 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 		if err := tx.InsertRun(ctx, run); err != nil {
 			return nil, err
 		}
-		return run, appendEvent(ctx, tx, run.ID, carryon.EventRunQueued, map[string]any{"trigger_seq": run.TriggerSeq, "multitask": policy}, now)
+		return run, appendEvent(ctx, tx, run.OwnerID, run.ID, carryon.EventRunQueued, map[string]any{"trigger_seq": run.TriggerSeq, "multitask": policy}, now)
 	})
 	if err != nil {
 		return nil, err
@@ -322,12 +322,12 @@ func finishTx(ctx context.Context, tx store.Tx, run *carryon.Run, prev int, stat
 	case carryon.RunWaitingApproval:
 		typ = carryon.EventRunWaiting
 	}
-	return appendEvent(ctx, tx, run.ID, typ, map[string]any{"status": status, "reply": reply, "error": errMsg, "usage": run.Usage, "steps": run.Step}, now)
+	return appendEvent(ctx, tx, run.OwnerID, run.ID, typ, map[string]any{"status": status, "reply": reply, "error": errMsg, "usage": run.Usage, "steps": run.Step}, now)
 }
 
-func appendEvent(ctx context.Context, tx store.Tx, runID string, typ carryon.EventType, data any, now time.Time) error {
+func appendEvent(ctx context.Context, tx store.Tx, owner, runID string, typ carryon.EventType, data any, now time.Time) error {
 	e := &carryon.Event{RunID: runID, Type: typ, Data: mustJSON(data), CreatedAt: now}
-	if err := tx.AppendEvent(ctx, e); err != nil {
+	if err := tx.AppendEvent(ctx, owner, e); err != nil {
 		return fmt.Errorf("store event %s: %w", typ, err)
 	}
 	return nil

@@ -64,7 +64,9 @@ func TestExpiryAndPurge(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.clock.Add(50 * time.Minute)
-	f.append(t, f.alice, s.ID, "keeps the first one alive")
+	if _, err := f.svc.AppendMessages(f.alice, s.ID, carryon.AppendInput{Messages: []carryon.NewMessage{{Role: carryon.RoleUser, Content: "keeps the first one alive"}}, WriteOptions: carryon.WriteOptions{RequestID: "k2"}}); err != nil {
+		t.Fatal(err)
+	} // k2 expires with the TTL; k goes with its session
 	f.clock.Add(25 * time.Hour)
 	res, err := f.svc.Sweep(f.alice)
 	if err != nil || res.Sessions != 1 || res.RequestIDs != 1 {

@@ -27,6 +27,9 @@ type Config struct {
 	IdleTTL time.Duration
 	// PurgeAfter is how long an expired session keeps its history before the sweeper deletes it.
 	PurgeAfter time.Duration
+	// ClosedRetention is how long a closed session is kept after it was closed before the
+	// sweeper deletes it; zero (the default) keeps closed sessions until they are deleted.
+	ClosedRetention time.Duration
 	// IdempotencyTTL is how long request ids and their answers are kept.
 	IdempotencyTTL time.Duration
 	// Workspaces is the directory holding each session's workspace directory (named by the
@@ -143,8 +146,8 @@ func Write[T any](ctx context.Context, s *Service, op, target, requestID string,
 			return err
 		}
 		return tx.PutIdempotency(ctx, &store.IdempotencyRecord{
-			OwnerID: own, Key: requestID, Fingerprint: fp, State: store.IdemDone, Result: result,
-			CreatedAt: now, ExpiresAt: now.Add(s.cfg.IdempotencyTTL),
+			OwnerID: own, Key: requestID, SessionID: recordSession(op, target, out), Fingerprint: fp,
+			State: store.IdemDone, Result: result, CreatedAt: now, ExpiresAt: now.Add(s.cfg.IdempotencyTTL),
 		})
 	})
 	if err != nil {
@@ -154,6 +157,20 @@ func Write[T any](ctx context.Context, s *Service, op, target, requestID string,
 		r.Replayed = replayed
 	}
 	return out, nil
+}
+
+// recordSession returns the session a write's request id belongs to, which forgets the id when it
+// is deleted or purged: the session the answer is (a create's or a fork's new session), otherwise
+// the target. A delete's own id belongs to no session: its answer holds nothing of the session,
+// and a repeat of the delete is answered as the first one was.
+func recordSession(op, target string, out any) string {
+	if op == "session.delete" {
+		return ""
+	}
+	if sess, ok := out.(*carryon.Session); ok && sess != nil {
+		return sess.ID
+	}
+	return target
 }
 
 func validRequestID(id string) error {

@@ -11,23 +11,25 @@ import (
 
 // SweepResult counts what one sweep removed.
 type SweepResult struct {
-	// Sessions is how many sessions past the purge horizon were deleted with everything in them.
+	// Sessions is how many sessions past the purge horizon (or the closed retention) were
+	// deleted with everything in them.
 	Sessions int
 	// RequestIDs is how many expired request ids were forgotten.
 	RequestIDs int64
 }
 
 // Sweep deletes every session that expired more than PurgeAfter ago, with everything in it (its
-// workspace too, once the deletion committed), and forgets expired request ids. Each session is
-// deleted in its own transaction.
+// workspace too, once the deletion committed), and forgets expired request ids. A closed session
+// is not expired: it is kept until it is deleted, or, with a ClosedRetention, until that long
+// after it was closed. Each session is deleted in its own transaction.
 func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 	var res SweepResult
-	horizon := s.now().Add(-s.cfg.PurgeAfter)
+	q := s.purgeQuery(s.now())
 	for {
 		var refs []store.SessionRef
 		err := s.st.Read(ctx, func(tx store.Tx) error {
 			var err error
-			refs, err = tx.PurgeableSessions(ctx, horizon, 100)
+			refs, err = tx.PurgeableSessions(ctx, q)
 			return err
 		})
 		if err != nil {
@@ -38,7 +40,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 			err := s.st.Write(ctx, func(tx store.Tx) error {
 				deleted = false // fn may run again after a deadlock
 				sess, err := tx.GetSession(ctx, ref.OwnerID, ref.ID)
-				if carryon.ErrorCode(err) == carryon.ENOTFOUND || (err == nil && !sess.ExpiresAt.Before(horizon)) {
+				if carryon.ErrorCode(err) == carryon.ENOTFOUND || (err == nil && !purgeable(sess, q)) {
 					return nil // gone already, or revived since the read
 				} else if err != nil {
 					return err
@@ -54,7 +56,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 				s.removeWorkspace(ref.ID)
 			}
 		}
-		if len(refs) < 100 {
+		if len(refs) < q.Limit {
 			break
 		}
 	}
@@ -65,6 +67,24 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 		return err
 	})
 	return res, err
+}
+
+// purgeQuery selects the sessions a sweep at now deletes: expired ones past the purge horizon,
+// closed ones past the closed retention when there is one.
+func (s *Service) purgeQuery(now time.Time) store.PurgeQuery {
+	q := store.PurgeQuery{ExpiredBefore: now.Add(-s.cfg.PurgeAfter), Limit: 100}
+	if s.cfg.ClosedRetention > 0 {
+		q.ClosedBefore = now.Add(-s.cfg.ClosedRetention)
+	}
+	return q
+}
+
+// purgeable reports whether q still selects sess (it may have been restored or closed since).
+func purgeable(sess *carryon.Session, q store.PurgeQuery) bool {
+	if sess.Status == carryon.SessionClosed {
+		return !q.ClosedBefore.IsZero() && sess.UpdatedAt.Before(q.ClosedBefore)
+	}
+	return sess.ExpiresAt.Before(q.ExpiredBefore)
 }
 
 // RunSweeper sweeps every interval until ctx is done, logging what it removed.

@@ -15,8 +15,9 @@ type RunQuery struct {
 	Limit        int
 }
 
-// Runs stores runs, their tool journal, checkpoints and events. Every method that takes an owner
-// answers ENOTFOUND for another owner's rows.
+// Runs stores runs, their tool journal, checkpoints and events. Every method but the system
+// runner's RunnableRuns takes the owner (UpdateRun and InsertRun read it from the run) and answers
+// ENOTFOUND for another owner's rows, exactly as for missing ones.
 type Runs interface {
 	// InsertRun stores a new run. ENOTFOUND when the session is not the owner's.
 	InsertRun(ctx context.Context, r *carryon.Run) error
@@ -39,22 +40,28 @@ type Runs interface {
 	// KEY UPDATE SKIP LOCKED), so runners claiming at once take different runs.
 	RunnableRuns(ctx context.Context, now time.Time, limit int) ([]*carryon.Run, error)
 
-	// InsertAction journals a tool call. ECONFLICT when (run, step, index) exists.
-	InsertAction(ctx context.Context, a *carryon.Action) error
-	// UpdateAction stores the action's status, attempt, fingerprints, result, error and finish time.
-	UpdateAction(ctx context.Context, a *carryon.Action) error
+	// InsertAction journals a tool call of the owner's run a.RunID in session a.SessionID.
+	// ENOTFOUND when the run is not the owner's or not of that session; ECONFLICT when (run,
+	// step, index) exists.
+	InsertAction(ctx context.Context, owner string, a *carryon.Action) error
+	// UpdateAction stores the action's status, attempt, fingerprints, result, error and finish
+	// time, if it is the action a.ID of the owner's run a.RunID. ENOTFOUND otherwise.
+	UpdateAction(ctx context.Context, owner string, a *carryon.Action) error
 	// ListActions returns a run's actions by step and index. ENOTFOUND when the run is not the owner's.
 	ListActions(ctx context.Context, owner, runID string) ([]*carryon.Action, error)
 	// RecentActions returns the session's last limit actions, newest first.
 	RecentActions(ctx context.Context, owner, sessionID string, limit int) ([]*carryon.Action, error)
 
-	// InsertCheckpoint stores a step's checkpoint. ECONFLICT when the step has one.
-	InsertCheckpoint(ctx context.Context, c *carryon.Checkpoint) error
-	// LastCheckpoint returns the run's newest checkpoint, or nil.
-	LastCheckpoint(ctx context.Context, runID string) (*carryon.Checkpoint, error)
+	// InsertCheckpoint stores a step's checkpoint of the owner's run c.RunID. ENOTFOUND when the
+	// run is not the owner's; ECONFLICT when the step has one.
+	InsertCheckpoint(ctx context.Context, owner string, c *carryon.Checkpoint) error
+	// LastCheckpoint returns the owner's run's newest checkpoint, or nil when it has none.
+	// ENOTFOUND when the run is not the owner's.
+	LastCheckpoint(ctx context.Context, owner, runID string) (*carryon.Checkpoint, error)
 
-	// AppendEvent stores an event with the run's next seq, which it sets on e.
-	AppendEvent(ctx context.Context, e *carryon.Event) error
+	// AppendEvent stores an event of the owner's run e.RunID with the run's next seq, which it
+	// sets on e. ENOTFOUND when the run is not the owner's.
+	AppendEvent(ctx context.Context, owner string, e *carryon.Event) error
 	// EventsAfter returns up to limit of the owner's run events with seq > after, in order.
 	EventsAfter(ctx context.Context, owner, runID string, after int64, limit int) ([]*carryon.Event, error)
 }

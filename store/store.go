@@ -99,12 +99,27 @@ type Sessions interface {
 	// when missing or foreign; EVERSION with CurrentVersion when the version moved.
 	UpdateSession(ctx context.Context, s *carryon.Session, prev int64) error
 	// DeleteSession removes the session and every row in it (messages, working memory and its
-	// revisions). Forks that share its messages get a copy of the shared part first, so they keep
-	// their whole history. ENOTFOUND.
+	// revisions, runs and their rows, the request ids recorded with its SessionID). Forks that
+	// share its messages get a copy of the shared part first, so they keep their whole history.
+	// ENOTFOUND.
 	DeleteSession(ctx context.Context, owner, id string) error
-	// PurgeableSessions returns up to limit sessions of any owner whose ExpiresAt is before t.
+	// PurgeableSessions returns up to q.Limit sessions of any owner that q selects, oldest first.
 	// It is for the system sweeper only.
-	PurgeableSessions(ctx context.Context, before time.Time, limit int) ([]SessionRef, error)
+	PurgeableSessions(ctx context.Context, q PurgeQuery) ([]SessionRef, error)
+}
+
+// PurgeQuery selects the sessions the system sweeper may delete. Expiry and closing are told
+// apart: an expired session is purged a horizon after it expired, a closed one only when a
+// retention is set (ClosedBefore not zero), since closing a session keeps its history.
+type PurgeQuery struct {
+	// ExpiredBefore selects expired sessions (status expired, or active and past ExpiresAt)
+	// whose ExpiresAt is before it.
+	ExpiredBefore time.Time
+	// ClosedBefore, when not zero, also selects closed sessions whose UpdatedAt (when they were
+	// closed: a closed session takes no writes) is before it. Zero selects no closed session.
+	ClosedBefore time.Time
+	// Limit bounds the answer; zero or less means no limit.
+	Limit int
 }
 
 // Messages stores the append-only message history. A session's visible history is its ancestors'
@@ -148,6 +163,9 @@ const (
 type IdempotencyRecord struct {
 	OwnerID string
 	Key     string
+	// SessionID is the session the write belonged to, or empty; DeleteSession removes the
+	// records of its session, so that a deleted session's answers are not replayed.
+	SessionID string
 	// Fingerprint identifies the request (operation, target and input); a repeat with another
 	// fingerprint is refused.
 	Fingerprint string

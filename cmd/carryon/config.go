@@ -32,18 +32,48 @@ func (f *storeFlags) register(fs *flag.FlagSet, getenv env) {
 
 // open makes the data directory and opens (and migrates) the database.
 func (f *storeFlags) open(ctx context.Context) (store.Store, error) {
+	dsn, err := f.dsn()
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(f.data, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
-	}
-	dsn := f.db
-	if dsn == "" {
-		dsn = filepath.Join(f.data, "carryon.db")
 	}
 	if isPostgres(dsn) {
 		return postgres.Open(ctx, dsn, postgres.WithMaxConns(int32(f.pgMaxConns)))
 	}
-	dsn = strings.TrimPrefix(dsn, "sqlite://")
-	return sqlite.Open(ctx, dsn, sqlite.WithSynchronous(strings.ToUpper(f.synchronous)))
+	return sqlite.Open(ctx, strings.TrimPrefix(dsn, "sqlite://"), sqlite.WithSynchronous(strings.ToUpper(f.synchronous)))
+}
+
+// dsn returns the database the flags name: --db, or the SQLite file carryon.db in the data
+// directory. A --db with a scheme carryon does not know (mysql://…) is a usage error naming the
+// scheme (only the scheme: the rest may hold a password).
+func (f *storeFlags) dsn() (string, error) {
+	if f.db == "" {
+		return filepath.Join(f.data, "carryon.db"), nil
+	}
+	if scheme, _, ok := strings.Cut(f.db, "://"); ok && validScheme(scheme) {
+		switch strings.ToLower(scheme) {
+		case "postgres", "postgresql", "sqlite", "file":
+		default:
+			return "", usagef("--db: unknown database scheme %q; use a SQLite file path (or sqlite://PATH) or a postgres:// URL", scheme+"://")
+		}
+	}
+	return f.db, nil
+}
+
+// validScheme reports whether s has the form of a URL scheme (RFC 3986: a letter, then letters,
+// digits, "+", "-" or ".").
+func validScheme(s string) bool {
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
 }
 
 // bindEnv sets every flag whose usage names "(env CARRYON_…)" from that variable when it is set,

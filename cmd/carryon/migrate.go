@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -34,10 +33,11 @@ func runMigrate(ctx context.Context, args []string, getenv env, stdout, stderr i
 	} else if len(pos) > 0 {
 		return usagef("usage: carryon migrate [--data DIR] [--db DSN]")
 	}
-	dsn, latest, kind := sf.db, sqlite.LatestMigration(), "SQLite"
-	if dsn == "" {
-		dsn = filepath.Join(sf.data, "carryon.db")
+	dsn, err := sf.dsn()
+	if err != nil {
+		return err
 	}
+	latest, kind := sqlite.LatestMigration(), "SQLite"
 	if isPostgres(dsn) {
 		latest, kind = postgres.LatestMigration(), "PostgreSQL"
 	}

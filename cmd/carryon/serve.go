@@ -30,6 +30,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	addr := fs.String("addr", DefaultAddr, "address to listen on (env CARRYON_ADDR)")
 	idleTTL := fs.Duration("idle-ttl", carryon.DefaultIdleTTL, "idle time after which a session expires (env CARRYON_IDLE_TTL)")
 	purge := fs.Duration("purge-after", carryon.DefaultPurgeAfter, "how long an expired session is kept before it is purged (env CARRYON_PURGE_AFTER)")
+	closedRetention := fs.Duration("closed-retention", 0, "how long a closed session is kept after it was closed before it is purged; 0 keeps closed sessions until they are deleted (env CARRYON_CLOSED_RETENTION)")
 	idemTTL := fs.Duration("request-id-ttl", carryon.DefaultIdempotencyTTL, "how long request ids and their answers are kept (env CARRYON_REQUEST_ID_TTL)")
 	sweep := fs.Duration("sweep-interval", 10*time.Minute, "how often expired sessions and request ids are swept (env CARRYON_SWEEP_INTERVAL)")
 	requireVersion := fs.Bool("require-version", false, "refuse writes without an expected version with 428 (env CARRYON_REQUIRE_VERSION)")
@@ -42,6 +43,9 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	af.register(fs)
 	if _, err := parseFlags(fs, getenv, args); err != nil {
 		return err
+	}
+	if *closedRetention < 0 {
+		return usagef("--closed-retention must be 0 or more")
 	}
 	var log *slog.Logger
 	if *logJSON {
@@ -76,7 +80,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		return fmt.Errorf("local user: %w", err)
 	}
 	ss := sessions.New(st, sessions.Config{
-		IdleTTL: *idleTTL, PurgeAfter: *purge, IdempotencyTTL: *idemTTL,
+		IdleTTL: *idleTTL, PurgeAfter: *purge, ClosedRetention: *closedRetention, IdempotencyTTL: *idemTTL,
 		Workspaces: af.workspacesDir(sf.data), Logger: log,
 	})
 	ms := memory.New(st, nil)

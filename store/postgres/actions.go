@@ -9,10 +9,13 @@ import (
 const actionCols = `id, run_id, session_id, step, idx, attempt, call_id, tool, args, effect, status, idempotency_key,
 	fingerprint_before, fingerprint_after, result, error, started_at, finished_at`
 
-// InsertAction journals a tool call. ECONFLICT when (run, step, index) or the id exists;
-// ENOTFOUND when the run does not exist.
-func (t *tx) InsertAction(ctx context.Context, a *carryon.Action) error {
+// InsertAction journals a tool call of the owner's run. ECONFLICT when (run, step, index) or the
+// id exists; ENOTFOUND when the run is not the owner's or not of a.SessionID.
+func (t *tx) InsertAction(ctx context.Context, owner string, a *carryon.Action) error {
 	if err := t.writable(); err != nil {
+		return err
+	}
+	if err := t.ownRunIn(ctx, owner, a.RunID, a.SessionID); err != nil {
 		return err
 	}
 	_, err := t.tx.Exec(ctx, `INSERT INTO actions (`+actionCols+`)
@@ -27,15 +30,16 @@ func (t *tx) InsertAction(ctx context.Context, a *carryon.Action) error {
 }
 
 // UpdateAction stores the action's status, attempt, fingerprints, result, error and finish time.
-// ENOTFOUND when no action has its id.
-func (t *tx) UpdateAction(ctx context.Context, a *carryon.Action) error {
+// ENOTFOUND when no action of the owner's run a.RunID has its id.
+func (t *tx) UpdateAction(ctx context.Context, owner string, a *carryon.Action) error {
 	if err := t.writable(); err != nil {
 		return err
 	}
 	tag, err := t.tx.Exec(ctx, `UPDATE actions SET status = $1, attempt = $2, fingerprint_before = $3,
-		fingerprint_after = $4, result = $5, error = $6, finished_at = $7 WHERE id = $8`,
+		fingerprint_after = $4, result = $5, error = $6, finished_at = $7
+		WHERE id = $8 AND run_id = $9 AND run_id IN (SELECT id FROM runs WHERE id = $9 AND owner_id = $10)`,
 		string(a.Status), a.Attempt, a.FingerprintBefore, a.FingerprintAfter, a.Result, a.Error,
-		nullMicros(a.FinishedAt), a.ID)
+		nullMicros(a.FinishedAt), a.ID, a.RunID, owner)
 	if err != nil {
 		return wrap(err, "update action")
 	}

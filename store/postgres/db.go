@@ -12,9 +12,10 @@
 //   - UpdateSession and UpdateRun are conditional (… AND version = $n / AND attempt = $n); when no
 //     row matches, a re-read tells a missing or foreign row (ENOTFOUND, never leaking existence)
 //     from a stale version (EVERSION with CurrentVersion) or attempt (EFENCED).
-//   - GetIdempotency inside Write first takes a transaction advisory lock on (owner, key) and then
-//     reads the record FOR UPDATE, so two writers with the same request id serialise even before
-//     the record exists: the second sees the first's record once the first commits.
+//   - GetIdempotency inside Write first tries a transaction advisory lock on (owner, key) and then
+//     reads the record FOR UPDATE, so two writers with the same request id never run at once, even
+//     before the record exists: while the first holds the key, the second is refused at once with
+//     EINFLIGHT (it does not hold a connection waiting), and a retry sees the first's record.
 //     PutIdempotency is INSERT … ON CONFLICT DO UPDATE ("insert or replace").
 //   - AppendEvent locks the run row, then inserts MAX(seq) + 1: seqs are gapless and unique.
 //   - DeleteSession locks the session row FOR UPDATE, so a concurrent fork of it either commits
@@ -54,7 +55,6 @@ import (
 type DB struct {
 	pool    *pgxpool.Pool
 	retries int
-	keyWait time.Duration
 }
 
 var _ store.Store = (*DB)(nil)
@@ -62,17 +62,10 @@ var _ store.Store = (*DB)(nil)
 type config struct {
 	maxConns int32
 	retries  int
-	keyWait  time.Duration
 }
 
 // Option changes how Open configures the pool.
 type Option func(*config)
-
-// WithKeyWait sets how long a write waits for a request id that another transaction holds (the
-// same request still in flight) before it is refused with EINFLIGHT (default 10s).
-func WithKeyWait(d time.Duration) Option {
-	return func(c *config) { c.keyWait = d }
-}
 
 // WithMaxConns sets the largest number of connections the pool opens (default: pgxpool's, the
 // greater of 4 and the number of CPUs; a pool_max_conns parameter in the dsn also works).
@@ -90,7 +83,7 @@ func WithRetries(n int) Option {
 // pending migrations. Transactions must not nest: fn of Read or Write must not call Read or Write
 // on the same DB.
 func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
-	cfg := config{retries: 8, keyWait: 10 * time.Second}
+	cfg := config{retries: 8}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -111,7 +104,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	db := &DB{pool: pool, retries: cfg.retries, keyWait: cfg.keyWait}
+	db := &DB{pool: pool, retries: cfg.retries}
 	if err := db.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -176,7 +169,7 @@ func (db *DB) writeOnce(ctx context.Context, fn func(store.Tx) error) error {
 		return wrap(err, "begin")
 	}
 	defer ptx.Rollback(context.WithoutCancel(ctx))
-	if err := fn(&tx{tx: ptx, keyWait: db.keyWait}); err != nil {
+	if err := fn(&tx{tx: ptx}); err != nil {
 		return err
 	}
 	return wrap(ptx.Commit(ctx), "commit")
@@ -187,7 +180,6 @@ func (db *DB) writeOnce(ctx context.Context, fn func(store.Tx) error) error {
 type tx struct {
 	tx       pgx.Tx
 	readOnly bool
-	keyWait  time.Duration
 }
 
 var _ store.Tx = (*tx)(nil)

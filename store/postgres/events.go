@@ -8,16 +8,16 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// AppendEvent stores an event with the run's next seq (one more than its highest, from 1) and
-// sets e.Seq. It first locks the run row (FOR NO KEY UPDATE), so concurrent appenders to one run
-// take turns and each reads the seq its predecessor committed: seqs have no gaps and no
-// duplicates. ENOTFOUND when the run does not exist.
-func (t *tx) AppendEvent(ctx context.Context, e *carryon.Event) error {
+// AppendEvent stores an event of the owner's run with the run's next seq (one more than its
+// highest, from 1) and sets e.Seq. It first locks the run row (FOR NO KEY UPDATE), so concurrent
+// appenders to one run take turns and each reads the seq its predecessor committed: seqs have no
+// gaps and no duplicates. ENOTFOUND when the run is not the owner's.
+func (t *tx) AppendEvent(ctx context.Context, owner string, e *carryon.Event) error {
 	if err := t.writable(); err != nil {
 		return err
 	}
 	var one int
-	err := t.tx.QueryRow(ctx, `SELECT 1 FROM runs WHERE id = $1 FOR NO KEY UPDATE`, e.RunID).Scan(&one)
+	err := t.tx.QueryRow(ctx, `SELECT 1 FROM runs WHERE id = $1 AND owner_id = $2 FOR NO KEY UPDATE`, e.RunID, owner).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return notFound("run", e.RunID)
 	} else if err != nil {

@@ -3,18 +3,16 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"time"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // idempotencyLockKey is the advisory lock key of an owner's request id: a 64-bit hash, so two keys
-// may share a lock (they then merely wait for each other).
+// may share a lock (then, vanishingly rarely, one is refused with EINFLIGHT while the other runs).
 func idempotencyLockKey(owner, key string) int64 {
 	h := fnv.New64a()
 	h.Write([]byte("carryon/idempotency\x00" + owner + "\x00" + key))
@@ -23,8 +21,9 @@ func idempotencyLockKey(owner, key string) int64 {
 
 // GetIdempotency returns the owner's record for key, expired or not. ENOTFOUND. Inside Write it
 // first takes a transaction advisory lock on (owner, key), then reads the row FOR UPDATE: two
-// write transactions with the same request id serialise even while no record exists yet, and
-// the second reads what the first committed. (A row lock alone cannot lock a missing row.)
+// write transactions with the same request id never run at once, even while no record exists
+// yet (a row lock alone cannot lock a missing row). The second does not wait for the first: it
+// gets EINFLIGHT at once, and a retry after the first committed reads its record.
 func (t *tx) GetIdempotency(ctx context.Context, owner, key string) (*store.IdempotencyRecord, error) {
 	lock := ""
 	if !t.readOnly {
@@ -35,12 +34,16 @@ func (t *tx) GetIdempotency(ctx context.Context, owner, key string) (*store.Idem
 	}
 	r := store.IdempotencyRecord{OwnerID: owner, Key: key}
 	var created, expires int64
-	err := t.tx.QueryRow(ctx, `SELECT fingerprint, state, result, created_at, expires_at FROM idempotency
-		WHERE owner_id = $1 AND key = $2`+lock, owner, key).Scan(&r.Fingerprint, &r.State, &r.Result, &created, &expires)
+	var session *string
+	err := t.tx.QueryRow(ctx, `SELECT session_id, fingerprint, state, result, created_at, expires_at FROM idempotency
+		WHERE owner_id = $1 AND key = $2`+lock, owner, key).Scan(&session, &r.Fingerprint, &r.State, &r.Result, &created, &expires)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, carryon.Errorf(carryon.ENOTFOUND, "request id %q not found", key)
 	} else if err != nil {
 		return nil, wrap(err, "get idempotency")
+	}
+	if session != nil {
+		r.SessionID = *session
 	}
 	r.CreatedAt, r.ExpiresAt = fromMicros(created), fromMicros(expires)
 	return &r, nil
@@ -52,11 +55,15 @@ func (t *tx) PutIdempotency(ctx context.Context, r *store.IdempotencyRecord) err
 	if err := t.writable(); err != nil {
 		return err
 	}
-	_, err := t.tx.Exec(ctx, `INSERT INTO idempotency (owner_id, key, fingerprint, state, result, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (owner_id, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, state = EXCLUDED.state,
-		result = EXCLUDED.result, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
-		r.OwnerID, r.Key, r.Fingerprint, r.State, r.Result, micros(r.CreatedAt), micros(r.ExpiresAt))
+	var session *string
+	if r.SessionID != "" {
+		session = &r.SessionID
+	}
+	_, err := t.tx.Exec(ctx, `INSERT INTO idempotency (owner_id, key, session_id, fingerprint, state, result,
+		created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (owner_id, key) DO UPDATE SET session_id = EXCLUDED.session_id, fingerprint = EXCLUDED.fingerprint,
+		state = EXCLUDED.state, result = EXCLUDED.result, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
+		r.OwnerID, r.Key, session, r.Fingerprint, r.State, r.Result, micros(r.CreatedAt), micros(r.ExpiresAt))
 	return wrap(err, "put idempotency")
 }
 
@@ -81,30 +88,19 @@ func (t *tx) SweepIdempotency(ctx context.Context, before time.Time) (int64, err
 	return tag.RowsAffected(), nil
 }
 
-// lockKey takes the transaction's lock on (owner, key). When another transaction holds it (the
-// same request still in flight), it waits at most keyWait, then refuses with EINFLIGHT.
+// lockKey takes the transaction's lock on (owner, key) if it is free. When another transaction
+// holds it (the same request still in flight), it refuses at once with EINFLIGHT instead of
+// waiting: a waiter would hold a pooled connection for as long as the first request runs, and a
+// burst of retries would exhaust the pool. It never changes the session's lock_timeout.
 func (t *tx) lockKey(ctx context.Context, owner, key string) error {
-	id := idempotencyLockKey(owner, key)
 	var got bool
-	if err := t.tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, id).Scan(&got); err != nil {
+	if err := t.tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, idempotencyLockKey(owner, key)).Scan(&got); err != nil {
 		return wrap(err, "lock idempotency key")
 	}
-	if got {
-		return nil
+	if !got {
+		e := carryon.Errorf(carryon.EINFLIGHT, "request id %q is still being processed by another request; retry later", key)
+		e.RetryAfterSeconds = 1
+		return e
 	}
-	wait := fmt.Sprintf("%dms", max(t.keyWait.Milliseconds(), 1))
-	if _, err := t.tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, wait); err != nil {
-		return wrap(err, "lock idempotency key")
-	}
-	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, id); err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "55P03" { // lock_not_available
-			e := carryon.Errorf(carryon.EINFLIGHT, "request id %q is still being processed by another request; retry later", key)
-			e.RetryAfterSeconds = 1
-			return e
-		}
-		return wrap(err, "lock idempotency key")
-	}
-	_, err := t.tx.Exec(ctx, `SELECT set_config('lock_timeout', '0', true)`)
-	return wrap(err, "lock idempotency key")
+	return nil
 }

@@ -119,14 +119,15 @@ var errReplay = errors.New("replayed")
 
 // TestIdempotencySameKeyRace sends the same request id from 50 goroutines on two pools, each in
 // the hub's pattern: look the key up, and when it is new, do the effect (append a message) and
-// store the key, all in one Write. Exactly one does the effect; the others find its record.
+// store the key, all in one Write. Exactly one does the effect; the others find its record, or,
+// while it is still in flight, are refused with EINFLIGHT.
 func TestIdempotencySameKeyRace(t *testing.T) {
 	dsn := newDatabase(t)
 	dbs := []*postgres.DB{open(t, dsn), open(t, dsn)}
 	s := mkSession(t, dbs[0], "sess_1")
 	const racers = 50
 	var wg sync.WaitGroup
-	var done, replays atomic.Int64
+	var done, replays, inFlight atomic.Int64
 	errs := make(chan error, racers)
 	for i := range racers {
 		db := dbs[i%2]
@@ -153,6 +154,8 @@ func TestIdempotencySameKeyRace(t *testing.T) {
 				done.Add(1)
 			case errors.Is(err, errReplay):
 				replays.Add(1)
+			case carryon.ErrorCode(err) == carryon.EINFLIGHT:
+				inFlight.Add(1)
 			default:
 				errs <- err
 			}
@@ -163,8 +166,8 @@ func TestIdempotencySameKeyRace(t *testing.T) {
 	for err := range errs {
 		t.Fatalf("racer failed: %v", err)
 	}
-	if done.Load() != 1 || replays.Load() != racers-1 {
-		t.Fatalf("%d racers did the effect and %d replayed; want 1 and %d", done.Load(), replays.Load(), racers-1)
+	if done.Load() != 1 || replays.Load()+inFlight.Load() != racers-1 {
+		t.Fatalf("%d racers did the effect, %d replayed and %d were refused in flight; want 1 and %d", done.Load(), replays.Load(), inFlight.Load(), racers-1)
 	}
 	checkSession(t, dbs[1], s.ID, 1)
 

@@ -10,10 +10,13 @@ import (
 const actionCols = `id, run_id, session_id, step, idx, attempt, call_id, tool, args, effect, status, idempotency_key,
 	fingerprint_before, fingerprint_after, result, error, started_at, finished_at`
 
-// InsertAction journals a tool call. ECONFLICT when (run, step, index) or the id exists;
-// ENOTFOUND when the run does not exist.
-func (t *tx) InsertAction(ctx context.Context, a *carryon.Action) error {
+// InsertAction journals a tool call of the owner's run. ECONFLICT when (run, step, index) or the
+// id exists; ENOTFOUND when the run is not the owner's or not of a.SessionID.
+func (t *tx) InsertAction(ctx context.Context, owner string, a *carryon.Action) error {
 	if err := t.writable(); err != nil {
+		return err
+	}
+	if err := t.ownRunIn(ctx, owner, a.RunID, a.SessionID); err != nil {
 		return err
 	}
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO actions (`+actionCols+`)
@@ -28,15 +31,16 @@ func (t *tx) InsertAction(ctx context.Context, a *carryon.Action) error {
 }
 
 // UpdateAction stores the action's status, attempt, fingerprints, result, error and finish time.
-// ENOTFOUND when no action has its id.
-func (t *tx) UpdateAction(ctx context.Context, a *carryon.Action) error {
+// ENOTFOUND when no action of the owner's run a.RunID has its id.
+func (t *tx) UpdateAction(ctx context.Context, owner string, a *carryon.Action) error {
 	if err := t.writable(); err != nil {
 		return err
 	}
 	res, err := t.tx.ExecContext(ctx, `UPDATE actions SET status = ?, attempt = ?, fingerprint_before = ?,
-		fingerprint_after = ?, result = ?, error = ?, finished_at = ? WHERE id = ?`,
+		fingerprint_after = ?, result = ?, error = ?, finished_at = ?
+		WHERE id = ? AND run_id = ? AND run_id IN (SELECT id FROM runs WHERE id = ? AND owner_id = ?)`,
 		string(a.Status), a.Attempt, a.FingerprintBefore, a.FingerprintAfter, a.Result, a.Error,
-		nullMicros(a.FinishedAt), a.ID)
+		nullMicros(a.FinishedAt), a.ID, a.RunID, a.RunID, owner)
 	if err != nil {
 		return wrap(err, "update action")
 	}

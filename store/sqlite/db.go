@@ -14,8 +14,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -75,7 +79,12 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: empty dsn")
 	}
 	memory := dsn == ":memory:"
-	createPrivate(dsn)
+	if !memory {
+		if err := checkPath(dsn); err != nil {
+			return nil, err
+		}
+		createPrivate(dsn)
+	}
 
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.busyTimeout.Milliseconds()))
@@ -105,15 +114,37 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 		sdb.SetMaxIdleConns(4)
 	}
 	db := &DB{sql: sdb, writeSem: make(chan struct{}, 1), memory: memory}
-	if err := db.Ping(ctx); err != nil {
+	if err := sdb.PingContext(ctx); err != nil {
 		sdb.Close()
-		return nil, err
+		return nil, fmt.Errorf("sqlite: open %s: %w", dsn, err)
 	}
 	if err := db.Migrate(ctx); err != nil {
 		sdb.Close()
 		return nil, err
 	}
 	return db, nil
+}
+
+// checkPath tells why a database file cannot be opened where SQLite would only say "unable to
+// open database file": its directory is missing or not a directory, or the path is a directory.
+// A "file:" URI is left to SQLite.
+func checkPath(dsn string) error {
+	if strings.HasPrefix(dsn, "file:") {
+		return nil
+	}
+	path, _, _ := strings.Cut(dsn, "?")
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("sqlite: open %s: it is a directory, not a database file", path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("sqlite: open %s: directory %s does not exist", path, dir)
+	case err == nil && !fi.IsDir():
+		return fmt.Errorf("sqlite: open %s: %s is not a directory", path, dir)
+	}
+	return nil
 }
 
 // Ping checks that the database answers.

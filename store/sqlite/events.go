@@ -3,23 +3,27 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 
 	"github.com/carryon-hub/carryon"
 )
 
-// AppendEvent stores an event with the run's next seq (one more than its highest, from 1) and
-// sets e.Seq. Reading the highest seq and inserting happen in one statement of a write
-// transaction, and SQLite write transactions are serialised, so seqs have no gaps and no
-// duplicates. ENOTFOUND when the run does not exist.
-func (t *tx) AppendEvent(ctx context.Context, e *carryon.Event) error {
+// AppendEvent stores an event of the owner's run with the run's next seq (one more than its
+// highest, from 1) and sets e.Seq. Reading the highest seq and inserting happen in one statement
+// of a write transaction, and SQLite write transactions are serialised, so seqs have no gaps and
+// no duplicates. ENOTFOUND when the run is not the owner's.
+func (t *tx) AppendEvent(ctx context.Context, owner string, e *carryon.Event) error {
 	if err := t.writable(); err != nil {
 		return err
 	}
 	var seq int64
 	err := t.tx.QueryRowContext(ctx, `INSERT INTO run_events (run_id, seq, type, data, created_at)
-		SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ? FROM run_events WHERE run_id = ?
-		RETURNING seq`, e.RunID, string(e.Type), nullText(e.Data), micros(e.CreatedAt), e.RunID).Scan(&seq)
-	if err != nil {
+		SELECT r.id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = r.id), ?, ?, ?
+		FROM runs r WHERE r.id = ? AND r.owner_id = ?
+		RETURNING seq`, string(e.Type), nullText(e.Data), micros(e.CreatedAt), e.RunID, owner).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound("run", e.RunID)
+	} else if err != nil {
 		return wrap(err, "append event")
 	}
 	e.Seq = seq

@@ -14,14 +14,15 @@ import (
 func (t *tx) GetIdempotency(ctx context.Context, owner, key string) (*store.IdempotencyRecord, error) {
 	r := store.IdempotencyRecord{OwnerID: owner, Key: key}
 	var created, expires int64
-	err := t.tx.QueryRowContext(ctx, `SELECT fingerprint, state, result, created_at, expires_at FROM idempotency
-		WHERE owner_id = ? AND key = ?`, owner, key).Scan(&r.Fingerprint, &r.State, &r.Result, &created, &expires)
+	var session sql.NullString
+	err := t.tx.QueryRowContext(ctx, `SELECT session_id, fingerprint, state, result, created_at, expires_at FROM idempotency
+		WHERE owner_id = ? AND key = ?`, owner, key).Scan(&session, &r.Fingerprint, &r.State, &r.Result, &created, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, carryon.Errorf(carryon.ENOTFOUND, "request id %q not found", key)
 	} else if err != nil {
 		return nil, wrap(err, "get idempotency")
 	}
-	r.CreatedAt, r.ExpiresAt = fromMicros(created), fromMicros(expires)
+	r.SessionID, r.CreatedAt, r.ExpiresAt = session.String, fromMicros(created), fromMicros(expires)
 	return &r, nil
 }
 
@@ -30,11 +31,12 @@ func (t *tx) PutIdempotency(ctx context.Context, r *store.IdempotencyRecord) err
 	if err := t.writable(); err != nil {
 		return err
 	}
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO idempotency (owner_id, key, fingerprint, state, result, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (owner_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = excluded.state,
-		result = excluded.result, created_at = excluded.created_at, expires_at = excluded.expires_at`,
-		r.OwnerID, r.Key, r.Fingerprint, r.State, r.Result, micros(r.CreatedAt), micros(r.ExpiresAt))
+	session := sql.NullString{String: r.SessionID, Valid: r.SessionID != ""}
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO idempotency (owner_id, key, session_id, fingerprint, state, result,
+		created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (owner_id, key) DO UPDATE SET session_id = excluded.session_id, fingerprint = excluded.fingerprint,
+		state = excluded.state, result = excluded.result, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+		r.OwnerID, r.Key, session, r.Fingerprint, r.State, r.Result, micros(r.CreatedAt), micros(r.ExpiresAt))
 	return wrap(err, "put idempotency")
 }
 

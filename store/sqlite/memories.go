@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -12,13 +13,16 @@ import (
 )
 
 // Long-term memory. Items live in memories and their search documents in the FTS5 table
-// memories_fts (rowid = memories.id), which this file keeps in sync inside the same transaction.
-// A search matches the FTS5 expression "t1" OR "t2" … built from store.SearchTerms (every term
-// quoted; terms hold only letters and digits, so no FTS5 syntax can get in), joins the matches
-// back to memories and keeps only the owner's unexpired rows in the namespace subtree, ranked by
-// bm25(). bm25's term statistics are those of the whole table, so other users' items can shift
-// the weights of terms (never which items match); the memory service reports scores relative to
-// the best result only.
+// memories_fts (rowid = memories.id; columns doc, the document, and owner, the owner's token),
+// which this file keeps in sync inside the same transaction. A search matches the FTS5 expression
+// owner : "<owner token>" AND doc : ("t1" OR "t2" …) built from store.SearchTerms (every term
+// quoted; terms hold only letters and digits, so no FTS5 syntax can get in): the index itself
+// keeps only the owner's rows, so other users' matches are never read, ranked or joined. The
+// matches are joined back to memories, which keeps the owner's unexpired rows in the namespace
+// subtree (the owner again, as every query does), ranked by bm25() with the owner column weighted
+// 0. bm25's term statistics are those of the whole table, so other users' items can shift the
+// weights of terms (never which items match); the memory service reports scores relative to the
+// best result only.
 
 const memoryCols = `m.owner_id, m.namespace, m.key, m.value, m.text, m.created_at, m.updated_at, m.expires_at`
 
@@ -59,8 +63,22 @@ func (t *tx) PutMemoryItem(ctx context.Context, owner string, it *carryon.Memory
 	if _, err := t.tx.ExecContext(ctx, `DELETE FROM memories_fts WHERE rowid = ?`, id); err != nil {
 		return wrap(err, "index memory item")
 	}
-	_, err = t.tx.ExecContext(ctx, `INSERT INTO memories_fts (rowid, doc) VALUES (?, ?)`, id, store.MemoryDocument(it))
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO memories_fts (rowid, doc, owner) VALUES (?, ?, ?)`, id,
+		store.MemoryDocument(it), ownerToken(owner))
 	return wrap(err, "index memory item")
+}
+
+// ownerToken is how the full-text index names an owner: the upper-case hex of the id's bytes,
+// one token for the unicode61 tokenizer whatever the id holds (SQL: hex(owner_id)).
+func ownerToken(owner string) string { return fmt.Sprintf("%X", owner) }
+
+// searchMatch is the FTS5 expression that matches the owner's documents holding any of terms.
+func searchMatch(owner string, terms []string) string {
+	quoted := make([]string, len(terms))
+	for i, term := range terms {
+		quoted[i] = `"` + strings.ReplaceAll(term, `"`, `""`) + `"`
+	}
+	return `owner : "` + ownerToken(owner) + `" AND doc : (` + strings.Join(quoted, " OR ") + `)`
 }
 
 // GetMemoryItem returns the owner's item. ENOTFOUND when missing or expired at now.
@@ -140,12 +158,8 @@ func (t *tx) SearchMemoryItems(ctx context.Context, owner string, q store.Memory
 			WHERE m.owner_id = ? AND (m.expires_at IS NULL OR m.expires_at > ?)`+cond+`
 			ORDER BY m.updated_at DESC, m.namespace, m.key LIMIT ?`, append(args, limitArg(q.Limit))...)
 	}
-	quoted := make([]string, len(terms))
-	for i, term := range terms {
-		quoted[i] = `"` + strings.ReplaceAll(term, `"`, `""`) + `"`
-	}
-	args := append([]any{strings.Join(quoted, " OR "), owner, micros(q.Now)}, cargs...)
-	return t.queryMemories(ctx, "search memory items", true, `SELECT `+memoryCols+`, -bm25(memories_fts) AS score
+	args := append([]any{searchMatch(owner, terms), owner, micros(q.Now)}, cargs...)
+	return t.queryMemories(ctx, "search memory items", true, `SELECT `+memoryCols+`, -bm25(memories_fts, 1.0, 0.0) AS score
 		FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND m.owner_id = ? AND (m.expires_at IS NULL OR m.expires_at > ?)`+cond+`
 		ORDER BY score DESC, m.updated_at DESC, m.namespace, m.key LIMIT ?`, append(args, limitArg(q.Limit))...)

@@ -63,6 +63,17 @@ func (t *tx) ownRun(ctx context.Context, owner, id string) error {
 	return wrap(err, "get run")
 }
 
+// ownRunIn checks that the run is the owner's and belongs to the session. ENOTFOUND.
+func (t *tx) ownRunIn(ctx context.Context, owner, id, sessionID string) error {
+	var one int
+	err := t.tx.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ? AND owner_id = ? AND session_id = ?`,
+		id, owner, sessionID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound("run", id)
+	}
+	return wrap(err, "get run")
+}
+
 // InsertRun stores a new run. ENOTFOUND when the session is not r.OwnerID's; ECONFLICT when the
 // id exists.
 func (t *tx) InsertRun(ctx context.Context, r *carryon.Run) error {
@@ -175,10 +186,13 @@ func (t *tx) RunnableRuns(ctx context.Context, now time.Time, limit int) ([]*car
 		ORDER BY r.created_at, r.id LIMIT ?`, micros(now), limitArg(limit))
 }
 
-// InsertCheckpoint stores a step's checkpoint. ECONFLICT when the step has one; ENOTFOUND when the
-// run does not exist.
-func (t *tx) InsertCheckpoint(ctx context.Context, c *carryon.Checkpoint) error {
+// InsertCheckpoint stores a step's checkpoint of the owner's run. ECONFLICT when the step has
+// one; ENOTFOUND when the run is not the owner's.
+func (t *tx) InsertCheckpoint(ctx context.Context, owner string, c *carryon.Checkpoint) error {
 	if err := t.writable(); err != nil {
+		return err
+	}
+	if err := t.ownRun(ctx, owner, c.RunID); err != nil {
 		return err
 	}
 	var pending []byte
@@ -197,9 +211,12 @@ func (t *tx) InsertCheckpoint(ctx context.Context, c *carryon.Checkpoint) error 
 	return nil
 }
 
-// LastCheckpoint returns the run's checkpoint with the highest step, or nil when it has none (or
-// the run does not exist).
-func (t *tx) LastCheckpoint(ctx context.Context, runID string) (*carryon.Checkpoint, error) {
+// LastCheckpoint returns the owner's run's checkpoint with the highest step, or nil when it has
+// none. ENOTFOUND when the run is not the owner's.
+func (t *tx) LastCheckpoint(ctx context.Context, owner, runID string) (*carryon.Checkpoint, error) {
+	if err := t.ownRun(ctx, owner, runID); err != nil {
+		return nil, err
+	}
 	c := carryon.Checkpoint{RunID: runID}
 	var pending sql.NullString
 	var created int64

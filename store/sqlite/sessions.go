@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"time"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
@@ -132,7 +131,8 @@ func (t *tx) UpdateSession(ctx context.Context, s *carryon.Session, prev int64) 
 	return carryon.VersionConflict(prev, current)
 }
 
-// DeleteSession removes the owner's session and every row in it. Each direct fork first gets a
+// DeleteSession removes the owner's session, every row in it and the request ids recorded with
+// its id (the rows that reference it go with it by ON DELETE CASCADE). Each direct fork first gets a
 // copy of the history it shares (everything visible up to its ForkSeq) and loses its ParentID, so
 // it keeps its whole history; deeper forks read through it unchanged. ENOTFOUND.
 func (t *tx) DeleteSession(ctx context.Context, owner, id string) error {
@@ -174,7 +174,8 @@ func (t *tx) DeleteSession(ctx context.Context, owner, id string) error {
 	if _, err := t.tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id); err != nil {
 		return wrap(err, "delete session")
 	}
-	return nil
+	_, err = t.tx.ExecContext(ctx, `DELETE FROM idempotency WHERE session_id = ? AND owner_id = ?`, id, owner)
+	return wrap(err, "delete session's request ids")
 }
 
 // materialise copies the part of segs a fork shares (seq <= its fork seq) into the fork and
@@ -200,11 +201,20 @@ func (t *tx) materialise(ctx context.Context, f link, segs []segment) error {
 	return nil
 }
 
-// PurgeableSessions returns up to limit sessions of any owner whose ExpiresAt is before t, the
-// longest expired first.
-func (t *tx) PurgeableSessions(ctx context.Context, before time.Time, limit int) ([]store.SessionRef, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT owner_id, id FROM sessions WHERE expires_at < ?
-		ORDER BY expires_at, id LIMIT ?`, micros(before), limitArg(limit))
+// PurgeableSessions returns up to q.Limit sessions of any owner that expired before
+// q.ExpiredBefore and, when q.ClosedBefore is set, that were closed before it, the oldest first.
+// A closed session is never selected by its ExpiresAt (closing a session keeps its history).
+func (t *tx) PurgeableSessions(ctx context.Context, q store.PurgeQuery) ([]store.SessionRef, error) {
+	query := `SELECT owner_id, id, expires_at AS t FROM sessions
+		WHERE status IN ('active', 'expired') AND expires_at < ?`
+	args := []any{micros(q.ExpiredBefore)}
+	if !q.ClosedBefore.IsZero() {
+		query += ` UNION ALL SELECT owner_id, id, updated_at AS t FROM sessions
+			WHERE status = 'closed' AND updated_at < ?`
+		args = append(args, micros(q.ClosedBefore))
+	}
+	rows, err := t.tx.QueryContext(ctx, `SELECT owner_id, id FROM (`+query+`) ORDER BY t, id LIMIT ?`,
+		append(args, limitArg(q.Limit))...)
 	if err != nil {
 		return nil, wrap(err, "purgeable sessions")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -46,6 +47,11 @@ func TestOpenOptions(t *testing.T) {
 	}
 	if _, err := sqlite.Open(t.Context(), ""); err == nil {
 		t.Fatal("Open accepted an empty dsn")
+	}
+	// A file that cannot be opened is named, with the reason.
+	missing := filepath.Join(t.TempDir(), "gone", "x.db")
+	if _, err := sqlite.Open(t.Context(), missing); err == nil || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("Open in a missing directory: %v", err)
 	}
 }
 

@@ -30,7 +30,7 @@ func testIdempotency(t *testing.T, open func(t *testing.T) store.Store) {
 		if err != nil {
 			t.Fatalf("GetIdempotency(%s, %s): %v", owner, key, err)
 		}
-		if got.OwnerID != want.OwnerID || got.Key != want.Key || got.Fingerprint != want.Fingerprint ||
+		if got.OwnerID != want.OwnerID || got.Key != want.Key || got.SessionID != want.SessionID || got.Fingerprint != want.Fingerprint ||
 			got.State != want.State || !bytes.Equal(got.Result, want.Result) ||
 			!got.CreatedAt.Equal(want.CreatedAt) || !got.ExpiresAt.Equal(want.ExpiresAt) {
 			t.Fatalf("record = %+v, want %+v", got, want)
@@ -40,8 +40,8 @@ func testIdempotency(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("PutGet", func(t *testing.T) {
 		_, err := get(ownerA, "req_1")
 		wantCode(t, err, carryon.ENOTFOUND)
-		a := &store.IdempotencyRecord{OwnerID: ownerA, Key: "req_1", Fingerprint: "fp-a", State: store.IdemInFlight,
-			CreatedAt: at(0), ExpiresAt: at(100)}
+		a := &store.IdempotencyRecord{OwnerID: ownerA, Key: "req_1", SessionID: "sess_1", Fingerprint: "fp-a",
+			State: store.IdemInFlight, CreatedAt: at(0), ExpiresAt: at(100)}
 		put(a)
 		check(ownerA, "req_1", a)
 		// The key is scoped per owner: B does not see A's record and gets a record of its own.

@@ -83,12 +83,12 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		// Stored out of order; listed by step and index.
 		write(t, st, func(tx store.Tx) error {
 			for _, a := range []*carryon.Action{later, full, bare} {
-				if err := tx.InsertAction(ctx, a); err != nil {
+				if err := tx.InsertAction(ctx, ownerA, a); err != nil {
 					return err
 				}
 			}
 			// The same step and index in another run is another action.
-			return tx.InsertAction(ctx, newAction("run_2", s.ID, 1, 0, 13))
+			return tx.InsertAction(ctx, ownerA, newAction("run_2", s.ID, 1, 0, 13))
 		})
 		list := func(owner, runID string) ([]*carryon.Action, error) {
 			var out []*carryon.Action
@@ -110,13 +110,21 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		// (run, step, index) is taken even under another id; the action id too.
 		dup := newAction("run_1", s.ID, 1, 1, 20)
 		dup.ID = "act_other"
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertAction(ctx, dup) })
+		err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertAction(ctx, ownerA, dup) })
 		wantCode(t, err, carryon.ECONFLICT)
 		dup = newAction("run_1", s.ID, 5, 0, 20)
 		dup.ID = full.ID
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertAction(ctx, dup) })
+		err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertAction(ctx, ownerA, dup) })
 		wantCode(t, err, carryon.ECONFLICT)
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertAction(ctx, newAction("run_missing", s.ID, 1, 0, 20)) })
+		err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertAction(ctx, ownerA, newAction("run_missing", s.ID, 1, 0, 20)) })
+		wantCode(t, err, carryon.ENOTFOUND)
+		// Another owner's run, or a run of another session, is not found either.
+		err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertAction(ctx, ownerB, newAction("run_1", s.ID, 6, 0, 20)) })
+		wantCode(t, err, carryon.ENOTFOUND)
+		insertSession(t, st, newSession(ownerA, "sess_other", at(0)))
+		err = st.Write(ctx, func(tx store.Tx) error {
+			return tx.InsertAction(ctx, ownerA, newAction("run_1", "sess_other", 6, 0, 20))
+		})
 		wantCode(t, err, carryon.ENOTFOUND)
 		if got, err := list(ownerA, "run_1"); err != nil || len(got) != 3 {
 			t.Fatalf("after refused inserts ListActions = %v, %v", actionIDs(got), err)
@@ -130,10 +138,10 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		cleared.Status, cleared.Attempt, cleared.FingerprintBefore, cleared.FingerprintAfter = carryon.ActionUnknown, 3, "", ""
 		cleared.Result, cleared.Error, cleared.FinishedAt = "", "", nil
 		write(t, st, func(tx store.Tx) error {
-			if err := tx.UpdateAction(ctx, &done); err != nil {
+			if err := tx.UpdateAction(ctx, ownerA, &done); err != nil {
 				return err
 			}
-			return tx.UpdateAction(ctx, &cleared)
+			return tx.UpdateAction(ctx, ownerA, &cleared)
 		})
 		got, err = list(ownerA, "run_1")
 		if err != nil || len(got) != 3 {
@@ -144,8 +152,21 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		checkAction(t, got[2], &done)
 		missing := done
 		missing.ID = "act_missing"
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.UpdateAction(ctx, &missing) })
+		err = st.Write(ctx, func(tx store.Tx) error { return tx.UpdateAction(ctx, ownerA, &missing) })
 		wantCode(t, err, carryon.ENOTFOUND)
+		// The action of another owner's run, or named with another run, is not found: nothing changes.
+		stolen := done
+		stolen.Status, stolen.Result = carryon.ActionSkipped, "stolen"
+		err = st.Write(ctx, func(tx store.Tx) error { return tx.UpdateAction(ctx, ownerB, &stolen) })
+		wantCode(t, err, carryon.ENOTFOUND)
+		stolen.RunID = "run_2"
+		err = st.Write(ctx, func(tx store.Tx) error { return tx.UpdateAction(ctx, ownerA, &stolen) })
+		wantCode(t, err, carryon.ENOTFOUND)
+		if got, err := list(ownerA, "run_1"); err != nil || len(got) != 3 {
+			t.Fatalf("ListActions = %v, %v", actionIDs(got), err)
+		} else {
+			checkAction(t, got[2], &done)
+		}
 
 		_, err = list(ownerB, "run_1")
 		wantCode(t, err, carryon.ENOTFOUND)
@@ -171,7 +192,7 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		write(t, st, func(tx store.Tx) error {
 			for _, a := range acts {
-				if err := tx.InsertAction(ctx, a); err != nil {
+				if err := tx.InsertAction(ctx, ownerA, a); err != nil {
 					return err
 				}
 			}
@@ -203,22 +224,28 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		st := open(t)
 		ctx := t.Context()
 		runFixture(t, st)
-		last := func(runID string) *carryon.Checkpoint {
-			t.Helper()
+		lastOf := func(owner, runID string) (*carryon.Checkpoint, error) {
 			var c *carryon.Checkpoint
-			read(t, st, func(tx store.Tx) error {
+			err := st.Read(ctx, func(tx store.Tx) error {
 				var err error
-				c, err = tx.LastCheckpoint(ctx, runID)
+				c, err = tx.LastCheckpoint(ctx, owner, runID)
 				return err
 			})
+			return c, err
+		}
+		last := func(runID string) *carryon.Checkpoint {
+			t.Helper()
+			c, err := lastOf(ownerA, runID)
+			if err != nil {
+				t.Fatalf("LastCheckpoint(%s): %v", runID, err)
+			}
 			return c
 		}
 		if c := last("run_1"); c != nil {
 			t.Fatalf("LastCheckpoint of a run without checkpoints = %+v, want nil", c)
 		}
-		if c := last("run_missing"); c != nil {
-			t.Fatalf("LastCheckpoint of a missing run = %+v, want nil", c)
-		}
+		_, err := lastOf(ownerA, "run_missing")
+		wantCode(t, err, carryon.ENOTFOUND)
 		cps := []*carryon.Checkpoint{
 			{RunID: "run_1", Step: 1, MessageSeq: 3, MemoryVersion: 1, CreatedAt: at(10)},
 			{RunID: "run_1", Step: 3, MessageSeq: 9, MemoryVersion: 4, PendingActions: []string{"act_b", "act_a"}, CreatedAt: at(30)},
@@ -226,7 +253,7 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 			{RunID: "run_2", Step: 7, MessageSeq: 1, CreatedAt: at(40)},
 		}
 		for _, c := range cps {
-			write(t, st, func(tx store.Tx) error { return tx.InsertCheckpoint(ctx, c) })
+			write(t, st, func(tx store.Tx) error { return tx.InsertCheckpoint(ctx, ownerA, c) })
 		}
 		check := func(got, want *carryon.Checkpoint) {
 			t.Helper()
@@ -240,17 +267,23 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		// The highest step, not the last stored nor the latest created.
 		check(last("run_1"), cps[1])
 		check(last("run_2"), cps[3])
+		_, err = lastOf(ownerB, "run_1")
+		wantCode(t, err, carryon.ENOTFOUND)
 
 		dup := *cps[0]
 		dup.MessageSeq = 99
-		err := st.Write(ctx, func(tx store.Tx) error { return tx.InsertCheckpoint(ctx, &dup) })
+		err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertCheckpoint(ctx, ownerA, &dup) })
 		wantCode(t, err, carryon.ECONFLICT)
 		err = st.Write(ctx, func(tx store.Tx) error {
-			return tx.InsertCheckpoint(ctx, &carryon.Checkpoint{RunID: "run_missing", Step: 1, CreatedAt: at(50)})
+			return tx.InsertCheckpoint(ctx, ownerB, &carryon.Checkpoint{RunID: "run_1", Step: 9, CreatedAt: at(50)})
+		})
+		wantCode(t, err, carryon.ENOTFOUND)
+		err = st.Write(ctx, func(tx store.Tx) error {
+			return tx.InsertCheckpoint(ctx, ownerA, &carryon.Checkpoint{RunID: "run_missing", Step: 1, CreatedAt: at(50)})
 		})
 		wantCode(t, err, carryon.ENOTFOUND)
 		write(t, st, func(tx store.Tx) error {
-			return tx.InsertCheckpoint(ctx, &carryon.Checkpoint{RunID: "run_1", Step: 4, MessageSeq: 12, MemoryVersion: 5, CreatedAt: at(60)})
+			return tx.InsertCheckpoint(ctx, ownerA, &carryon.Checkpoint{RunID: "run_1", Step: 4, MessageSeq: 12, MemoryVersion: 5, CreatedAt: at(60)})
 		})
 		check(last("run_1"), &carryon.Checkpoint{RunID: "run_1", Step: 4, MessageSeq: 12, MemoryVersion: 5, CreatedAt: at(60)})
 	})
@@ -265,7 +298,7 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 			if data != "" {
 				e.Data = json.RawMessage(data)
 			}
-			write(t, st, func(tx store.Tx) error { return tx.AppendEvent(ctx, e) })
+			write(t, st, func(tx store.Tx) error { return tx.AppendEvent(ctx, ownerA, e) })
 			return e
 		}
 		after := func(owner, runID string, seq int64, limit int) ([]*carryon.Event, error) {
@@ -311,7 +344,7 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 
 		// A rolled-back append leaves no gap; appends in one transaction take consecutive seqs.
 		err = st.Write(ctx, func(tx store.Tx) error {
-			if err := tx.AppendEvent(ctx, &carryon.Event{RunID: "run_1", Type: carryon.EventRunFailed, CreatedAt: at(5)}); err != nil {
+			if err := tx.AppendEvent(ctx, ownerA, &carryon.Event{RunID: "run_1", Type: carryon.EventRunFailed, CreatedAt: at(5)}); err != nil {
 				return err
 			}
 			return errBoom
@@ -323,7 +356,7 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		write(t, st, func(tx store.Tx) error {
 			for i := range two {
 				two[i] = &carryon.Event{RunID: "run_1", Type: carryon.EventToolStarted, CreatedAt: at(6 + i)}
-				if err := tx.AppendEvent(ctx, two[i]); err != nil {
+				if err := tx.AppendEvent(ctx, ownerA, two[i]); err != nil {
 					return err
 				}
 			}
@@ -341,9 +374,16 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		_, err = after(ownerA, "run_missing", 0, 10)
 		wantCode(t, err, carryon.ENOTFOUND)
 		err = st.Write(ctx, func(tx store.Tx) error {
-			return tx.AppendEvent(ctx, &carryon.Event{RunID: "run_missing", Type: carryon.EventRunStarted, CreatedAt: at(9)})
+			return tx.AppendEvent(ctx, ownerA, &carryon.Event{RunID: "run_missing", Type: carryon.EventRunStarted, CreatedAt: at(9)})
 		})
 		wantCode(t, err, carryon.ENOTFOUND)
+		err = st.Write(ctx, func(tx store.Tx) error {
+			return tx.AppendEvent(ctx, ownerB, &carryon.Event{RunID: "run_1", Type: carryon.EventRunFailed, CreatedAt: at(9)})
+		})
+		wantCode(t, err, carryon.ENOTFOUND)
+		if got, err := after(ownerA, "run_1", 0, 0); err != nil || len(got) != 5 {
+			t.Fatalf("after a foreign append EventsAfter = %v, %v", eventSeqs(got), err)
+		}
 	})
 
 	// Writers append to the same run from separate write transactions at once: the seqs are
@@ -364,7 +404,7 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 				for i := range each {
 					data := fmt.Sprintf(`{"w":%d,"i":%d}`, w, i)
 					e := &carryon.Event{RunID: "run_1", Type: carryon.EventModelDelta, Data: json.RawMessage(data), CreatedAt: at(i)}
-					err := st.Write(ctx, func(tx store.Tx) error { return tx.AppendEvent(ctx, e) })
+					err := st.Write(ctx, func(tx store.Tx) error { return tx.AppendEvent(ctx, ownerA, e) })
 					if err == nil {
 						mu.Lock()
 						if prev, taken := got[e.Seq]; taken {

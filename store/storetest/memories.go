@@ -281,6 +281,26 @@ func testMemories(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("Ranking", func(t *testing.T) { testMemoryRanking(t, memStore{t, open(t)}) })
+
+	// Another owner's many and better matches never crowd the owner's out of a limited search.
+	t.Run("OwnerFirst", func(t *testing.T) {
+		m := memStore{t, open(t)}
+		for i := range 120 {
+			m.put(ownerB, "notes", fmt.Sprint("b", i), `true`, "tea tea tea green tea oolong tea", nil)
+		}
+		m.put(ownerA, "notes", "a_weak", `true`, "once had a tea somewhere far away in a long story", nil)
+		m.put(ownerA, "notes", "a_strong", `true`, "green tea", nil)
+		for _, limit := range []int{1, 2, 5} {
+			got := m.search(ownerA, "green tea", "", at(1), limit)
+			want := []string{ownerA + ":notes/a_strong", ownerA + ":notes/a_weak"}
+			if limit < len(want) {
+				want = want[:limit]
+			}
+			if !slices.Equal(refs(got), want) {
+				t.Fatalf("search limit %d = %v, want %v", limit, refs(got), want)
+			}
+		}
+	})
 }
 
 // testMemoryRanking checks the order of results on a small fixed corpus: items matching more of

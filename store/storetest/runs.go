@@ -164,7 +164,7 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		stale := undone
 		stale.Status, stale.Reply, stale.Attempt = carryon.RunFailed, "zombie", 1
 		err := st.Write(ctx, func(tx store.Tx) error {
-			if err := tx.AppendEvent(ctx, &carryon.Event{RunID: r.ID, Type: carryon.EventRunFailed, CreatedAt: at(30)}); err != nil {
+			if err := tx.AppendEvent(ctx, ownerA, &carryon.Event{RunID: r.ID, Type: carryon.EventRunFailed, CreatedAt: at(30)}); err != nil {
 				return err
 			}
 			return tx.UpdateRun(ctx, &stale, 0)
@@ -229,7 +229,7 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 					cur.Attempt++
 					cur.Status, cur.LeaseOwner, cur.LeaseExpiresAt = carryon.RunRunning, fmt.Sprintf("runner-%d", i), tp(at(100+round))
 					errs[i] = st.Write(ctx, func(tx store.Tx) error {
-						if err := tx.AppendEvent(ctx, &carryon.Event{RunID: r.ID, Type: carryon.EventRunStarted,
+						if err := tx.AppendEvent(ctx, ownerA, &carryon.Event{RunID: r.ID, Type: carryon.EventRunStarted,
 							Data: []byte(fmt.Sprintf(`{"runner":%d}`, i)), CreatedAt: at(100 + round)}); err != nil {
 							return err
 						}
@@ -487,13 +487,13 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Helper()
 			insertRun(t, st, newRun(sess, id, carryon.RunRunning, 1))
 			write(t, st, func(tx store.Tx) error {
-				if err := tx.InsertAction(ctx, newAction(id, sess.ID, 1, 0, 2)); err != nil {
+				if err := tx.InsertAction(ctx, ownerA, newAction(id, sess.ID, 1, 0, 2)); err != nil {
 					return err
 				}
-				if err := tx.InsertCheckpoint(ctx, &carryon.Checkpoint{RunID: id, Step: 1, MessageSeq: 2, CreatedAt: at(3)}); err != nil {
+				if err := tx.InsertCheckpoint(ctx, ownerA, &carryon.Checkpoint{RunID: id, Step: 1, MessageSeq: 2, CreatedAt: at(3)}); err != nil {
 					return err
 				}
-				return tx.AppendEvent(ctx, &carryon.Event{RunID: id, Type: carryon.EventRunStarted, CreatedAt: at(1)})
+				return tx.AppendEvent(ctx, ownerA, &carryon.Event{RunID: id, Type: carryon.EventRunStarted, CreatedAt: at(1)})
 			})
 		}
 		fillRun(s, "run_1")
@@ -510,19 +510,18 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 			wantCode(t, err, carryon.ENOTFOUND)
 			_, err = tx.EventsAfter(ctx, ownerA, "run_1", 0, 10)
 			wantCode(t, err, carryon.ENOTFOUND)
-			if c, err := tx.LastCheckpoint(ctx, "run_1"); err != nil || c != nil {
-				t.Fatalf("checkpoint of a deleted run survived: %+v, %v", c, err)
-			}
+			_, err = tx.LastCheckpoint(ctx, ownerA, "run_1")
+			wantCode(t, err, carryon.ENOTFOUND)
 			return nil
 		})
 		// The same ids start empty: nothing of the old session is left behind.
 		insertSession(t, st, newSession(ownerA, s.ID, at(50)))
 		insertRun(t, st, newRun(s, "run_1", carryon.RunQueued, 50))
 		write(t, st, func(tx store.Tx) error {
-			return tx.InsertAction(ctx, newAction("run_1", s.ID, 1, 0, 51))
+			return tx.InsertAction(ctx, ownerA, newAction("run_1", s.ID, 1, 0, 51))
 		})
 		read(t, st, func(tx store.Tx) error {
-			if c, err := tx.LastCheckpoint(ctx, "run_1"); err != nil || c != nil {
+			if c, err := tx.LastCheckpoint(ctx, ownerA, "run_1"); err != nil || c != nil {
 				t.Fatalf("checkpoint of a deleted run survived: %+v, %v", c, err)
 			}
 			evs, err := tx.EventsAfter(ctx, ownerA, "run_1", 0, 10)
@@ -547,7 +546,7 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 				if err != nil || len(evs) != 1 {
 					t.Fatalf("events of %s = %d, %v", c.run, len(evs), err)
 				}
-				if cp, err := tx.LastCheckpoint(ctx, c.run); err != nil || cp == nil || cp.Step != 1 {
+				if cp, err := tx.LastCheckpoint(ctx, ownerA, c.run); err != nil || cp == nil || cp.Step != 1 {
 					t.Fatalf("checkpoint of %s = %+v, %v", c.run, cp, err)
 				}
 			}

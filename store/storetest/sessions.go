@@ -184,6 +184,17 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 				SessionID: s.ID, MemoryVersion: 1, Version: 4, Document: carryon.WorkingMemory{"goal": "g"}, CreatedAt: at(3),
 			})
 		})
+		// Request ids recorded with the session go with it; those of another session, of no
+		// session, and of another owner stay.
+		ids := []store.IdempotencyRecord{
+			{OwnerID: ownerA, Key: "req_of_s", SessionID: s.ID}, {OwnerID: ownerA, Key: "req_of_s_too", SessionID: s.ID},
+			{OwnerID: ownerA, Key: "req_of_other", SessionID: other.ID}, {OwnerID: ownerA, Key: "req_of_none"},
+			{OwnerID: ownerB, Key: "req_of_s", SessionID: s.ID},
+		}
+		for _, r := range ids {
+			r.Fingerprint, r.State, r.Result, r.CreatedAt, r.ExpiresAt = "fp", store.IdemDone, []byte(`{}`), at(3), at(1000)
+			write(t, st, func(tx store.Tx) error { return tx.PutIdempotency(ctx, &r) })
+		}
 		for _, c := range []struct{ owner, id string }{{ownerB, s.ID}, {ownerA, "sess_missing"}} {
 			err := st.Write(ctx, func(tx store.Tx) error { return tx.DeleteSession(ctx, c.owner, c.id) })
 			wantCode(t, err, carryon.ENOTFOUND)
@@ -193,6 +204,16 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 		read(t, st, func(tx store.Tx) error {
 			_, err := tx.GetSession(ctx, ownerA, s.ID)
 			wantCode(t, err, carryon.ENOTFOUND)
+			for i, r := range ids {
+				_, err := tx.GetIdempotency(ctx, r.OwnerID, r.Key)
+				if i < 2 {
+					if carryon.ErrorCode(err) != carryon.ENOTFOUND {
+						t.Fatalf("request id %s of the deleted session survived: %v", r.Key, err)
+					}
+				} else if err != nil {
+					t.Fatalf("request id %s of %s (session %q) was deleted with another session: %v", r.Key, r.OwnerID, r.SessionID, err)
+				}
+			}
 			return nil
 		})
 		err := st.Write(ctx, func(tx store.Tx) error { return tx.DeleteSession(ctx, ownerA, s.ID) })
@@ -222,44 +243,52 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 		})
 	})
 
+	// Expired sessions are purgeable by ExpiresAt; closed ones never by ExpiresAt (closing keeps
+	// history), only by UpdatedAt (when they were closed) and only when ClosedBefore is set.
 	t.Run("Purgeable", func(t *testing.T) {
 		st := open(t)
 		ctx := t.Context()
-		mk := func(owner, id string, expires time.Time, status carryon.SessionStatus) {
+		mk := func(owner, id string, updated, expires time.Time, status carryon.SessionStatus) {
 			s := newSession(owner, id, at(0))
-			s.ExpiresAt, s.Status = expires, status
+			s.UpdatedAt, s.ExpiresAt, s.Status = updated, expires, status
 			insertSession(t, st, s)
 		}
-		mk(ownerA, "sess_old_a", at(10), carryon.SessionExpired)
-		mk(ownerB, "sess_old_b", at(20), carryon.SessionActive)
-		mk(ownerA, "sess_old_closed", at(30), carryon.SessionClosed)
-		mk(ownerA, "sess_edge", at(40), carryon.SessionActive) // not before t
-		mk(ownerB, "sess_new", at(50), carryon.SessionActive)
-		read(t, st, func(tx store.Tx) error {
-			refs, err := tx.PurgeableSessions(ctx, at(40), 100)
-			if err != nil {
+		mk(ownerA, "sess_old_a", at(1), at(10), carryon.SessionExpired)
+		mk(ownerB, "sess_old_b", at(2), at(20), carryon.SessionActive)
+		mk(ownerA, "sess_old_closed", at(3), at(30), carryon.SessionClosed)
+		mk(ownerB, "sess_closed_late", at(100), at(5), carryon.SessionClosed) // closed after ClosedBefore
+		mk(ownerA, "sess_edge", at(4), at(40), carryon.SessionActive)         // not before ExpiredBefore
+		mk(ownerB, "sess_new", at(5), at(50), carryon.SessionActive)
+		purgeable := func(q store.PurgeQuery) []string {
+			t.Helper()
+			var refs []store.SessionRef
+			read(t, st, func(tx store.Tx) error {
+				var err error
+				refs, err = tx.PurgeableSessions(ctx, q)
 				return err
-			}
-			got := map[store.SessionRef]bool{}
+			})
+			var ids []string
 			for _, r := range refs {
-				got[r] = true
+				getSession(t, st, r.OwnerID, r.ID) // the ref names the session's owner
+				ids = append(ids, r.ID)
 			}
-			want := map[store.SessionRef]bool{
-				{OwnerID: ownerA, ID: "sess_old_a"}: true, {OwnerID: ownerB, ID: "sess_old_b"}: true,
-				{OwnerID: ownerA, ID: "sess_old_closed"}: true,
+			return ids
+		}
+		for _, c := range []struct {
+			q    store.PurgeQuery
+			want []string
+		}{
+			{store.PurgeQuery{ExpiredBefore: at(40), Limit: 100}, []string{"sess_old_a", "sess_old_b"}},
+			{store.PurgeQuery{ExpiredBefore: at(40)}, []string{"sess_old_a", "sess_old_b"}},
+			{store.PurgeQuery{ExpiredBefore: at(40), ClosedBefore: at(50), Limit: 100}, []string{"sess_old_closed", "sess_old_a", "sess_old_b"}},
+			{store.PurgeQuery{ExpiredBefore: at(40), ClosedBefore: at(50), Limit: 2}, []string{"sess_old_closed", "sess_old_a"}},
+			{store.PurgeQuery{ExpiredBefore: at(0), ClosedBefore: at(3), Limit: 100}, nil},
+			{store.PurgeQuery{ExpiredBefore: at(11), ClosedBefore: at(101), Limit: 100}, []string{"sess_old_closed", "sess_old_a", "sess_closed_late"}},
+		} {
+			if got := purgeable(c.q); !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("PurgeableSessions(%+v) = %v, want %v", c.q, got, c.want)
 			}
-			if !reflect.DeepEqual(got, want) || len(refs) != len(want) {
-				t.Fatalf("PurgeableSessions = %v, want %v", refs, want)
-			}
-			refs, err = tx.PurgeableSessions(ctx, at(40), 2)
-			if err != nil {
-				return err
-			}
-			if len(refs) != 2 || !want[refs[0]] || !want[refs[1]] || refs[0] == refs[1] {
-				t.Fatalf("PurgeableSessions limit 2 = %v", refs)
-			}
-			return nil
-		})
+		}
 	})
 }
 

@@ -1,0 +1,30 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/carryon-hub/carryon"
+)
+
+// After DELETE, a repeat of a write to the session with its request id is a 404 like any other
+// request to a missing session, not a replay of the deleted content; a repeat of the DELETE
+// itself is answered as the first one was.
+func TestReplayAfterDeleteIsNotFound(t *testing.T) {
+	e := newEnv(t, nil)
+	s := e.newSession("to be deleted")
+	msgs := "/v1/sessions/" + s.ID + "/messages"
+	secret := `{"messages":[{"role":"user","content":"the secret"}]}`
+	wantStatus(t, e.json("POST", msgs, e.aliceKey, secret, "Idempotency-Key", "k-append"), http.StatusCreated)
+	wantStatus(t, e.json("DELETE", "/v1/sessions/"+s.ID, e.aliceKey, "", "Idempotency-Key", "k-delete"), http.StatusNoContent)
+	again := e.json("POST", msgs, e.aliceKey, secret, "Idempotency-Key", "k-append")
+	wantProblem(t, again, http.StatusNotFound, carryon.ENOTFOUND)
+	if again.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("the repeat was replayed: %s", again.body)
+	}
+	del := e.json("DELETE", "/v1/sessions/"+s.ID, e.aliceKey, "", "Idempotency-Key", "k-delete")
+	wantStatus(t, del, http.StatusNoContent)
+	if del.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("repeat of the DELETE: Idempotent-Replayed = %q", del.header.Get("Idempotent-Replayed"))
+	}
+}
