@@ -78,12 +78,8 @@ func (h *hub) PlanStep(ctx context.Context, run *carryon.Run, assistant carryon.
 func (h *hub) StepActions(ctx context.Context, run *carryon.Run, step int) ([]*carryon.Action, error) {
 	var out []*carryon.Action
 	err := h.s.st.Read(ctx, func(tx store.Tx) error {
-		all, err := tx.ListActions(ctx, run.OwnerID, run.ID)
-		for _, a := range all {
-			if a.Step == step {
-				out = append(out, a)
-			}
-		}
+		var err error
+		out, err = tx.StepActions(ctx, run.OwnerID, run.ID, step)
 		return err
 	})
 	return out, err

@@ -49,6 +49,9 @@ type Runs interface {
 	UpdateAction(ctx context.Context, owner string, a *carryon.Action) error
 	// ListActions returns a run's actions by step and index. ENOTFOUND when the run is not the owner's.
 	ListActions(ctx context.Context, owner, runID string) ([]*carryon.Action, error)
+	// StepActions returns the actions of one step of a run by index (the engine resuming a step).
+	// ENOTFOUND when the run is not the owner's.
+	StepActions(ctx context.Context, owner, runID string, step int) ([]*carryon.Action, error)
 	// RecentActions returns the session's last limit actions, newest first.
 	RecentActions(ctx context.Context, owner, sessionID string, limit int) ([]*carryon.Action, error)
 

@@ -58,6 +58,15 @@ func (t *tx) ListActions(ctx context.Context, owner, runID string) ([]*carryon.A
 	return t.queryActions(ctx, "list actions", `WHERE run_id = $1 ORDER BY step, idx`, runID)
 }
 
+// StepActions returns the actions of one step of the owner's run by index. ENOTFOUND when the run
+// is not the owner's.
+func (t *tx) StepActions(ctx context.Context, owner, runID string, step int) ([]*carryon.Action, error) {
+	if err := t.ownRun(ctx, owner, runID); err != nil {
+		return nil, err
+	}
+	return t.queryActions(ctx, "step actions", `WHERE run_id = $1 AND step = $2 ORDER BY idx`, runID, step)
+}
+
 // RecentActions returns the session's last limit actions across its runs, newest first (started
 // time, then step and index, descending). A limit of zero or less means no limit. ENOTFOUND when
 // the session is not the owner's.

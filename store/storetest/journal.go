@@ -106,6 +106,19 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		checkAction(t, got[0], bare)
 		checkAction(t, got[1], full)
 		checkAction(t, got[2], later)
+		var step1 []*carryon.Action
+		err = st.Read(ctx, func(tx store.Tx) error {
+			var err error
+			step1, err = tx.StepActions(ctx, ownerA, "run_1", 1)
+			return err
+		})
+		if err != nil || !reflect.DeepEqual(actionIDs(step1), []string{bare.ID, full.ID}) {
+			t.Fatalf("StepActions(run_1, 1) = %v, %v; want %v", actionIDs(step1), err, []string{bare.ID, full.ID})
+		}
+		err = st.Read(ctx, func(tx store.Tx) error { _, err := tx.StepActions(ctx, ownerB, "run_1", 1); return err })
+		if carryon.ErrorCode(err) != carryon.ENOTFOUND {
+			t.Fatalf("StepActions of another owner's run: %v, want not_found", err)
+		}
 
 		// (run, step, index) is taken even under another id; the action id too.
 		dup := newAction("run_1", s.ID, 1, 1, 20)
