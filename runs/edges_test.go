@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/carryon-hub/carryon/model/scripted"
 	"github.com/carryon-hub/carryon/runs"
 	"github.com/carryon-hub/carryon/sessions"
+	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/tool"
 )
 
@@ -317,5 +319,52 @@ func TestRunErrorIsASentence(t *testing.T) {
 	got := waitRun(t, svc, e.alice, run.ID)
 	if got.Status != carryon.RunFailed || got.Error != "model gated: the model refused the request" {
 		t.Fatalf("run error = %q (%s)", got.Error, got.Status)
+	}
+}
+
+// countingStore records the limits runners ask RunnableRuns for.
+type countingStore struct {
+	store.Store
+	mu     sync.Mutex
+	limits []int
+}
+
+type countingTx struct {
+	store.Tx
+	s *countingStore
+}
+
+func (c *countingStore) Write(ctx context.Context, fn func(store.Tx) error) error {
+	return c.Store.Write(ctx, func(tx store.Tx) error { return fn(countingTx{tx, c}) })
+}
+
+func (c countingTx) RunnableRuns(ctx context.Context, now time.Time, limit int) ([]*carryon.Run, error) {
+	c.s.mu.Lock()
+	c.s.limits = append(c.s.limits, limit)
+	c.s.mu.Unlock()
+	return c.Tx.RunnableRuns(ctx, now, limit)
+}
+
+// TestClaimsFetchOnlyFreeWorkers: with one of two workers busy, a runner asks for one runnable run,
+// not for as many as it has workers. (On cac1ba6 it always asked for Workers.)
+func TestClaimsFetchOnlyFreeWorkers(t *testing.T) {
+	cs := &countingStore{Store: drivers()[0].open(t)}
+	e := newHubEnv(t, cs, sessions.Config{})
+	m := newBlocking()
+	svc := runner(t, cs, e.sess, e.data, m, runs.Config{Workers: 2, Poll: 10 * time.Millisecond})
+	s, _ := e.sess.Create(e.alice, carryon.NewSession{})
+	if _, err := svc.Start(e.alice, s.ID, carryon.NewRun{Message: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	work(t, svc)
+	<-m.entered // one worker is busy
+	cs.mu.Lock()
+	seen := len(cs.limits)
+	cs.mu.Unlock()
+	waitFor(t, "another claim", func() bool { cs.mu.Lock(); defer cs.mu.Unlock(); return len(cs.limits) > seen+1 })
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if last := cs.limits[len(cs.limits)-1]; last != 1 {
+		t.Fatalf("with one free worker a claim asked for %d runs (%v)", last, cs.limits)
 	}
 }
