@@ -21,8 +21,10 @@ const (
 	DefaultMemoryListLimit = 50
 	// DefaultMemorySearchLimit is how many results a search returns when no limit is given.
 	DefaultMemorySearchLimit = 10
-	// MaxMemorySearchLimit bounds the results of one search.
+	// MaxMemorySearchLimit bounds the results of one page of a search.
 	MaxMemorySearchLimit = 100
+	// MaxMemorySearchDepth bounds how far the pages of one search reach: its best results only.
+	MaxMemorySearchDepth = 1000
 )
 
 // MemoryItem is one entry of a user's long-term memory: a JSON value under (namespace, key), with
@@ -83,13 +85,19 @@ type MemorySearch struct {
 	Query string `json:"query"`
 	// Namespace limits the search to a namespace and the namespaces under it ("" for all).
 	Namespace string `json:"namespace,omitempty"`
-	// Limit bounds the results (default DefaultMemorySearchLimit, at most MaxMemorySearchLimit).
+	// Limit bounds the results of a page (default DefaultMemorySearchLimit, at most
+	// MaxMemorySearchLimit).
 	Limit int `json:"limit,omitempty"`
+	// Cursor is the NextCursor of the previous page of the same search.
+	Cursor string `json:"cursor,omitempty"`
 }
 
 // MemoryResults are the results of a search, most relevant first.
 type MemoryResults struct {
 	Items []*MemoryItem `json:"items"`
+	// NextCursor continues the search with its next results; empty on the last page (or at
+	// MaxMemorySearchDepth results).
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // MemoryService is the caller's long-term memory. The caller is the user in the context; every
@@ -103,7 +111,8 @@ type MemoryService interface {
 	Delete(ctx context.Context, namespace, key string) error
 	// List pages through items by (namespace, key). EINVALID, EUNAUTHORIZED.
 	List(ctx context.Context, f MemoryFilter) (*MemoryPage, error)
-	// Search returns the items most relevant to the query, best first. EINVALID, EUNAUTHORIZED.
+	// Search returns the items most relevant to the query, best first, a page at a time.
+	// EINVALID, EUNAUTHORIZED.
 	Search(ctx context.Context, in MemorySearch) (*MemoryResults, error)
 }
 

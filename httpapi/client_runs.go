@@ -57,16 +57,9 @@ func (c *Client) Cancel(ctx context.Context, runID string) (*carryon.Run, error)
 	return &out, nil
 }
 
-// Actions returns the run's tool journal in order (GET /v1/runs/{id}/actions).
+// Actions returns the run's whole tool journal in order (GET /v1/runs/{id}/actions, every page).
 func (c *Client) Actions(ctx context.Context, runID string) ([]*carryon.Action, error) {
-	var out ActionList
-	if err := c.do(ctx, call{method: "GET", path: runPath(runID) + "/actions"}, &out); err != nil {
-		return nil, err
-	}
-	if out.Items == nil {
-		out.Items = []*carryon.Action{}
-	}
-	return out.Items, nil
+	return listAll[*carryon.Action](ctx, c, runPath(runID)+"/actions")
 }
 
 // Chat is the seed's short path (POST /v1/chat): it sends a message to a session, created when

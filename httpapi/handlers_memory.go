@@ -84,6 +84,9 @@ func (s *server) handleMemorySearch() http.HandlerFunc {
 			if in, err = decode[carryon.MemorySearch](s, r, bodyOptions{}); err == nil {
 				var res *carryon.MemoryResults
 				if res, err = ms.Search(r.Context(), in); err == nil {
+					if res.Items == nil {
+						res.Items = []*carryon.MemoryItem{}
+					}
 					s.writeJSON(w, r, http.StatusOK, res)
 					return
 				}

@@ -12,9 +12,10 @@ import (
 	"github.com/carryon-hub/carryon"
 )
 
-// ActionList answers GET /v1/runs/{id}/actions: the run's tool journal in order.
+// ActionList answers GET /v1/runs/{id}/actions: a page of the run's tool journal in order.
 type ActionList struct {
-	Items []*carryon.Action `json:"items"`
+	Items      []*carryon.Action `json:"items"`
+	NextCursor string            `json:"next_cursor,omitempty"`
 }
 
 func runPath(id string) string { return "/v1/runs/" + url.PathEscape(id) }
@@ -78,6 +79,9 @@ func (s *server) handleRunList() http.HandlerFunc {
 			s.writeError(w, r, err)
 			return
 		}
+		if page.Items == nil {
+			page.Items = []*carryon.Run{} // an empty page is [], as on every listing
+		}
 		s.writeJSON(w, r, http.StatusOK, page)
 	}
 }
@@ -102,8 +106,11 @@ func (s *server) handleRunActions() http.HandlerFunc {
 		if err == nil {
 			var acts []*carryon.Action
 			if acts, err = rs.Actions(r.Context(), r.PathValue("id")); err == nil {
-				s.writeJSON(w, r, http.StatusOK, ActionList{Items: acts})
-				return
+				var out ActionList
+				if out.Items, out.NextCursor, err = pageOf(acts, actionKey, &query{values: r.URL.Query()}); err == nil {
+					s.writeJSON(w, r, http.StatusOK, out)
+					return
+				}
 			}
 		}
 		s.writeError(w, r, err)

@@ -13,11 +13,14 @@ package memory
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -248,9 +251,11 @@ func decodeCursor(c string) (string, string, error) {
 }
 
 // Search returns the caller's unexpired items most relevant to in.Query, best first, with scores
-// relative to the best (1). A query without words (empty, or only punctuation and symbols such
-// as * or %) returns the most recently updated items instead, without scores. EINVALID,
-// EUNAUTHORIZED.
+// relative to the best (1), a page of in.Limit at a time: NextCursor continues the same search
+// (another query or namespace with it is EINVALID), up to carryon.MaxMemorySearchDepth results.
+// A page is a position in the ranking as it is when the page is read. A query without words
+// (empty, or only punctuation and symbols such as * or %) returns the most recently updated
+// items instead, without scores. EINVALID, EUNAUTHORIZED.
 func (s *Service) Search(ctx context.Context, in carryon.MemorySearch) (*carryon.MemoryResults, error) {
 	own, err := owner(ctx)
 	if err != nil {
@@ -270,10 +275,18 @@ func (s *Service) Search(ctx context.Context, in carryon.MemorySearch) (*carryon
 	if in.Limit == 0 {
 		in.Limit = carryon.DefaultMemorySearchLimit
 	}
+	offset := 0
+	if in.Cursor != "" {
+		if offset, err = decodeSearchCursor(in.Cursor, in); err != nil {
+			return nil, err
+		}
+	}
+	end := min(offset+in.Limit, carryon.MaxMemorySearchDepth)
 	var items []*carryon.MemoryItem
 	err = s.st.Read(ctx, func(tx store.Tx) error {
 		var err error
-		items, err = tx.SearchMemoryItems(ctx, own, store.MemorySearchQuery{Text: in.Query, Namespace: in.Namespace, Now: s.clock(), Limit: in.Limit})
+		// Every page ranks from the top, so that scores stay relative to the best result.
+		items, err = tx.SearchMemoryItems(ctx, own, store.MemorySearchQuery{Text: in.Query, Namespace: in.Namespace, Now: s.clock(), Limit: end + 1})
 		return err
 	})
 	if err != nil {
@@ -285,7 +298,44 @@ func (s *Service) Search(ctx context.Context, in carryon.MemorySearch) (*carryon
 			it.Score = math.Max(math.Round(it.Score/best*1000)/1000, 0.001)
 		}
 	}
-	return &carryon.MemoryResults{Items: items}, nil
+	res := &carryon.MemoryResults{Items: []*carryon.MemoryItem{}}
+	if offset < len(items) {
+		res.Items = items[offset:min(end, len(items))]
+	}
+	if len(items) > end && end < carryon.MaxMemorySearchDepth {
+		res.NextCursor = encodeSearchCursor(end, in)
+	}
+	return res, nil
+}
+
+// searchOf names a search for its cursors: a cursor continues the search it came from only.
+func searchOf(in carryon.MemorySearch) string {
+	sum := sha256.Sum256([]byte(in.Namespace + "\x00" + in.Query))
+	return hex.EncodeToString(sum[:6])
+}
+
+func encodeSearchCursor(offset int, in carryon.MemorySearch) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("s|" + strconv.Itoa(offset) + "|" + searchOf(in)))
+}
+
+func decodeSearchCursor(c string, in carryon.MemorySearch) (int, error) {
+	bad := carryon.Errorf(carryon.EINVALID, "cursor is not a next_cursor of a search")
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return 0, bad
+	}
+	parts := strings.Split(string(b), "|")
+	if len(parts) != 3 || parts[0] != "s" {
+		return 0, bad
+	}
+	offset, err := strconv.Atoi(parts[1])
+	if err != nil || offset < 1 || offset >= carryon.MaxMemorySearchDepth {
+		return 0, bad
+	}
+	if parts[2] != searchOf(in) {
+		return 0, carryon.Errorf(carryon.EINVALID, "cursor continues another search: send the same query and namespace as the search it came from")
+	}
+	return offset, nil
 }
 
 // Sweep removes the items of every user that have expired and returns how many.

@@ -119,7 +119,8 @@ func (s *Service) GetSession(ctx context.Context, id string, opt carryon.GetOpti
 	return s.Get(ctx, id, opt)
 }
 
-// List returns the caller's sessions, newest activity first.
+// List returns the caller's sessions, newest first by creation. The order never changes, so a
+// session written while a client pages keeps its place and is not skipped.
 func (s *Service) List(ctx context.Context, f carryon.SessionFilter) (*carryon.SessionPage, error) {
 	switch f.Status {
 	case "", carryon.SessionActive, carryon.SessionClosed, carryon.SessionExpired:
@@ -132,7 +133,7 @@ func (s *Service) List(ctx context.Context, f carryon.SessionFilter) (*carryon.S
 	}
 	q := store.SessionQuery{Status: f.Status, Limit: limit + 1}
 	if f.Cursor != "" {
-		if q.AfterActive, q.AfterID, err = DecodeCursor(f.Cursor); err != nil {
+		if q.AfterCreated, q.AfterID, err = DecodeCursor(f.Cursor); err != nil {
 			return nil, err
 		}
 	}
@@ -146,7 +147,7 @@ func (s *Service) List(ctx context.Context, f carryon.SessionFilter) (*carryon.S
 		if len(items) > limit {
 			items = items[:limit]
 			last := items[limit-1]
-			page.NextCursor = EncodeCursor(last.LastActiveAt, last.ID)
+			page.NextCursor = EncodeCursor(last.CreatedAt, last.ID)
 		}
 		for _, it := range items {
 			it.Status = it.StatusAt(now)
@@ -303,15 +304,14 @@ func EncodeCursor(t time.Time, id string) string {
 
 // DecodeCursor reads a cursor made by EncodeCursor; EINVALID for anything else.
 func DecodeCursor(c string) (time.Time, string, error) {
-	bad := carryon.Errorf(carryon.EINVALID, "cursor %q is not a cursor this server returned", c)
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
-		return time.Time{}, "", bad
+		return time.Time{}, "", badCursor(c)
 	}
 	ts, id, ok := strings.Cut(string(b), "|")
 	us, err := strconv.ParseInt(ts, 10, 64)
 	if !ok || err != nil || id == "" {
-		return time.Time{}, "", bad
+		return time.Time{}, "", badCursor(c)
 	}
 	return time.UnixMicro(us).UTC(), id, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -138,8 +137,8 @@ func exportSession(ctx context.Context, c carryon.SessionService, id string, w i
 	if err := line("working_memory", v.WorkingMemory); err != nil {
 		return err
 	}
-	for after := int64(0); ; {
-		page, err := c.ListMessages(ctx, id, carryon.MessageFilter{AfterSeq: after, Limit: carryon.MaxMessageWindow})
+	for cursor := ""; ; {
+		page, err := c.ListMessages(ctx, id, carryon.MessageFilter{Cursor: cursor, Limit: carryon.MaxMessageWindow})
 		if err != nil {
 			return err
 		}
@@ -148,15 +147,12 @@ func exportSession(ctx context.Context, c carryon.SessionService, id string, w i
 				return err
 			}
 		}
-		if page.NextCursor == "" {
+		if cursor = page.NextCursor; cursor == "" {
 			break
 		}
-		if after, err = strconv.ParseInt(page.NextCursor, 10, 64); err != nil {
-			return err
-		}
 	}
-	for before := int64(0); ; {
-		page, err := c.MemoryHistory(ctx, id, carryon.RevisionFilter{BeforeMemoryVersion: before, Limit: carryon.MaxMessageWindow})
+	for cursor := ""; ; {
+		page, err := c.MemoryHistory(ctx, id, carryon.RevisionFilter{Cursor: cursor, Limit: carryon.MaxMessageWindow})
 		if err != nil {
 			return err
 		}
@@ -165,11 +161,8 @@ func exportSession(ctx context.Context, c carryon.SessionService, id string, w i
 				return err
 			}
 		}
-		if page.NextCursor == "" {
+		if cursor = page.NextCursor; cursor == "" {
 			return nil
-		}
-		if before, err = strconv.ParseInt(page.NextCursor, 10, 64); err != nil {
-			return err
 		}
 	}
 }
