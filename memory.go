@@ -61,6 +61,7 @@ type MemoryPut struct {
 	Text string `json:"text,omitempty"`
 	// TTLSeconds, when positive, makes the item expire that long after this write.
 	TTLSeconds int64 `json:"ttl_seconds,omitempty"`
+	RetryOptions
 }
 
 // MemoryFilter pages through the caller's memory ordered by (namespace, key).
@@ -103,12 +104,14 @@ type MemoryResults struct {
 // MemoryService is the caller's long-term memory. The caller is the user in the context; every
 // method answers EUNAUTHORIZED without one and only ever reads or writes that user's items.
 type MemoryService interface {
-	// Put stores value (and text) under (namespace, key), replacing what was there. EINVALID, EUNAUTHORIZED.
+	// Put stores value (and text) under (namespace, key), replacing what was there. A repeat with
+	// the same request id answers the first answer. EINVALID, EUNAUTHORIZED, EKEYREUSED.
 	Put(ctx context.Context, namespace, key string, in MemoryPut) (*MemoryItem, error)
 	// Get returns an item. ENOTFOUND (also when expired), EINVALID, EUNAUTHORIZED.
 	Get(ctx context.Context, namespace, key string) (*MemoryItem, error)
-	// Delete removes an item. ENOTFOUND, EINVALID, EUNAUTHORIZED.
-	Delete(ctx context.Context, namespace, key string) error
+	// Delete removes an item. A repeat with the same request id succeeds again and changes
+	// nothing. ENOTFOUND, EINVALID, EUNAUTHORIZED, EKEYREUSED.
+	Delete(ctx context.Context, namespace, key string, opt RetryOptions) error
 	// List pages through items by (namespace, key). EINVALID, EUNAUTHORIZED.
 	List(ctx context.Context, f MemoryFilter) (*MemoryPage, error)
 	// Search returns the items most relevant to the query, best first, a page at a time.

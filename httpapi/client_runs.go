@@ -48,10 +48,11 @@ func (c *Client) ListRuns(ctx context.Context, sessionID string, f carryon.RunFi
 	return &out, nil
 }
 
-// Cancel asks a run to stop at its next step (POST /v1/runs/{id}/cancel).
-func (c *Client) Cancel(ctx context.Context, runID string) (*carryon.Run, error) {
+// Cancel asks a run to stop at its next step (POST /v1/runs/{id}/cancel); the request id
+// travels as Idempotency-Key.
+func (c *Client) Cancel(ctx context.Context, runID string, opt carryon.RetryOptions) (*carryon.Run, error) {
 	var out carryon.Run
-	if err := c.do(ctx, call{method: "POST", path: runPath(runID) + "/cancel"}, &out); err != nil {
+	if err := c.do(ctx, call{method: "POST", path: runPath(runID) + "/cancel", requestID: opt.RequestID}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

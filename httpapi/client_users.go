@@ -55,7 +55,8 @@ func (c *Client) ListKeys(ctx context.Context, user string) ([]*carryon.APIKey, 
 	return listAll[*carryon.APIKey](ctx, c, "/v1/users/"+escape(user)+"/keys")
 }
 
-// RevokeKey revokes a key by id (DELETE /v1/keys/{id}).
-func (c *Client) RevokeKey(ctx context.Context, keyID string) error {
-	return c.do(ctx, call{method: "DELETE", path: "/v1/keys/" + escape(keyID)}, nil)
+// RevokeKey revokes a key by id (DELETE /v1/keys/{id}); the request id travels as
+// Idempotency-Key.
+func (c *Client) RevokeKey(ctx context.Context, keyID string, opt carryon.RetryOptions) error {
+	return c.do(ctx, call{method: "DELETE", path: "/v1/keys/" + escape(keyID), requestID: opt.RequestID}, nil)
 }

@@ -120,12 +120,18 @@ func (s *server) handleRunActions() http.HandlerFunc {
 func (s *server) handleRunCancel() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rs, err := s.runService()
+		var in carryon.RetryOptions
 		if err == nil {
-			_, err = decode[struct{}](s, r, bodyOptions{optional: true})
+			in, err = decode[carryon.RetryOptions](s, r, bodyOptions{optional: true})
 		}
 		if err == nil {
+			in, err = retryOptions(r, in)
+		}
+		if err == nil {
+			ctx, rec := receipt(r)
 			var run *carryon.Run
-			if run, err = rs.Cancel(r.Context(), r.PathValue("id")); err == nil {
+			if run, err = rs.Cancel(ctx, r.PathValue("id"), in); err == nil {
+				markReplay(w, rec)
 				s.writeJSON(w, r, http.StatusOK, run)
 				return
 			}
@@ -142,8 +148,13 @@ func (s *server) handleRunApprove() http.HandlerFunc {
 			in, err = decode[carryon.Approval](s, r, bodyOptions{})
 		}
 		if err == nil {
+			in.RetryOptions, err = retryOptions(r, in.RetryOptions)
+		}
+		if err == nil {
+			ctx, rec := receipt(r)
 			var run *carryon.Run
-			if run, err = rs.Approve(r.Context(), r.PathValue("id"), in); err == nil {
+			if run, err = rs.Approve(ctx, r.PathValue("id"), in); err == nil {
+				markReplay(w, rec)
 				s.writeJSON(w, r, http.StatusOK, run)
 				return
 			}

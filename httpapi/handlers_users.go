@@ -76,10 +76,19 @@ func (s *server) handleKeyList() http.HandlerFunc {
 
 func (s *server) handleKeyRevoke() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := s.users.RevokeKey(r.Context(), r.PathValue("id")); err != nil {
+		in, err := decode[carryon.RetryOptions](s, r, bodyOptions{optional: true})
+		if err == nil {
+			in, err = retryOptions(r, in)
+		}
+		ctx, rec := receipt(r)
+		if err == nil {
+			err = s.users.RevokeKey(ctx, r.PathValue("id"), in)
+		}
+		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
+		markReplay(w, rec)
 		w.WriteHeader(http.StatusNoContent)
 	}
 }

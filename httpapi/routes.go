@@ -52,9 +52,12 @@ type Route struct {
 	Auth            AuthKind
 	// SessionScoped routes have the id of a session in {id}.
 	SessionScoped bool
-	// Write routes take If-Match and Idempotency-Key.
-	Write   bool
-	Summary string
+	// Write routes take Idempotency-Key (request_id): a repeat answers the first answer.
+	// Versioned write routes also take If-Match (expected_version): they write an existing
+	// session, which has a version. A route refuses either header it does not take with 400
+	// (checkControls), so a write control is never silently ignored.
+	Write, Versioned bool
+	Summary          string
 	// Status is the status of a successful answer.
 	Status int
 	Query  []Param
@@ -94,10 +97,11 @@ var (
 // it (the OpenAPI document is generated from it).
 func routeTable() []Route {
 	sess := func(rt Route) Route { rt.Auth, rt.SessionScoped = AuthUser, true; return rt }
-	write := func(rt Route) Route { rt.Write = true; return rt }
+	write := func(rt Route) Route { rt.Write, rt.Versioned = true, true; return rt }
+	retry := func(rt Route) Route { rt.Write = true; return rt } // a write of something without a version
 	return []Route{
 		// Sessions.
-		write(Route{Method: "POST", Pattern: "/v1/sessions", Auth: AuthUser, Status: 201, Summary: "Create a session",
+		retry(Route{Method: "POST", Pattern: "/v1/sessions", Auth: AuthUser, Status: 201, Summary: "Create a session",
 			Request: carryon.NewSession{}, BodyOptional: true, Response: carryon.Session{}, handler: (*server).handleSessionCreate}),
 		{Method: "GET", Pattern: "/v1/sessions", Auth: AuthUser, Status: 200, Summary: "List the caller's sessions, newest first (by creation, so paging never skips one)",
 			Query:    []Param{{Name: "status", Type: "string", Enum: []string{"active", "closed", "expired"}, Description: "only sessions in this status"}, paramLimit, paramCursor},
@@ -150,19 +154,19 @@ func routeTable() []Route {
 			handler: (*server).handleRunEvents},
 		{Method: "GET", Pattern: "/v1/runs/{id}/actions", Auth: AuthUser, Status: 200, Summary: "The run's tool journal, in order",
 			Query: []Param{paramLimit, paramCursor}, Response: ActionList{}, handler: (*server).handleRunActions},
-		{Method: "POST", Pattern: "/v1/runs/{id}/cancel", Auth: AuthUser, Status: 200, Summary: "Cancel a run (it stops at its next checkpoint)",
-			BodyOptional: true, Response: carryon.Run{}, handler: (*server).handleRunCancel},
-		{Method: "POST", Pattern: "/v1/runs/{id}/approve", Auth: AuthUser, Status: 200, Summary: "Decide an action a waiting run stopped on (rerun, mark_done or skip); the run continues",
-			Request: carryon.Approval{}, Response: carryon.Run{}, handler: (*server).handleRunApprove},
+		retry(Route{Method: "POST", Pattern: "/v1/runs/{id}/cancel", Auth: AuthUser, Status: 200, Summary: "Cancel a run (it stops at its next checkpoint)",
+			Request: carryon.RetryOptions{}, BodyOptional: true, Response: carryon.Run{}, handler: (*server).handleRunCancel}),
+		retry(Route{Method: "POST", Pattern: "/v1/runs/{id}/approve", Auth: AuthUser, Status: 200, Summary: "Decide an action a waiting run stopped on (rerun, mark_done or skip); the run continues",
+			Request: carryon.Approval{}, Response: carryon.Run{}, handler: (*server).handleRunApprove}),
 		write(Route{Method: "POST", Pattern: "/v1/chat", Auth: AuthUser, Status: 200, Summary: "Send a message to a session (made when no id is given), wait for the run, answer the reply",
 			Request: carryon.ChatInput{}, Response: carryon.ChatResult{}, handler: (*server).handleChat}),
 		// Long-term memory: the caller's own items only.
-		{Method: "PUT", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 200, Summary: "Remember a JSON value under a namespace and key (replaces what was there)",
-			Request: carryon.MemoryPut{}, Response: carryon.MemoryItem{}, handler: (*server).handleMemoryPut},
+		retry(Route{Method: "PUT", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 200, Summary: "Remember a JSON value under a namespace and key (replaces what was there)",
+			Request: carryon.MemoryPut{}, Response: carryon.MemoryItem{}, handler: (*server).handleMemoryPut}),
 		{Method: "GET", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 200, Summary: "Get a long-term memory item",
 			Response: carryon.MemoryItem{}, handler: (*server).handleMemoryItemGet},
-		{Method: "DELETE", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 204, Summary: "Forget a long-term memory item",
-			handler: (*server).handleMemoryDelete},
+		retry(Route{Method: "DELETE", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 204, Summary: "Forget a long-term memory item",
+			Request: carryon.RetryOptions{}, BodyOptional: true, handler: (*server).handleMemoryDelete}),
 		{Method: "GET", Pattern: "/v1/memories", Auth: AuthUser, Status: 200, Summary: "List the caller's long-term memory by namespace and key",
 			Query:    []Param{{Name: "namespace", Type: "string", Description: "only this namespace and the namespaces under it (segment by segment)"}, paramLimit, paramCursor},
 			Response: carryon.MemoryPage{}, handler: (*server).handleMemoryList},
@@ -179,8 +183,8 @@ func routeTable() []Route {
 			Response: CreateKeyResponse{}, handler: (*server).handleKeyCreate},
 		{Method: "GET", Pattern: "/v1/users/{id}/keys", Auth: AuthAdmin, Status: 200, Summary: "List a user's keys (by id or name), oldest first",
 			Query: []Param{paramLimit, paramCursor}, Response: KeyList{}, handler: (*server).handleKeyList},
-		{Method: "DELETE", Pattern: "/v1/keys/{id}", Auth: AuthAdmin, Status: 204, Summary: "Revoke a key",
-			handler: (*server).handleKeyRevoke},
+		retry(Route{Method: "DELETE", Pattern: "/v1/keys/{id}", Auth: AuthAdmin, Status: 204, Summary: "Revoke a key",
+			Request: carryon.RetryOptions{}, BodyOptional: true, handler: (*server).handleKeyRevoke}),
 		// Operations.
 		{Method: "GET", Pattern: "/healthz", Auth: AuthPublic, Status: 200, Summary: "Liveness: the process answers",
 			Response: Health{}, handler: (*server).handleHealth},

@@ -26,6 +26,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/idempotency"
 	"github.com/carryon-hub/carryon/store"
 )
 
@@ -37,8 +38,9 @@ const maxTTL = 100 * 365 * 24 * 3600
 
 // Service implements carryon.MemoryService over a store.
 type Service struct {
-	st  store.Store
-	now func() time.Time
+	st     store.Store
+	now    func() time.Time
+	keepID time.Duration
 }
 
 var _ carryon.MemoryService = (*Service)(nil)
@@ -48,7 +50,23 @@ func New(st store.Store, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{st: st, now: now}
+	return &Service{st: st, now: now, keepID: carryon.DefaultIdempotencyTTL}
+}
+
+// KeepRequestIDs sets how long request ids of puts and deletes and their answers are kept (the
+// server's setting for every write; default carryon.DefaultIdempotencyTTL), and returns s.
+func (s *Service) KeepRequestIDs(ttl time.Duration) *Service {
+	if ttl > 0 {
+		s.keepID = ttl
+	}
+	return s
+}
+
+// write runs fn under the request id of a put or delete (package idempotency).
+func write[T any](ctx context.Context, s *Service, own, op, target, requestID string, input any, now time.Time, fn func(tx store.Tx) (T, error)) (T, error) {
+	return idempotency.Write(ctx, s.st, idempotency.Request{
+		Owner: own, ID: requestID, Op: op, Target: target, Input: input, Now: now, TTL: s.keepID,
+	}, fn)
 }
 
 // clock returns the time in UTC at the stores' microsecond precision.
@@ -111,7 +129,8 @@ func validItem(ns, key string) error {
 }
 
 // Put stores value (and text) under (namespace, key) for the caller, replacing what was there;
-// a replaced item keeps its creation time. EINVALID, EUNAUTHORIZED.
+// a replaced item keeps its creation time. With a request id, a repeat answers the item as the
+// first put stored it. EINVALID, EUNAUTHORIZED, EKEYREUSED.
 func (s *Service) Put(ctx context.Context, namespace, key string, in carryon.MemoryPut) (*carryon.MemoryItem, error) {
 	own, err := owner(ctx)
 	if err != nil {
@@ -141,19 +160,17 @@ func (s *Service) Put(ctx context.Context, namespace, key string, in carryon.Mem
 		exp := now.Add(time.Duration(in.TTLSeconds) * time.Second)
 		it.ExpiresAt = &exp
 	}
-	err = s.st.Write(ctx, func(tx store.Tx) error {
+	requestID := in.RequestID
+	in.RequestID = ""
+	return write(ctx, s, own, "memory.put", namespace+"/"+key, requestID, in, now, func(tx store.Tx) (*carryon.MemoryItem, error) {
 		it.CreatedAt = now // fn may run again
 		if old, err := tx.GetMemoryItem(ctx, own, namespace, key, now); err == nil {
 			it.CreatedAt = old.CreatedAt
 		} else if carryon.ErrorCode(err) != carryon.ENOTFOUND {
-			return err
+			return nil, err
 		}
-		return tx.PutMemoryItem(ctx, own, it)
+		return it, tx.PutMemoryItem(ctx, own, it)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return it, nil
 }
 
 // Get returns the caller's item. ENOTFOUND (also when expired), EINVALID, EUNAUTHORIZED.
@@ -174,8 +191,10 @@ func (s *Service) Get(ctx context.Context, namespace, key string) (*carryon.Memo
 	return it, err
 }
 
-// Delete removes the caller's item. ENOTFOUND (also when it had expired), EINVALID, EUNAUTHORIZED.
-func (s *Service) Delete(ctx context.Context, namespace, key string) error {
+// Delete removes the caller's item. With a request id, a repeat succeeds again and removes
+// nothing (an item put again since stays). ENOTFOUND (also when it had expired), EINVALID,
+// EUNAUTHORIZED, EKEYREUSED.
+func (s *Service) Delete(ctx context.Context, namespace, key string, opt carryon.RetryOptions) error {
 	own, err := owner(ctx)
 	if err != nil {
 		return err
@@ -184,12 +203,13 @@ func (s *Service) Delete(ctx context.Context, namespace, key string) error {
 		return err
 	}
 	now := s.clock()
-	return s.st.Write(ctx, func(tx store.Tx) error {
+	_, err = write(ctx, s, own, "memory.delete", namespace+"/"+key, opt.RequestID, struct{}{}, now, func(tx store.Tx) (struct{}, error) {
 		if _, err := tx.GetMemoryItem(ctx, own, namespace, key, now); err != nil {
-			return err
+			return struct{}{}, err
 		}
-		return tx.DeleteMemoryItem(ctx, own, namespace, key)
+		return struct{}{}, tx.DeleteMemoryItem(ctx, own, namespace, key)
 	})
+	return err
 }
 
 // List pages through the caller's unexpired items by (namespace, key), limited to a namespace

@@ -176,7 +176,7 @@ func TestServiceRules(t *testing.T) {
 			if _, err := svc.Get(bob, "prefs", "theme"); carryon.ErrorCode(err) != carryon.ENOTFOUND {
 				t.Fatalf("bob reads alice's item: %v", err)
 			}
-			if err := svc.Delete(bob, "prefs", "theme"); carryon.ErrorCode(err) != carryon.ENOTFOUND {
+			if err := svc.Delete(bob, "prefs", "theme", carryon.RetryOptions{}); carryon.ErrorCode(err) != carryon.ENOTFOUND {
 				t.Fatalf("bob deletes alice's item: %v", err)
 			}
 			clk.add(2 * time.Minute) // past the TTL

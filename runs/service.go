@@ -220,9 +220,10 @@ func (s *Service) ListRuns(ctx context.Context, sessionID string, f carryon.RunF
 
 // Cancel asks a run to stop. A queued run is cancelled at once; a running one stops at its next
 // checkpoint (a model call in progress is abandoned, a tool call in progress finishes first).
-func (s *Service) Cancel(ctx context.Context, runID string) (*carryon.Run, error) {
+// With a request id, a repeat answers the run as the first cancel left it.
+func (s *Service) Cancel(ctx context.Context, runID string, opt carryon.RetryOptions) (*carryon.Run, error) {
 	var run *carryon.Run
-	err := s.write(ctx, func(tx store.Tx, own string, now time.Time) error {
+	cancelTx := func(tx store.Tx, own string, now time.Time) error {
 		var err error
 		if run, err = tx.GetRun(ctx, own, runID); err != nil || run.Status.Terminal() {
 			return err
@@ -232,6 +233,10 @@ func (s *Service) Cancel(ctx context.Context, runID string) (*carryon.Run, error
 		}
 		run.StopRequested, run.UpdatedAt = "cancel", now
 		return tx.UpdateRun(ctx, run, run.Attempt)
+	}
+	run, err := sessions.Write(ctx, s.sess, "run.cancel", runID, opt.RequestID, struct{}{}, func(tx store.Tx, own string, now time.Time) (*carryon.Run, error) {
+		err := cancelTx(tx, own, now)
+		return run, err
 	})
 	if err != nil {
 		return nil, err

@@ -24,6 +24,9 @@ const (
 
 // Create makes a session owned by the caller, at version 1.
 func (s *Service) Create(ctx context.Context, in carryon.NewSession) (*carryon.Session, error) {
+	if in.ExpectedVersion != nil {
+		return nil, carryon.Errorf(carryon.EINVALID, "expected_version names a version of an existing session; a new session has none yet")
+	}
 	if err := validTitle(in.Title); err != nil {
 		return nil, err
 	}

@@ -71,12 +71,12 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		txSeconds.WithLabelValues(kind, outcome).Observe(d.Seconds())
 	})
 
-	us := users.New(st, nil)
+	us := users.New(st, nil).KeepRequestIDs(*idemTTL)
 	if _, err := us.EnsureLocalUser(ctx, sf.data); err != nil {
 		return fmt.Errorf("local user: %w", err)
 	}
 	ss := sessions.New(st, sessions.Config{IdleTTL: *idleTTL, PurgeAfter: *purge, IdempotencyTTL: *idemTTL})
-	ms := memory.New(st, nil)
+	ms := memory.New(st, nil).KeepRequestIDs(*idemTTL)
 	var rs *runs.Service
 	eng, err := af.newEngine(getenv, sf.data, ss, actionSource(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
 		return rs.RecentActions(ctx, id, n)
