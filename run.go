@@ -102,6 +102,9 @@ type ChatInput struct {
 	SessionID string `json:"session_id,omitempty"`
 	Message   string `json:"message"`
 	RequestID string `json:"request_id,omitempty"`
+	// ExpectedVersion, with SessionID, refuses the chat with EVERSION unless the session is at
+	// that version (as NewRun's). A chat without SessionID makes a new session and takes none.
+	ExpectedVersion *int64 `json:"expected_version,omitempty"`
 }
 
 // ChatResult is the answer to a chat once its run has ended.

@@ -65,12 +65,12 @@ func (c *Client) Actions(ctx context.Context, runID string) ([]*carryon.Action, 
 
 // Chat is the seed's short path (POST /v1/chat): it sends a message to a session, created when
 // in.SessionID is empty, and answers once the run has ended. The request id travels as
-// Idempotency-Key.
+// Idempotency-Key, the expected version as If-Match.
 func (c *Client) Chat(ctx context.Context, in carryon.ChatInput) (*carryon.ChatResult, error) {
-	rid := in.RequestID
-	in.RequestID = ""
+	rid, v := in.RequestID, in.ExpectedVersion
+	in.RequestID, in.ExpectedVersion = "", nil
 	var out carryon.ChatResult
-	if err := c.do(ctx, call{method: "POST", path: "/v1/chat", body: in, requestID: rid}, &out); err != nil {
+	if err := c.do(ctx, call{method: "POST", path: "/v1/chat", body: in, requestID: rid, ifMatch: v}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

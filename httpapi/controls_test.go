@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -117,4 +118,72 @@ func TestControlsThatCannotApplyAreRefused(t *testing.T) {
 	if a := e.json("GET", "/v1/memories/prefs/editor", e.aliceKey, ""); a.status != http.StatusNotFound {
 		t.Errorf("a refused put stored the item: %d %s", a.status, a.body)
 	}
+}
+
+// A chat is a write to its session like a run: If-Match and --require-version apply when it
+// names a session; a new session needs no version.
+func TestChatVersions(t *testing.T) {
+	e := newEnv(t, func(c *httpapi.Config) { c.RequireVersion = true })
+	first := e.json("POST", "/v1/chat", e.aliceKey, `{"message":"`+task+`"}`)
+	wantStatus(t, first, http.StatusOK)
+	id := decodeBody[carryon.ChatResult](t, first).SessionID
+	v := decodeBody[carryon.Session](t, e.json("GET", "/v1/sessions/"+id, e.aliceKey, "")).Version
+	if v < 3 {
+		t.Fatalf("session at version %d after a chat", v)
+	}
+	body := `{"session_id":"` + id + `","message":"continue the task"}`
+	wantProblem(t, e.json("POST", "/v1/chat", e.aliceKey, body), http.StatusPreconditionRequired, carryon.EVERSIONNEEDED)
+	a := e.json("POST", "/v1/chat", e.aliceKey, body, "If-Match", `"1"`)
+	wantProblem(t, a, http.StatusPreconditionFailed, carryon.EVERSION)
+	if a.problem.CurrentVersion == nil || *a.problem.CurrentVersion != v {
+		t.Fatalf("current_version %v, want %d", a.problem.CurrentVersion, v)
+	}
+	wantProblem(t, e.json("POST", "/v1/chat", e.aliceKey, fmt.Sprintf(`{"session_id":%q,"message":"go on","expected_version":1}`, id)), http.StatusConflict, carryon.EVERSION)
+	wantProblem(t, e.json("POST", "/v1/chat", e.aliceKey, `{"message":"new one"}`, "If-Match", `"1"`), http.StatusBadRequest, carryon.EINVALID)
+	if now := decodeBody[carryon.Session](t, e.json("GET", "/v1/sessions/"+id, e.aliceKey, "")).Version; now != v {
+		t.Fatalf("refused chats moved the session from version %d to %d", v, now)
+	}
+	wantStatus(t, e.json("POST", "/v1/chat", e.aliceKey, body, "If-Match", etag(v)), http.StatusOK)
+}
+
+// A chat's replay is its first answer byte for byte, with Idempotent-Replayed, even after the
+// session moved on. A refused chat creates nothing and leaves its request id free; the internal
+// names of a chat's writes never show; a request id of the full 255 bytes works.
+func TestChatRetries(t *testing.T) {
+	e := newEnv(t, nil)
+	sessions := func() int {
+		return len(decodeBody[carryon.SessionPage](t, e.json("GET", "/v1/sessions", e.aliceKey, "")).Items)
+	}
+	key := strings.Repeat("k", carryon.MaxRequestIDLength)
+	for _, bad := range []string{`{"message":""}`, `{"message":"` + strings.Repeat("x", 1<<20+1) + `"}`} {
+		wantProblem(t, e.json("POST", "/v1/chat", e.aliceKey, bad, "Idempotency-Key", key), http.StatusBadRequest, carryon.EINVALID)
+	}
+	if n := sessions(); n != 0 {
+		t.Fatalf("refused chats made %d sessions", n)
+	}
+	first := e.json("POST", "/v1/chat", e.aliceKey, `{"message":"`+task+`"}`, "Idempotency-Key", key)
+	wantStatus(t, first, http.StatusOK)
+	res := decodeBody[carryon.ChatResult](t, first)
+	if res.Status != carryon.RunSucceeded || res.Reply == "" {
+		t.Fatalf("chat: %s", first.body)
+	}
+	// The session moves on; a repeat still answers exactly what the first chat answered.
+	wantStatus(t, e.json("PATCH", "/v1/sessions/"+res.SessionID+"/memory", e.aliceKey, `{"patch":{"goal":"something else"}}`), http.StatusOK)
+	wantReplay(t, first, e.json("POST", "/v1/chat", e.aliceKey, `{"message":"`+task+`"}`, "Idempotency-Key", key))
+	wantReplay(t, first, e.json("POST", "/v1/chat", e.aliceKey, `{"message":"`+task+`","request_id":"`+key+`"}`))
+	if n := sessions(); n != 1 {
+		t.Fatalf("a chat and its replays made %d sessions", n)
+	}
+	a := e.json("POST", "/v1/chat", e.aliceKey, `{"message":"another task"}`, "Idempotency-Key", key)
+	wantProblem(t, a, http.StatusUnprocessableEntity, carryon.EKEYREUSED)
+	if strings.Contains(a.problem.Detail, "chat-") || !strings.Contains(a.problem.Detail, key) {
+		t.Fatalf("detail %q: want the caller's own request id and nothing internal", a.problem.Detail)
+	}
+
+	// On an existing session too.
+	body := `{"session_id":"` + res.SessionID + `","message":"continue the task"}`
+	again := e.json("POST", "/v1/chat", e.aliceKey, body, "Idempotency-Key", "next")
+	wantStatus(t, again, http.StatusOK)
+	wantStatus(t, e.json("PATCH", "/v1/sessions/"+res.SessionID+"/memory", e.aliceKey, `{"patch":{"goal":"yet another"}}`), http.StatusOK)
+	wantReplay(t, again, e.json("POST", "/v1/chat", e.aliceKey, body, "Idempotency-Key", "next"))
 }

@@ -262,19 +262,23 @@ func (s *server) handleChat() http.HandlerFunc {
 			in, err = decode[carryon.ChatInput](s, r, bodyOptions{})
 		}
 		if err == nil {
+			// A chat on an existing session is a write to it (versions apply as to a run); a chat
+			// without session_id makes a new session, which has no version yet.
 			var opts carryon.WriteOptions
-			opts, err = s.writeOptions(r, carryon.WriteOptions{RequestID: in.RequestID}, false)
-			in.RequestID = opts.RequestID
+			opts, err = s.writeOptions(r, carryon.WriteOptions{RequestID: in.RequestID, ExpectedVersion: in.ExpectedVersion}, in.SessionID != "")
+			in.RequestID, in.ExpectedVersion = opts.RequestID, opts.ExpectedVersion
 		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		res, err := rs.Chat(r.Context(), in)
+		ctx, rec := receipt(r)
+		res, err := rs.Chat(ctx, in)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
+		markReplay(w, rec)
 		s.writeJSON(w, r, http.StatusOK, res)
 	}
 }

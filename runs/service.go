@@ -112,7 +112,20 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 	}
 	key := in.RequestID
 	in.RequestID = ""
-	run, err := sessions.Write(ctx, s.sess, "run.start", sessionID, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Run, error) {
+	run, err := sessions.Write(ctx, s.sess, "run.start", sessionID, key, in, s.startTx(ctx, sessionID, in, policy, key))
+	if err != nil {
+		return nil, err
+	}
+	s.notify.publish(run.ID)
+	s.Wake()
+	return run, nil
+}
+
+// startTx is the write of a run start: it appends the user message and queues the run (or
+// applies the multitask policy), in the transaction of its caller. Chat runs it in the same
+// transaction as the session it creates.
+func (s *Service) startTx(ctx context.Context, sessionID string, in carryon.NewRun, policy, key string) sessions.WriteFunc[*carryon.Run] {
+	return func(tx store.Tx, own string, now time.Time) (*carryon.Run, error) {
 		sess, err := sessions.LoadWritable(ctx, tx, own, sessionID, in.ExpectedVersion, nil, now)
 		if err != nil {
 			return nil, err
@@ -162,13 +175,7 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 			return nil, err
 		}
 		return run, appendEvent(ctx, tx, run.ID, carryon.EventRunQueued, map[string]any{"trigger_seq": run.TriggerSeq, "multitask": policy}, now)
-	})
-	if err != nil {
-		return nil, err
 	}
-	s.notify.publish(run.ID)
-	s.Wake()
-	return run, nil
 }
 
 // GetRun returns one of the caller's runs.

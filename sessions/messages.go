@@ -65,6 +65,10 @@ func AppendInTx(ctx context.Context, tx store.Tx, sess *carryon.Session, in []ca
 	return &carryon.AppendResult{SessionID: sess.ID, Version: sess.Version, Messages: msgs}, nil
 }
 
+// ValidMessages checks messages as an append does, for a service that must refuse bad input
+// before it writes anything.
+func ValidMessages(msgs []carryon.NewMessage) error { return validMessages(msgs) }
+
 // ListMessages pages through a session's visible messages, oldest first.
 func (s *Service) ListMessages(ctx context.Context, id string, f carryon.MessageFilter) (*carryon.MessagePage, error) {
 	after, err := position(f.Cursor, "after_seq", f.AfterSeq)

@@ -53,7 +53,22 @@ func (s *Service) Create(ctx context.Context, in carryon.NewSession) (*carryon.S
 	}
 	key := in.RequestID
 	in.RequestID = ""
-	return Write(ctx, s, "session.create", "", key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
+	return Write(ctx, s, "session.create", "", key, in, insertTx(ctx, in, ttl, doc))
+}
+
+// CreateInTx makes a session of owner titled title, with the default idle TTL and an empty
+// working memory, in the transaction of a larger write (a chat writes its new session, its first
+// message and its run at once).
+func (s *Service) CreateInTx(ctx context.Context, tx store.Tx, owner, title string, now time.Time) (*carryon.Session, error) {
+	if err := validTitle(title); err != nil {
+		return nil, err
+	}
+	return insertTx(ctx, carryon.NewSession{Title: title}, int64(s.cfg.IdleTTL/time.Second), nil)(tx, owner, now)
+}
+
+// insertTx stores a new session checked by Create, with its first working memory doc if any.
+func insertTx(ctx context.Context, in carryon.NewSession, ttl int64, doc []byte) WriteFunc[*carryon.Session] {
+	return func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
 		sess := &carryon.Session{
 			ID: carryon.NewID("sess_"), OwnerID: own, Title: in.Title, Status: carryon.SessionActive,
 			Version: 1, CreatedAt: now, UpdatedAt: now, LastActiveAt: now,
@@ -77,7 +92,7 @@ func (s *Service) Create(ctx context.Context, in carryon.NewSession) (*carryon.S
 			}
 		}
 		return sess, nil
-	})
+	}
 }
 
 // CreateSession is a synonym of Create.
