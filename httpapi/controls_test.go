@@ -120,6 +120,32 @@ func TestControlsThatCannotApplyAreRefused(t *testing.T) {
 	}
 }
 
+// A PATCH that changes nothing stores nothing: the version and the idle clock stay. Metadata is
+// replaced as a whole, not merged.
+func TestSessionPatchThatChangesNothing(t *testing.T) {
+	e := newEnv(t, nil)
+	a := e.json("POST", "/v1/sessions", e.aliceKey, `{"title":"same","metadata":{"a":1,"b":2},"idle_ttl_seconds":3600}`)
+	wantStatus(t, a, http.StatusCreated)
+	s := decodeBody[carryon.Session](t, a)
+	path := "/v1/sessions/" + s.ID
+	for _, body := range []string{`{"title":"same"}`, `{"metadata":{"a":1,"b":2}}`, `{"idle_ttl_seconds":3600}`, `{"title":"same","metadata":{"a":1, "b":2},"idle_ttl_seconds":3600}`} {
+		a := e.json("PATCH", path, e.aliceKey, body, "If-Match", etag(s.Version))
+		wantStatus(t, a, http.StatusOK)
+		got := decodeBody[carryon.Session](t, a)
+		if got.Version != s.Version || a.header.Get("ETag") != etag(s.Version) || !got.UpdatedAt.Equal(s.UpdatedAt) || !got.ExpiresAt.Equal(s.ExpiresAt) {
+			t.Fatalf("PATCH %s changed nothing but moved the session: version %d → %d, updated %v → %v", body, s.Version, got.Version, s.UpdatedAt, got.UpdatedAt)
+		}
+	}
+	a = e.json("PATCH", path, e.aliceKey, `{"metadata":{"c":3}}`, "If-Match", etag(s.Version))
+	wantStatus(t, a, http.StatusOK)
+	got := decodeBody[carryon.Session](t, a)
+	if got.Version != s.Version+1 || string(got.Metadata) != `{"c":3}` {
+		t.Fatalf("metadata patch: version %d, metadata %s; want %d and the new object alone", got.Version, got.Metadata, s.Version+1)
+	}
+	// A stale version is still refused when nothing would change.
+	wantProblem(t, e.json("PATCH", path, e.aliceKey, `{"title":"same"}`, "If-Match", etag(s.Version)), http.StatusPreconditionFailed, carryon.EVERSION)
+}
+
 // A chat is a write to its session like a run: If-Match and --require-version apply when it
 // names a session; a new session needs no version.
 func TestChatVersions(t *testing.T) {

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -176,7 +177,9 @@ func (s *Service) List(ctx context.Context, f carryon.SessionFilter) (*carryon.S
 	return page, err
 }
 
-// Update changes the title, metadata or idle TTL of a session.
+// Update changes the title, metadata (replaced as a whole, never merged) or idle TTL of a
+// session. An update that changes nothing stores nothing: the version stays and the idle clock
+// does not restart.
 func (s *Service) Update(ctx context.Context, id string, in carryon.SessionUpdate) (*carryon.Session, error) {
 	if in.Title != nil {
 		if err := validTitle(*in.Title); err != nil {
@@ -198,14 +201,18 @@ func (s *Service) Update(ctx context.Context, id string, in carryon.SessionUpdat
 		if err != nil {
 			return nil, err
 		}
-		if in.Title != nil {
-			sess.Title = *in.Title
+		changed := false
+		if in.Title != nil && *in.Title != sess.Title {
+			sess.Title, changed = *in.Title, true
 		}
-		if in.Metadata != nil {
-			sess.Metadata = compactJSON(in.Metadata)
+		if m := compactJSON(in.Metadata); in.Metadata != nil && !bytes.Equal(m, sess.Metadata) {
+			sess.Metadata, changed = m, true
 		}
-		if in.IdleTTLSeconds != nil {
-			sess.IdleTTLSeconds = *in.IdleTTLSeconds
+		if in.IdleTTLSeconds != nil && *in.IdleTTLSeconds != sess.IdleTTLSeconds {
+			sess.IdleTTLSeconds, changed = *in.IdleTTLSeconds, true
+		}
+		if !changed {
+			return sess, nil
 		}
 		return sess, Touch(ctx, tx, sess, now)
 	})
