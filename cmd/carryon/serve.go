@@ -65,7 +65,10 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	defer raw.Close()
 	st := store.Instrument(raw, func(kind string, d time.Duration, err error) {
 		outcome := "ok"
-		if err != nil {
+		switch {
+		case errors.Is(err, context.Canceled):
+			outcome = "canceled" // the client went away; not a failure of the store
+		case err != nil:
 			outcome = carryon.ErrorCode(err)
 		}
 		txSeconds.WithLabelValues(kind, outcome).Observe(d.Seconds())

@@ -1,10 +1,96 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/carryon-hub/carryon/failpoint"
 )
+
+// eventually waits up to 30 s for cond, checking it every few milliseconds.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		<-tick.C
+	}
+}
+
+// A client that gives up on a request (here a chat waiting for its run) is not a failure of the
+// server: its request is logged and counted as 499, with no internal error in the logs and no
+// failure in the metrics.
+func TestClientThatLeavesIsNoError(t *testing.T) {
+	data := t.TempDir()
+	srv := startServer(t, data, "--scripted-delay", "3s")
+	key := localKey(t, data)
+	id := must(t, srv.url, key, "POST", "/v1/sessions", map[string]any{}, 201).json(t)["id"].(string)
+
+	ctx, leave := context.WithCancel(context.Background())
+	defer leave()
+	req, err := http.NewRequestWithContext(ctx, "POST", srv.url+"/v1/chat", strings.NewReader(`{"session_id":"`+id+`","message":"New task: wait"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	done := make(chan error, 1)
+	go func() {
+		res, err := http.DefaultClient.Do(req)
+		if err == nil {
+			res.Body.Close()
+			err = fmt.Errorf("the chat answered %d before the client left", res.StatusCode)
+		}
+		done <- err
+	}()
+	eventually(t, "the chat's run to start", func() bool {
+		items, _ := must(t, srv.url, key, "GET", "/v1/sessions/"+id+"/runs", nil, 200).json(t)["items"].([]any)
+		return len(items) == 1 && items[0].(map[string]any)["status"] == "running"
+	})
+	leave()
+	if err := <-done; !strings.Contains(fmt.Sprint(err), "context canceled") {
+		t.Fatalf("client: %v", err)
+	}
+	chatLine := regexp.MustCompile(`(?m)^.*msg=request method=POST route=/v1/chat .*$`)
+	eventually(t, "the chat's log line", func() bool { return chatLine.MatchString(srv.logs.String()) })
+	logs := srv.logs.String()
+	if line := chatLine.FindString(logs); !strings.Contains(line, "status=499") {
+		t.Errorf("the chat's log line: %s", line)
+	}
+	if strings.Contains(logs, "level=ERROR") || strings.Contains(logs, "internal error") {
+		t.Errorf("a client that left was logged as an error:\n%s", logs)
+	}
+	metrics := string(must(t, srv.url, "", "GET", "/metrics", nil, 200).body)
+	if !strings.Contains(metrics, `carryon_http_requests_total{method="POST",route="/v1/chat",status="499"} 1`) {
+		t.Errorf("no 499 for the chat in the metrics:\n%s", grep(metrics, "carryon_http_requests_total"))
+	}
+	if strings.Contains(metrics, `status="500"`) || strings.Contains(metrics, `outcome="internal"`) {
+		t.Errorf("a client that left counts as a failure:\n%s", grep(metrics, `status="500"`, `outcome="internal"`))
+	}
+}
+
+// grep returns the lines of s that contain any of the words.
+func grep(s string, words ...string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		for _, w := range words {
+			if strings.Contains(l, w) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
 
 // An approval is a write like any other: a repeat with the same Idempotency-Key answers the first
 // answer (and decides nothing again), another decision with the key is 422.
