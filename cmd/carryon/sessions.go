@@ -14,8 +14,8 @@ import (
 const sessionsUsage = `usage: carryon sessions COMMAND [flags]
   ls [--status active|closed|expired] [--limit N] [--json]
   show ID [--messages N]
-  close ID | restore ID | rm ID
-  fork ID [--at-version N] [--title T]
+  close ID | restore ID | rm ID [--expected-version N]
+  fork ID [--at-version N] [--title T] [--expected-version N]
   export ID            one session as JSON Lines: the session, its working memory, every message, every memory revision`
 
 func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
@@ -31,7 +31,13 @@ func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr 
 	nmsg := fs.Int("messages", 20, "how many recent messages to show (show)")
 	atVersion := fs.Int64("at-version", 0, "fork the session as it was at this version (fork)")
 	title := fs.String("title", "", "title of the fork (fork)")
+	var vf versionFlag
+	vf.register(fs, "close, restore, rm, fork")
 	pos, err := parseFlags(fs, getenv, args[1:])
+	if err != nil {
+		return err
+	}
+	expected, err := vf.get()
 	if err != nil {
 		return err
 	}
@@ -71,22 +77,22 @@ func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr 
 		if cmd == "restore" {
 			f = c.Restore
 		}
-		s, err := f(ctx, id, carryon.WriteOptions{})
+		s, err := f(ctx, id, carryon.WriteOptions{ExpectedVersion: expected})
 		if err != nil {
-			return err
+			return versionHint(err, id)
 		}
 		_, err = fmt.Fprintf(stdout, "%s %s (version %d)\n", s.ID, s.Status, s.Version)
 		return err
 	case "rm":
-		if err := c.Delete(ctx, id, carryon.WriteOptions{}); err != nil {
-			return err
+		if err := c.Delete(ctx, id, carryon.WriteOptions{ExpectedVersion: expected}); err != nil {
+			return versionHint(err, id)
 		}
 		_, err := fmt.Fprintf(stdout, "deleted %s\n", id)
 		return err
 	case "fork":
-		s, err := c.Fork(ctx, id, carryon.ForkInput{AtVersion: *atVersion, Title: *title})
+		s, err := c.Fork(ctx, id, carryon.ForkInput{AtVersion: *atVersion, Title: *title, WriteOptions: carryon.WriteOptions{ExpectedVersion: expected}})
 		if err != nil {
-			return err
+			return versionHint(err, id)
 		}
 		_, err = fmt.Fprintf(stdout, "%s forked from %s at version %d\n", s.ID, id, s.ForkVersion)
 		return err

@@ -12,6 +12,12 @@ import (
 	"github.com/carryon-hub/carryon/failpoint"
 )
 
+// version reads a session's version over HTTP.
+func version(t *testing.T, srv *server, key, id string) int64 {
+	t.Helper()
+	return int64(must(t, srv.url, key, "GET", "/v1/sessions/"+id, nil, 200).json(t)["version"].(float64))
+}
+
 // eventually waits up to 30 s for cond, checking it every few milliseconds.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -90,6 +96,57 @@ func grep(s string, words ...string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// The CLI sends versions: with --expected-version its writes pass a server that requires them,
+// a stale one is refused with the current version, and a chat keeps expecting the version its
+// last run left.
+func TestCLISendsVersions(t *testing.T) {
+	data := t.TempDir()
+	srv := startServer(t, data, "--require-version")
+	key := localKey(t, data)
+	bg := context.Background()
+	out, err := cliRun(bg, srv, nil, nil, "run", picnic)
+	if err != nil {
+		t.Fatalf("run on a new session needs no version: %v\n%s", err, out)
+	}
+	id := sessionLine.FindStringSubmatch(out)[1]
+	v := version(t, srv, key, id)
+
+	if out, err = cliRun(bg, srv, nil, nil, "run", "--session", id, "continue the task"); err == nil || !strings.Contains(err.Error(), "--expected-version") {
+		t.Fatalf("run without a version on a strict server: %v\n%s", err, out)
+	}
+	if out, err = cliRun(bg, srv, nil, nil, "run", "--session", id, "--expected-version", fmt.Sprint(v-1), "continue the task"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("at version %d", v)) {
+		t.Fatalf("run with a stale version: %v\n%s", err, out)
+	}
+	if out, err = cliRun(bg, srv, nil, nil, "run", "--session", id, "--expected-version", fmt.Sprint(v), "continue the task"); err != nil || !strings.Contains(out, "Next action: Buy food.") {
+		t.Fatalf("run with the version: %v\n%s", err, out)
+	}
+	if _, err = cliRun(bg, srv, nil, nil, "run", "--expected-version", "1", "a new session"); err == nil {
+		t.Fatal("--expected-version without --session: no error")
+	}
+
+	// The chat sends the given version first, then the version each run left.
+	v = version(t, srv, key, id)
+	out, err = cliRun(bg, srv, strings.NewReader("continue the task\ncontinue the task\n"), nil, "chat", "--session", id, "--expected-version", fmt.Sprint(v))
+	if err != nil || strings.Contains(out, "error:") || strings.Count(out, "Continuing the task.") != 2 {
+		t.Fatalf("chat with versions: %v\n%s", err, out)
+	}
+	out, err = cliRun(bg, srv, strings.NewReader("continue the task\n"), nil, "chat", "--session", id)
+	if err != nil || !strings.Contains(out, "--expected-version") || strings.Contains(out, "Continuing the task.") {
+		t.Fatalf("chat without a version on a strict server: %v\n%s", err, out)
+	}
+
+	for _, cmd := range []string{"close", "restore", "rm"} {
+		if _, err := cliRun(bg, srv, nil, nil, "sessions", cmd, id); err == nil || !strings.Contains(err.Error(), "version_required") && !strings.Contains(err.Error(), "requires the expected version") {
+			t.Fatalf("sessions %s without a version: %v", cmd, err)
+		}
+		v := version(t, srv, key, id)
+		if out, err := cliRun(bg, srv, nil, nil, "sessions", cmd, id, "--expected-version", fmt.Sprint(v)); err != nil {
+			t.Fatalf("sessions %s --expected-version %d: %v\n%s", cmd, v, err, out)
+		}
+	}
+	must(t, srv.url, key, "GET", "/v1/sessions/"+id, nil, 404)
 }
 
 // An approval is a write like any other: a repeat with the same Idempotency-Key answers the first
