@@ -41,6 +41,14 @@ type WriteOptions struct {
 	RequestID string `json:"request_id,omitempty"`
 }
 
+// RetryOptions are the retry controls of a write whose target has no version (a run, a
+// long-term memory item, an API key): a request id only. Such writes have nothing an expected
+// version could name.
+type RetryOptions struct {
+	// RequestID is an idempotency key scoped to the caller, as in WriteOptions.
+	RequestID string `json:"request_id,omitempty"`
+}
+
 // WriteReceipt tells the caller of a write how it was served. Install one with
 // NewContextWithReceipt before the call; the service fills it in.
 type WriteReceipt struct {

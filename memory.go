@@ -21,8 +21,10 @@ const (
 	DefaultMemoryListLimit = 50
 	// DefaultMemorySearchLimit is how many results a search returns when no limit is given.
 	DefaultMemorySearchLimit = 10
-	// MaxMemorySearchLimit bounds the results of one search.
+	// MaxMemorySearchLimit bounds the results of one page of a search.
 	MaxMemorySearchLimit = 100
+	// MaxMemorySearchDepth bounds how far the pages of one search reach: its best results only.
+	MaxMemorySearchDepth = 1000
 )
 
 // MemoryItem is one entry of a user's long-term memory: a JSON value under (namespace, key), with
@@ -59,6 +61,7 @@ type MemoryPut struct {
 	Text string `json:"text,omitempty"`
 	// TTLSeconds, when positive, makes the item expire that long after this write.
 	TTLSeconds int64 `json:"ttl_seconds,omitempty"`
+	RetryOptions
 }
 
 // MemoryFilter pages through the caller's memory ordered by (namespace, key).
@@ -83,27 +86,36 @@ type MemorySearch struct {
 	Query string `json:"query"`
 	// Namespace limits the search to a namespace and the namespaces under it ("" for all).
 	Namespace string `json:"namespace,omitempty"`
-	// Limit bounds the results (default DefaultMemorySearchLimit, at most MaxMemorySearchLimit).
+	// Limit bounds the results of a page (default DefaultMemorySearchLimit, at most
+	// MaxMemorySearchLimit).
 	Limit int `json:"limit,omitempty"`
+	// Cursor is the NextCursor of the previous page of the same search.
+	Cursor string `json:"cursor,omitempty"`
 }
 
 // MemoryResults are the results of a search, most relevant first.
 type MemoryResults struct {
 	Items []*MemoryItem `json:"items"`
+	// NextCursor continues the search with its next results; empty on the last page (or at
+	// MaxMemorySearchDepth results).
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // MemoryService is the caller's long-term memory. The caller is the user in the context; every
 // method answers EUNAUTHORIZED without one and only ever reads or writes that user's items.
 type MemoryService interface {
-	// Put stores value (and text) under (namespace, key), replacing what was there. EINVALID, EUNAUTHORIZED.
+	// Put stores value (and text) under (namespace, key), replacing what was there. A repeat with
+	// the same request id answers the first answer. EINVALID, EUNAUTHORIZED, EKEYREUSED.
 	Put(ctx context.Context, namespace, key string, in MemoryPut) (*MemoryItem, error)
 	// Get returns an item. ENOTFOUND (also when expired), EINVALID, EUNAUTHORIZED.
 	Get(ctx context.Context, namespace, key string) (*MemoryItem, error)
-	// Delete removes an item. ENOTFOUND, EINVALID, EUNAUTHORIZED.
-	Delete(ctx context.Context, namespace, key string) error
+	// Delete removes an item. A repeat with the same request id succeeds again and changes
+	// nothing. ENOTFOUND, EINVALID, EUNAUTHORIZED, EKEYREUSED.
+	Delete(ctx context.Context, namespace, key string, opt RetryOptions) error
 	// List pages through items by (namespace, key). EINVALID, EUNAUTHORIZED.
 	List(ctx context.Context, f MemoryFilter) (*MemoryPage, error)
-	// Search returns the items most relevant to the query, best first. EINVALID, EUNAUTHORIZED.
+	// Search returns the items most relevant to the query, best first, a page at a time.
+	// EINVALID, EUNAUTHORIZED.
 	Search(ctx context.Context, in MemorySearch) (*MemoryResults, error)
 }
 

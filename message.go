@@ -101,6 +101,10 @@ type AppendResult struct {
 
 // MessageFilter pages through a session's messages, oldest first.
 type MessageFilter struct {
+	// Cursor is the NextCursor of the previous page.
+	Cursor string `json:"cursor,omitempty"`
+	// AfterSeq starts after that seq: an alias of Cursor, which is the seq of the last message of
+	// the previous page. Give one of them.
 	AfterSeq int64 `json:"after_seq,omitempty"`
 	Limit    int   `json:"limit,omitempty"`
 }

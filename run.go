@@ -105,6 +105,9 @@ type ChatInput struct {
 	SessionID string `json:"session_id,omitempty"`
 	Message   string `json:"message"`
 	RequestID string `json:"request_id,omitempty"`
+	// ExpectedVersion, with SessionID, refuses the chat with EVERSION unless the session is at
+	// that version (as NewRun's). A chat without SessionID makes a new session and takes none.
+	ExpectedVersion *int64 `json:"expected_version,omitempty"`
 }
 
 // ChatResult is the answer to a chat once its run has ended.
@@ -133,6 +136,7 @@ type Approval struct {
 	Decision string `json:"decision"`
 	// Result is what the model is told for mark_done (default "marked done by the user").
 	Result string `json:"result,omitempty"`
+	RetryOptions
 }
 
 // RunService starts runs and reports on them. The caller is the user in the context; runs of
@@ -146,17 +150,20 @@ type RunService interface {
 	GetRun(ctx context.Context, runID string) (*Run, error)
 	// ListRuns lists a session's runs, newest first. ENOTFOUND.
 	ListRuns(ctx context.Context, sessionID string, f RunFilter) (*RunPage, error)
-	// Cancel stops a run at its next step; a finished run is returned unchanged. ENOTFOUND.
-	Cancel(ctx context.Context, runID string) (*Run, error)
+	// Cancel stops a run at its next step; a finished run is returned unchanged. A repeat with
+	// the same request id answers the first answer. ENOTFOUND, EKEYREUSED.
+	Cancel(ctx context.Context, runID string, opt RetryOptions) (*Run, error)
 	// Events returns the run's events after seq afterSeq, waiting for new ones until the run
 	// ends or ctx is done when follow is true. ENOTFOUND.
 	Events(ctx context.Context, runID string, afterSeq int64, follow bool) (EventStream, error)
 	// Actions returns the run's tool journal in order. ENOTFOUND.
 	Actions(ctx context.Context, runID string) ([]*Action, error)
-	// Approve decides an action a waiting run stopped on and queues the run to continue.
-	// ENOTFOUND, EINVALID, ECONFLICT (the run is not waiting for that action).
+	// Approve decides an action a waiting run stopped on and queues the run to continue. A
+	// repeat with the same request id answers the first answer and decides nothing again.
+	// ENOTFOUND, EINVALID, ECONFLICT (the run is not waiting for that action), EKEYREUSED.
 	Approve(ctx context.Context, runID string, in Approval) (*Run, error)
 	// Chat sends a message to a session (creating it when SessionID is empty), waits for the run
-	// to end and returns the reply. The errors of Start.
+	// to end and returns the reply. A repeat with the same request id answers the first answer
+	// byte for byte once the run has ended (and waits for the run before). The errors of Start.
 	Chat(ctx context.Context, in ChatInput) (*ChatResult, error)
 }

@@ -94,7 +94,7 @@ type SessionFilter struct {
 	Cursor string        `json:"cursor,omitempty"`
 }
 
-// SessionPage is one page of sessions, newest activity first.
+// SessionPage is one page of sessions, newest first by creation.
 type SessionPage struct {
 	Items      []*Session `json:"items"`
 	NextCursor string     `json:"next_cursor,omitempty"`
@@ -120,9 +120,11 @@ type SessionService interface {
 	Get(ctx context.Context, id string, opt GetOptions) (*SessionView, error)
 	// GetSession is a synonym of Get.
 	GetSession(ctx context.Context, id string, opt GetOptions) (*SessionView, error)
-	// List returns the caller's sessions, newest activity first. EINVALID.
+	// List returns the caller's sessions, newest first by creation (an order a write does not
+	// change, so paging never skips a session written meanwhile). EINVALID.
 	List(ctx context.Context, f SessionFilter) (*SessionPage, error)
-	// Update changes title, metadata or idle TTL. ENOTFOUND, EINVALID, EVERSION, ECLOSED, EEXPIRED.
+	// Update changes title, metadata (replaced, not merged) or idle TTL; an update that changes
+	// nothing keeps the version. ENOTFOUND, EINVALID, EVERSION, ECLOSED, EEXPIRED.
 	Update(ctx context.Context, id string, in SessionUpdate) (*Session, error)
 	// Close stops writes and keeps history; closing a closed session changes nothing. ENOTFOUND, EVERSION.
 	Close(ctx context.Context, id string, opt WriteOptions) (*Session, error)

@@ -45,8 +45,9 @@ type UserService interface {
 	CreateKey(ctx context.Context, user string) (*APIKey, string, error)
 	// ListKeys lists a user's keys (by id or name). ENOTFOUND, EFORBIDDEN.
 	ListKeys(ctx context.Context, user string) ([]*APIKey, error)
-	// RevokeKey revokes a key by id; later requests with it get EUNAUTHORIZED. ENOTFOUND, EFORBIDDEN.
-	RevokeKey(ctx context.Context, keyID string) error
+	// RevokeKey revokes a key by id; later requests with it get EUNAUTHORIZED. A repeat with the
+	// same request id succeeds again. ENOTFOUND, EFORBIDDEN, EKEYREUSED.
+	RevokeKey(ctx context.Context, keyID string, opt RetryOptions) error
 }
 
 type userKey struct{}

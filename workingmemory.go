@@ -48,6 +48,10 @@ type MemoryRevision struct {
 
 // RevisionFilter pages through revisions, newest first.
 type RevisionFilter struct {
+	// Cursor is the NextCursor of the previous page.
+	Cursor string `json:"cursor,omitempty"`
+	// BeforeMemoryVersion starts before that memory version: an alias of Cursor, which is the
+	// memory version of the last revision of the previous page. Give one of them.
 	BeforeMemoryVersion int64 `json:"before,omitempty"`
 	Limit               int   `json:"limit,omitempty"`
 }

@@ -181,6 +181,26 @@ func errorFromResponse(resp *http.Response) error {
 	return e
 }
 
+// listAll reads every page of a listing at path, for a service method that answers it whole.
+func listAll[T any](ctx context.Context, c *Client, path string) ([]T, error) {
+	all := []T{}
+	q := url.Values{"limit": {strconv.Itoa(carryon.MaxMessageWindow)}}
+	for {
+		var page struct {
+			Items      []T    `json:"items"`
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := c.do(ctx, call{method: "GET", path: path, query: q}, &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page.Items...)
+		if page.NextCursor == "" {
+			return all, nil
+		}
+		q.Set("cursor", page.NextCursor)
+	}
+}
+
 // versionOfETag reads a session version from an ETag, or 0.
 func versionOfETag(t string) int64 {
 	n, _ := parseTag(t)

@@ -22,10 +22,13 @@ func memoryPath(namespace, key string) string {
 	return "/v1/memories/" + escape(namespace) + "/" + escape(key)
 }
 
-// Put stores value (and text) under (namespace, key) (PUT /v1/memories/{namespace}/{key}).
+// Put stores value (and text) under (namespace, key) (PUT /v1/memories/{namespace}/{key}); the
+// request id travels as Idempotency-Key.
 func (m *MemoryClient) Put(ctx context.Context, namespace, key string, in carryon.MemoryPut) (*carryon.MemoryItem, error) {
 	var out carryon.MemoryItem
-	if err := m.c.do(ctx, call{method: "PUT", path: memoryPath(namespace, key), body: in}, &out); err != nil {
+	rid := in.RequestID
+	in.RequestID = ""
+	if err := m.c.do(ctx, call{method: "PUT", path: memoryPath(namespace, key), body: in, requestID: rid}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -40,9 +43,10 @@ func (m *MemoryClient) Get(ctx context.Context, namespace, key string) (*carryon
 	return &out, nil
 }
 
-// Delete removes an item (DELETE /v1/memories/{namespace}/{key}).
-func (m *MemoryClient) Delete(ctx context.Context, namespace, key string) error {
-	return m.c.do(ctx, call{method: "DELETE", path: memoryPath(namespace, key)}, nil)
+// Delete removes an item (DELETE /v1/memories/{namespace}/{key}); the request id travels as
+// Idempotency-Key.
+func (m *MemoryClient) Delete(ctx context.Context, namespace, key string, opt carryon.RetryOptions) error {
+	return m.c.do(ctx, call{method: "DELETE", path: memoryPath(namespace, key), requestID: opt.RequestID}, nil)
 }
 
 // List pages through the items by namespace and key (GET /v1/memories).

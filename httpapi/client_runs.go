@@ -48,35 +48,29 @@ func (c *Client) ListRuns(ctx context.Context, sessionID string, f carryon.RunFi
 	return &out, nil
 }
 
-// Cancel asks a run to stop at its next step (POST /v1/runs/{id}/cancel).
-func (c *Client) Cancel(ctx context.Context, runID string) (*carryon.Run, error) {
+// Cancel asks a run to stop at its next step (POST /v1/runs/{id}/cancel); the request id
+// travels as Idempotency-Key.
+func (c *Client) Cancel(ctx context.Context, runID string, opt carryon.RetryOptions) (*carryon.Run, error) {
 	var out carryon.Run
-	if err := c.do(ctx, call{method: "POST", path: runPath(runID) + "/cancel"}, &out); err != nil {
+	if err := c.do(ctx, call{method: "POST", path: runPath(runID) + "/cancel", requestID: opt.RequestID}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
-// Actions returns the run's tool journal in order (GET /v1/runs/{id}/actions).
+// Actions returns the run's whole tool journal in order (GET /v1/runs/{id}/actions, every page).
 func (c *Client) Actions(ctx context.Context, runID string) ([]*carryon.Action, error) {
-	var out ActionList
-	if err := c.do(ctx, call{method: "GET", path: runPath(runID) + "/actions"}, &out); err != nil {
-		return nil, err
-	}
-	if out.Items == nil {
-		out.Items = []*carryon.Action{}
-	}
-	return out.Items, nil
+	return listAll[*carryon.Action](ctx, c, runPath(runID)+"/actions")
 }
 
 // Chat is the seed's short path (POST /v1/chat): it sends a message to a session, created when
 // in.SessionID is empty, and answers once the run has ended. The request id travels as
-// Idempotency-Key.
+// Idempotency-Key, the expected version as If-Match.
 func (c *Client) Chat(ctx context.Context, in carryon.ChatInput) (*carryon.ChatResult, error) {
-	rid := in.RequestID
-	in.RequestID = ""
+	rid, v := in.RequestID, in.ExpectedVersion
+	in.RequestID, in.ExpectedVersion = "", nil
 	var out carryon.ChatResult
-	if err := c.do(ctx, call{method: "POST", path: "/v1/chat", body: in, requestID: rid}, &out); err != nil {
+	if err := c.do(ctx, call{method: "POST", path: "/v1/chat", body: in, requestID: rid, ifMatch: v}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -111,7 +111,7 @@ func TestClientRunRoundTrip(t *testing.T) {
 			t.Errorf("action %+v", a)
 		}
 	}
-	if cancelled, err := c.Cancel(cx, run.ID); err != nil || cancelled.Status != carryon.RunSucceeded {
+	if cancelled, err := c.Cancel(cx, run.ID, carryon.RetryOptions{}); err != nil || cancelled.Status != carryon.RunSucceeded {
 		t.Fatalf("cancel a finished run: %+v %v", cancelled, err)
 	}
 	raw, err := c.Context(cx, s.ID)
@@ -169,7 +169,7 @@ func TestClientRunRoundTrip(t *testing.T) {
 	wantCode(t, err, carryon.ENOTFOUND)
 	_, err = bob.Actions(cx, run.ID)
 	wantCode(t, err, carryon.ENOTFOUND)
-	_, err = bob.Cancel(cx, run.ID)
+	_, err = bob.Cancel(cx, run.ID, carryon.RetryOptions{})
 	wantCode(t, err, carryon.ENOTFOUND)
 	_, err = bob.Context(cx, s.ID)
 	wantCode(t, err, carryon.ENOTFOUND)

@@ -118,6 +118,9 @@ func (c *Client) AppendMessages(ctx context.Context, id string, in carryon.Appen
 // ListMessages pages through a session's messages, oldest first (GET /v1/sessions/{id}/messages).
 func (c *Client) ListMessages(ctx context.Context, id string, f carryon.MessageFilter) (*carryon.MessagePage, error) {
 	q := url.Values{}
+	if f.Cursor != "" {
+		q.Set("cursor", f.Cursor)
+	}
 	if f.AfterSeq != 0 {
 		q.Set("after_seq", strconv.FormatInt(f.AfterSeq, 10))
 	}
@@ -154,6 +157,9 @@ func (c *Client) PatchWorkingMemory(ctx context.Context, id string, in carryon.M
 // MemoryHistory lists working memory revisions, newest first (GET /v1/sessions/{id}/memory/history).
 func (c *Client) MemoryHistory(ctx context.Context, id string, f carryon.RevisionFilter) (*carryon.RevisionPage, error) {
 	q := url.Values{}
+	if f.Cursor != "" {
+		q.Set("cursor", f.Cursor)
+	}
 	if f.BeforeMemoryVersion != 0 {
 		q.Set("before", strconv.FormatInt(f.BeforeMemoryVersion, 10))
 	}

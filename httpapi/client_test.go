@@ -186,7 +186,7 @@ func TestClientUsersAndKeys(t *testing.T) {
 	if err != nil || len(keys) != 2 {
 		t.Fatalf("list keys: %d %v", len(keys), err)
 	}
-	if err := admin.RevokeKey(cx, k.ID); err != nil {
+	if err := admin.RevokeKey(cx, k.ID, carryon.RetryOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = admin.Authenticate(cx, secret2)

@@ -36,13 +36,9 @@ func (c *Client) CreateUser(ctx context.Context, in carryon.NewUser) (*carryon.U
 	return out.User, out.Key, nil
 }
 
-// ListUsers lists every user (GET /v1/users).
+// ListUsers lists every user by name (GET /v1/users, every page).
 func (c *Client) ListUsers(ctx context.Context) ([]*carryon.User, error) {
-	var out UserList
-	if err := c.do(ctx, call{method: "GET", path: "/v1/users"}, &out); err != nil {
-		return nil, err
-	}
-	return out.Items, nil
+	return listAll[*carryon.User](ctx, c, "/v1/users")
 }
 
 // CreateKey makes another key for a user given by id or name (POST /v1/users/{id}/keys).
@@ -54,16 +50,13 @@ func (c *Client) CreateKey(ctx context.Context, user string) (*carryon.APIKey, s
 	return out.Key, out.Secret, nil
 }
 
-// ListKeys lists a user's keys (GET /v1/users/{id}/keys).
+// ListKeys lists a user's keys, oldest first (GET /v1/users/{id}/keys, every page).
 func (c *Client) ListKeys(ctx context.Context, user string) ([]*carryon.APIKey, error) {
-	var out KeyList
-	if err := c.do(ctx, call{method: "GET", path: "/v1/users/" + escape(user) + "/keys"}, &out); err != nil {
-		return nil, err
-	}
-	return out.Items, nil
+	return listAll[*carryon.APIKey](ctx, c, "/v1/users/"+escape(user)+"/keys")
 }
 
-// RevokeKey revokes a key by id (DELETE /v1/keys/{id}).
-func (c *Client) RevokeKey(ctx context.Context, keyID string) error {
-	return c.do(ctx, call{method: "DELETE", path: "/v1/keys/" + escape(keyID)}, nil)
+// RevokeKey revokes a key by id (DELETE /v1/keys/{id}); the request id travels as
+// Idempotency-Key.
+func (c *Client) RevokeKey(ctx context.Context, keyID string, opt carryon.RetryOptions) error {
+	return c.do(ctx, call{method: "DELETE", path: "/v1/keys/" + escape(keyID), requestID: opt.RequestID}, nil)
 }

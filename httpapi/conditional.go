@@ -83,12 +83,11 @@ func (s *server) writeOptions(r *http.Request, body carryon.WriteOptions, existi
 		}
 		opts.ExpectedVersion = v
 	}
-	if key := idempotencyKey(r); key != "" {
-		if opts.RequestID != "" && opts.RequestID != key {
-			return opts, carryon.Errorf(carryon.EINVALID, "Idempotency-Key %q and request_id %q differ; send one of them", key, opts.RequestID)
-		}
-		opts.RequestID = key
+	retry, err := retryOptions(r, carryon.RetryOptions{RequestID: opts.RequestID})
+	if err != nil {
+		return opts, err
 	}
+	opts.RequestID = retry.RequestID
 	if existing && s.requireVersion && opts.ExpectedVersion == nil && !anyVersion {
 		return opts, carryon.Errorf(carryon.EVERSIONNEEDED, "this server requires the expected version on writes: send If-Match: \"<version>\" or expected_version")
 	}

@@ -21,8 +21,13 @@ func (s *server) handleMemoryPut() http.HandlerFunc {
 		if err == nil {
 			var in carryon.MemoryPut
 			if in, err = decode[carryon.MemoryPut](s, r, bodyOptions{}); err == nil {
+				in.RetryOptions, err = retryOptions(r, in.RetryOptions)
+			}
+			if err == nil {
+				ctx, rec := receipt(r)
 				var it *carryon.MemoryItem
-				if it, err = ms.Put(r.Context(), r.PathValue("namespace"), r.PathValue("key"), in); err == nil {
+				if it, err = ms.Put(ctx, r.PathValue("namespace"), r.PathValue("key"), in); err == nil {
+					markReplay(w, rec)
 					s.writeJSON(w, r, http.StatusOK, it)
 					return
 				}
@@ -49,8 +54,17 @@ func (s *server) handleMemoryItemGet() http.HandlerFunc {
 func (s *server) handleMemoryDelete() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ms, err := s.memoryService()
+		var in carryon.RetryOptions
 		if err == nil {
-			if err = ms.Delete(r.Context(), r.PathValue("namespace"), r.PathValue("key")); err == nil {
+			in, err = decode[carryon.RetryOptions](s, r, bodyOptions{optional: true})
+		}
+		if err == nil {
+			in, err = retryOptions(r, in)
+		}
+		if err == nil {
+			ctx, rec := receipt(r)
+			if err = ms.Delete(ctx, r.PathValue("namespace"), r.PathValue("key"), in); err == nil {
+				markReplay(w, rec)
 				w.WriteHeader(http.StatusNoContent)
 				return
 			}
@@ -84,6 +98,9 @@ func (s *server) handleMemorySearch() http.HandlerFunc {
 			if in, err = decode[carryon.MemorySearch](s, r, bodyOptions{}); err == nil {
 				var res *carryon.MemoryResults
 				if res, err = ms.Search(r.Context(), in); err == nil {
+					if res.Items == nil {
+						res.Items = []*carryon.MemoryItem{}
+					}
 					s.writeJSON(w, r, http.StatusOK, res)
 					return
 				}

@@ -12,9 +12,10 @@ import (
 	"github.com/carryon-hub/carryon"
 )
 
-// ActionList answers GET /v1/runs/{id}/actions: the run's tool journal in order.
+// ActionList answers GET /v1/runs/{id}/actions: a page of the run's tool journal in order.
 type ActionList struct {
-	Items []*carryon.Action `json:"items"`
+	Items      []*carryon.Action `json:"items"`
+	NextCursor string            `json:"next_cursor,omitempty"`
 }
 
 func runPath(id string) string { return "/v1/runs/" + url.PathEscape(id) }
@@ -78,6 +79,9 @@ func (s *server) handleRunList() http.HandlerFunc {
 			s.writeError(w, r, err)
 			return
 		}
+		if page.Items == nil {
+			page.Items = []*carryon.Run{} // an empty page is [], as on every listing
+		}
 		s.writeJSON(w, r, http.StatusOK, page)
 	}
 }
@@ -102,8 +106,11 @@ func (s *server) handleRunActions() http.HandlerFunc {
 		if err == nil {
 			var acts []*carryon.Action
 			if acts, err = rs.Actions(r.Context(), r.PathValue("id")); err == nil {
-				s.writeJSON(w, r, http.StatusOK, ActionList{Items: acts})
-				return
+				var out ActionList
+				if out.Items, out.NextCursor, err = pageOf(acts, actionKey, &query{values: r.URL.Query()}); err == nil {
+					s.writeJSON(w, r, http.StatusOK, out)
+					return
+				}
 			}
 		}
 		s.writeError(w, r, err)
@@ -113,12 +120,18 @@ func (s *server) handleRunActions() http.HandlerFunc {
 func (s *server) handleRunCancel() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rs, err := s.runService()
+		var in carryon.RetryOptions
 		if err == nil {
-			_, err = decode[struct{}](s, r, bodyOptions{optional: true})
+			in, err = decode[carryon.RetryOptions](s, r, bodyOptions{optional: true})
 		}
 		if err == nil {
+			in, err = retryOptions(r, in)
+		}
+		if err == nil {
+			ctx, rec := receipt(r)
 			var run *carryon.Run
-			if run, err = rs.Cancel(r.Context(), r.PathValue("id")); err == nil {
+			if run, err = rs.Cancel(ctx, r.PathValue("id"), in); err == nil {
+				markReplay(w, rec)
 				s.writeJSON(w, r, http.StatusOK, run)
 				return
 			}
@@ -135,8 +148,13 @@ func (s *server) handleRunApprove() http.HandlerFunc {
 			in, err = decode[carryon.Approval](s, r, bodyOptions{})
 		}
 		if err == nil {
+			in.RetryOptions, err = retryOptions(r, in.RetryOptions)
+		}
+		if err == nil {
+			ctx, rec := receipt(r)
 			var run *carryon.Run
-			if run, err = rs.Approve(r.Context(), r.PathValue("id"), in); err == nil {
+			if run, err = rs.Approve(ctx, r.PathValue("id"), in); err == nil {
+				markReplay(w, rec)
 				s.writeJSON(w, r, http.StatusOK, run)
 				return
 			}
@@ -244,19 +262,23 @@ func (s *server) handleChat() http.HandlerFunc {
 			in, err = decode[carryon.ChatInput](s, r, bodyOptions{})
 		}
 		if err == nil {
+			// A chat on an existing session is a write to it (versions apply as to a run); a chat
+			// without session_id makes a new session, which has no version yet.
 			var opts carryon.WriteOptions
-			opts, err = s.writeOptions(r, carryon.WriteOptions{RequestID: in.RequestID}, false)
-			in.RequestID = opts.RequestID
+			opts, err = s.writeOptions(r, carryon.WriteOptions{RequestID: in.RequestID, ExpectedVersion: in.ExpectedVersion}, in.SessionID != "")
+			in.RequestID, in.ExpectedVersion = opts.RequestID, opts.ExpectedVersion
 		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		res, err := rs.Chat(r.Context(), in)
+		ctx, rec := receipt(r)
+		res, err := rs.Chat(ctx, in)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
+		markReplay(w, rec)
 		s.writeJSON(w, r, http.StatusOK, res)
 	}
 }

@@ -217,6 +217,7 @@ func (s *server) handleMessagesList() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := &query{values: r.URL.Query()}
 		page, err := s.sessions.ListMessages(r.Context(), r.PathValue("id"), carryon.MessageFilter{
+			Cursor:   q.str("cursor"),
 			AfterSeq: q.int("after_seq", 0, 1<<53-1, 0),
 			Limit:    int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
 		})
@@ -303,6 +304,7 @@ func (s *server) handleMemoryHistory() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := &query{values: r.URL.Query()}
 		page, err := s.sessions.MemoryHistory(r.Context(), r.PathValue("id"), carryon.RevisionFilter{
+			Cursor:              q.str("cursor"),
 			BeforeMemoryVersion: q.int("before", 1, 1<<53-1, 0),
 			Limit:               int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
 		})

@@ -34,14 +34,15 @@ func (s *server) handleUserCreate() http.HandlerFunc {
 func (s *server) handleUserList() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		users, err := s.users.ListUsers(r.Context())
+		var out UserList
+		if err == nil {
+			out.Items, out.NextCursor, err = pageOf(users, func(u *carryon.User) string { return u.Name }, &query{values: r.URL.Query()})
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		if users == nil {
-			users = []*carryon.User{}
-		}
-		s.writeJSON(w, r, http.StatusOK, UserList{Items: users})
+		s.writeJSON(w, r, http.StatusOK, out)
 	}
 }
 
@@ -61,23 +62,33 @@ func (s *server) handleKeyCreate() http.HandlerFunc {
 func (s *server) handleKeyList() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		keys, err := s.users.ListKeys(r.Context(), r.PathValue("id"))
+		var out KeyList
+		if err == nil {
+			out.Items, out.NextCursor, err = pageOf(keys, keyKey, &query{values: r.URL.Query()})
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		if keys == nil {
-			keys = []*carryon.APIKey{}
-		}
-		s.writeJSON(w, r, http.StatusOK, KeyList{Items: keys})
+		s.writeJSON(w, r, http.StatusOK, out)
 	}
 }
 
 func (s *server) handleKeyRevoke() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := s.users.RevokeKey(r.Context(), r.PathValue("id")); err != nil {
+		in, err := decode[carryon.RetryOptions](s, r, bodyOptions{optional: true})
+		if err == nil {
+			in, err = retryOptions(r, in)
+		}
+		ctx, rec := receipt(r)
+		if err == nil {
+			err = s.users.RevokeKey(ctx, r.PathValue("id"), in)
+		}
+		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
+		markReplay(w, rec)
 		w.WriteHeader(http.StatusNoContent)
 	}
 }

@@ -121,7 +121,7 @@ func TestMemoryNeverCrossesUsers(t *testing.T) {
 	}
 	wantStatus(t, e.json("GET", "/v1/memories/prefs/editor", e.aliceKey, ""), http.StatusOK)
 	// Bob deleting his u1/k leaves Alice's.
-	if err := bob.Delete(ctx(t), "u1", "k"); err != nil {
+	if err := bob.Delete(ctx(t), "u1", "k", carryon.RetryOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	wantStatus(t, e.json("GET", "/v1/memories/u1/k", e.aliceKey, ""), http.StatusOK)

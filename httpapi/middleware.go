@@ -124,6 +124,10 @@ func (s *server) checkRoute(rt *Route, next http.Handler) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
+		if err := checkControls(r, rt); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
 }

@@ -101,10 +101,12 @@ func (g *schemaGen) operation(rt *Route) obj {
 		}
 		params = append(params, obj{"name": p.Name, "in": "query", "required": p.Required, "description": p.Description, "schema": s})
 	}
+	if rt.Versioned {
+		params = append(params, obj{"name": "If-Match", "in": "header", "schema": obj{"type": "string"},
+			"description": `The expected session version, "N"; a stale one answers 412. Same as expected_version (which answers 409).`})
+	}
 	if rt.Write {
 		params = append(params,
-			obj{"name": "If-Match", "in": "header", "schema": obj{"type": "string"},
-				"description": `The expected session version, "N"; a stale one answers 412. Same as expected_version (which answers 409).`},
 			obj{"name": "Idempotency-Key", "in": "header", "schema": obj{"type": "string", "maxLength": carryon.MaxRequestIDLength},
 				"description": "Makes the write safe to retry: a repeat answers the first response with Idempotent-Replayed: true. Same as request_id."})
 	}
@@ -176,7 +178,10 @@ func (g *schemaGen) responses(rt *Route) obj {
 		add(413, 415)
 	}
 	if rt.Write {
-		add(409, 412, 422, 428)
+		add(409, 422)
+	}
+	if rt.Versioned {
+		add(412, 428)
 		if rt.SessionScoped {
 			add(410)
 		}

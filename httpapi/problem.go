@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -118,6 +120,12 @@ func problemOf(err error) Problem {
 // 412 Precondition Failed (the expected version came from an If-Match header). Internal errors are
 // logged with the request; their details never reach the client.
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if clientGone(r, err) {
+		// Nobody is left to read an answer, and nothing failed on this side: the request's log
+		// line and metrics say 499 (client closed request), and no internal error is logged.
+		w.WriteHeader(StatusClientClosed)
+		return
+	}
 	p := problemOf(err)
 	p.Instance = r.URL.Path
 	if p.Code == carryon.EVERSION && ifMatchUsed(r) {
@@ -138,6 +146,21 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="carryon"`)
 	}
 	writeProblem(w, p)
+}
+
+// StatusClientClosed is the status a request's log line and metrics record when its client went
+// away before the answer (nginx's 499 "client closed request"); no client ever receives it.
+const StatusClientClosed = 499
+
+// clientGone reports whether err is only the consequence of the client leaving: the request's
+// context was cancelled (net/http does that when the connection closes) and err is no
+// application error with something to say. Drivers report such an interrupted query in their
+// own words, so the context decides, not the error.
+func clientGone(r *http.Request, err error) bool {
+	if _, ok := carryon.AsError(err); ok && carryon.ErrorCode(err) != carryon.EINTERNAL {
+		return false
+	}
+	return errors.Is(r.Context().Err(), context.Canceled)
 }
 
 // writeProblem encodes p as application/problem+json.

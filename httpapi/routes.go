@@ -52,9 +52,12 @@ type Route struct {
 	Auth            AuthKind
 	// SessionScoped routes have the id of a session in {id}.
 	SessionScoped bool
-	// Write routes take If-Match and Idempotency-Key.
-	Write   bool
-	Summary string
+	// Write routes take Idempotency-Key (request_id): a repeat answers the first answer.
+	// Versioned write routes also take If-Match (expected_version): they write an existing
+	// session, which has a version. A route refuses either header it does not take with 400
+	// (checkControls), so a write control is never silently ignored.
+	Write, Versioned bool
+	Summary          string
 	// Status is the status of a successful answer.
 	Status int
 	Query  []Param
@@ -84,22 +87,23 @@ func Routes() []RouteInfo {
 	return out
 }
 
-// Query parameters shared by several routes.
+// Query parameters shared by several routes: every listing pages with limit and cursor.
 var (
-	paramLimit  = Param{Name: "limit", Type: "integer", Min: 1, Max: carryon.MaxMessageWindow, Description: "page size"}
-	paramCursor = Param{Name: "cursor", Type: "string", Description: "next_cursor of the previous page"}
+	paramLimit  = Param{Name: "limit", Type: "integer", Min: 1, Max: carryon.MaxMessageWindow, Description: "page size (default 50)"}
+	paramCursor = Param{Name: "cursor", Type: "string", Description: "next_cursor of the previous page (opaque)"}
 )
 
 // routeTable is every route of the API. It is a function, not a variable, so handlers may refer to
 // it (the OpenAPI document is generated from it).
 func routeTable() []Route {
 	sess := func(rt Route) Route { rt.Auth, rt.SessionScoped = AuthUser, true; return rt }
-	write := func(rt Route) Route { rt.Write = true; return rt }
+	write := func(rt Route) Route { rt.Write, rt.Versioned = true, true; return rt }
+	retry := func(rt Route) Route { rt.Write = true; return rt } // a write of something without a version
 	return []Route{
 		// Sessions.
-		write(Route{Method: "POST", Pattern: "/v1/sessions", Auth: AuthUser, Status: 201, Summary: "Create a session",
+		retry(Route{Method: "POST", Pattern: "/v1/sessions", Auth: AuthUser, Status: 201, Summary: "Create a session",
 			Request: carryon.NewSession{}, BodyOptional: true, Response: carryon.Session{}, handler: (*server).handleSessionCreate}),
-		{Method: "GET", Pattern: "/v1/sessions", Auth: AuthUser, Status: 200, Summary: "List the caller's sessions, newest activity first",
+		{Method: "GET", Pattern: "/v1/sessions", Auth: AuthUser, Status: 200, Summary: "List the caller's sessions, newest first (by creation, so paging never skips one)",
 			Query:    []Param{{Name: "status", Type: "string", Enum: []string{"active", "closed", "expired"}, Description: "only sessions in this status"}, paramLimit, paramCursor},
 			Response: carryon.SessionPage{}, handler: (*server).handleSessionList},
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}", Status: 200, Summary: "Get a session with its working memory and last messages",
@@ -119,7 +123,8 @@ func routeTable() []Route {
 		sess(write(Route{Method: "POST", Pattern: "/v1/sessions/{id}/messages", Status: 201, Summary: "Append messages",
 			Request: AppendRequest{}, Response: carryon.AppendResult{}, handler: (*server).handleMessagesAppend})),
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/messages", Status: 200, Summary: "Page through messages, oldest first",
-			Query:    []Param{{Name: "after_seq", Type: "integer", Min: 0, Max: 1<<53 - 1, Description: "only messages after this seq"}, paramLimit},
+			Query: []Param{paramLimit, paramCursor,
+				{Name: "after_seq", Type: "integer", Min: 0, Max: 1<<53 - 1, Description: "only messages after this seq (an alias of cursor)"}},
 			Response: carryon.MessagePage{}, handler: (*server).handleMessagesList}),
 		// Working memory.
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/memory", Status: 200, Summary: "Get the working memory",
@@ -127,7 +132,8 @@ func routeTable() []Route {
 		sess(write(Route{Method: "PATCH", Pattern: "/v1/sessions/{id}/memory", Status: 200, Summary: "Change the working memory with a JSON Merge Patch (RFC 7396)",
 			Request: MemoryPatchRequest{}, Response: carryon.WorkingMemoryState{}, handler: (*server).handleMemoryPatch})),
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/memory/history", Status: 200, Summary: "List working memory revisions, newest first",
-			Query:    []Param{{Name: "before", Type: "integer", Min: 1, Max: 1<<53 - 1, Description: "only revisions before this memory_version"}, paramLimit},
+			Query: []Param{paramLimit, paramCursor,
+				{Name: "before", Type: "integer", Min: 1, Max: 1<<53 - 1, Description: "only revisions before this memory_version (an alias of cursor)"}},
 			Response: carryon.RevisionPage{}, handler: (*server).handleMemoryHistory}),
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/memory/diff", Status: 200, Summary: "Compare two working memory revisions",
 			Query: []Param{
@@ -146,39 +152,39 @@ func routeTable() []Route {
 		{Method: "GET", Pattern: "/v1/runs/{id}/events", Auth: AuthUser, Status: 200, Summary: "The run's events as Server-Sent Events, resumable with Last-Event-ID",
 			Query:   []Param{{Name: "after", Type: "integer", Min: 0, Max: 1<<53 - 1, Description: "only events after this seq (Last-Event-ID wins)"}},
 			handler: (*server).handleRunEvents},
-		{Method: "GET", Pattern: "/v1/runs/{id}/actions", Auth: AuthUser, Status: 200, Summary: "The run's tool journal",
-			Response: ActionList{}, handler: (*server).handleRunActions},
-		{Method: "POST", Pattern: "/v1/runs/{id}/cancel", Auth: AuthUser, Status: 200, Summary: "Cancel a run (it stops at its next checkpoint)",
-			BodyOptional: true, Response: carryon.Run{}, handler: (*server).handleRunCancel},
-		{Method: "POST", Pattern: "/v1/runs/{id}/approve", Auth: AuthUser, Status: 200, Summary: "Decide an action a waiting run stopped on (rerun, mark_done or skip); the run continues",
-			Request: carryon.Approval{}, Response: carryon.Run{}, handler: (*server).handleRunApprove},
+		{Method: "GET", Pattern: "/v1/runs/{id}/actions", Auth: AuthUser, Status: 200, Summary: "The run's tool journal, in order",
+			Query: []Param{paramLimit, paramCursor}, Response: ActionList{}, handler: (*server).handleRunActions},
+		retry(Route{Method: "POST", Pattern: "/v1/runs/{id}/cancel", Auth: AuthUser, Status: 200, Summary: "Cancel a run (it stops at its next checkpoint)",
+			Request: carryon.RetryOptions{}, BodyOptional: true, Response: carryon.Run{}, handler: (*server).handleRunCancel}),
+		retry(Route{Method: "POST", Pattern: "/v1/runs/{id}/approve", Auth: AuthUser, Status: 200, Summary: "Decide an action a waiting run stopped on (rerun, mark_done or skip); the run continues",
+			Request: carryon.Approval{}, Response: carryon.Run{}, handler: (*server).handleRunApprove}),
 		write(Route{Method: "POST", Pattern: "/v1/chat", Auth: AuthUser, Status: 200, Summary: "Send a message to a session (made when no id is given), wait for the run, answer the reply",
 			Request: carryon.ChatInput{}, Response: carryon.ChatResult{}, handler: (*server).handleChat}),
 		// Long-term memory: the caller's own items only.
-		{Method: "PUT", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 200, Summary: "Remember a JSON value under a namespace and key (replaces what was there)",
-			Request: carryon.MemoryPut{}, Response: carryon.MemoryItem{}, handler: (*server).handleMemoryPut},
+		retry(Route{Method: "PUT", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 200, Summary: "Remember a JSON value under a namespace and key (replaces what was there)",
+			Request: carryon.MemoryPut{}, Response: carryon.MemoryItem{}, handler: (*server).handleMemoryPut}),
 		{Method: "GET", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 200, Summary: "Get a long-term memory item",
 			Response: carryon.MemoryItem{}, handler: (*server).handleMemoryItemGet},
-		{Method: "DELETE", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 204, Summary: "Forget a long-term memory item",
-			handler: (*server).handleMemoryDelete},
+		retry(Route{Method: "DELETE", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 204, Summary: "Forget a long-term memory item",
+			Request: carryon.RetryOptions{}, BodyOptional: true, handler: (*server).handleMemoryDelete}),
 		{Method: "GET", Pattern: "/v1/memories", Auth: AuthUser, Status: 200, Summary: "List the caller's long-term memory by namespace and key",
 			Query:    []Param{{Name: "namespace", Type: "string", Description: "only this namespace and the namespaces under it (segment by segment)"}, paramLimit, paramCursor},
 			Response: carryon.MemoryPage{}, handler: (*server).handleMemoryList},
-		{Method: "POST", Pattern: "/v1/memories/search", Auth: AuthUser, Status: 200, Summary: "Search the caller's long-term memory, most relevant first",
+		{Method: "POST", Pattern: "/v1/memories/search", Auth: AuthUser, Status: 200, Summary: "Search the caller's long-term memory, most relevant first, a page at a time",
 			Request: carryon.MemorySearch{}, Response: carryon.MemoryResults{}, handler: (*server).handleMemorySearch},
 		// Users and keys.
 		{Method: "GET", Pattern: "/v1/me", Auth: AuthUser, Status: 200, Summary: "The caller",
 			Response: carryon.User{}, handler: (*server).handleMe},
 		{Method: "POST", Pattern: "/v1/users", Auth: AuthAdmin, Status: 201, Summary: "Create a user and a first key (the secret is shown once)",
 			Request: carryon.NewUser{}, Response: CreateUserResponse{}, handler: (*server).handleUserCreate},
-		{Method: "GET", Pattern: "/v1/users", Auth: AuthAdmin, Status: 200, Summary: "List users",
-			Response: UserList{}, handler: (*server).handleUserList},
+		{Method: "GET", Pattern: "/v1/users", Auth: AuthAdmin, Status: 200, Summary: "List users by name",
+			Query: []Param{paramLimit, paramCursor}, Response: UserList{}, handler: (*server).handleUserList},
 		{Method: "POST", Pattern: "/v1/users/{id}/keys", Auth: AuthAdmin, Status: 201, Summary: "Create another key for a user (by id or name)",
 			Response: CreateKeyResponse{}, handler: (*server).handleKeyCreate},
-		{Method: "GET", Pattern: "/v1/users/{id}/keys", Auth: AuthAdmin, Status: 200, Summary: "List a user's keys (by id or name)",
-			Response: KeyList{}, handler: (*server).handleKeyList},
-		{Method: "DELETE", Pattern: "/v1/keys/{id}", Auth: AuthAdmin, Status: 204, Summary: "Revoke a key",
-			handler: (*server).handleKeyRevoke},
+		{Method: "GET", Pattern: "/v1/users/{id}/keys", Auth: AuthAdmin, Status: 200, Summary: "List a user's keys (by id or name), oldest first",
+			Query: []Param{paramLimit, paramCursor}, Response: KeyList{}, handler: (*server).handleKeyList},
+		retry(Route{Method: "DELETE", Pattern: "/v1/keys/{id}", Auth: AuthAdmin, Status: 204, Summary: "Revoke a key",
+			Request: carryon.RetryOptions{}, BodyOptional: true, handler: (*server).handleKeyRevoke}),
 		// Operations.
 		{Method: "GET", Pattern: "/healthz", Auth: AuthPublic, Status: 200, Summary: "Liveness: the process answers",
 			Response: Health{}, handler: (*server).handleHealth},

@@ -35,14 +35,16 @@ type CreateKeyResponse struct {
 	Secret string          `json:"secret"`
 }
 
-// UserList answers GET /v1/users.
+// UserList answers GET /v1/users: a page of users by name.
 type UserList struct {
-	Items []*carryon.User `json:"items"`
+	Items      []*carryon.User `json:"items"`
+	NextCursor string          `json:"next_cursor,omitempty"`
 }
 
-// KeyList answers GET /v1/users/{id}/keys.
+// KeyList answers GET /v1/users/{id}/keys: a page of a user's keys, oldest first.
 type KeyList struct {
-	Items []*carryon.APIKey `json:"items"`
+	Items      []*carryon.APIKey `json:"items"`
+	NextCursor string            `json:"next_cursor,omitempty"`
 }
 
 // Health answers /healthz and /readyz.

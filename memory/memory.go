@@ -13,16 +13,20 @@ package memory
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/idempotency"
 	"github.com/carryon-hub/carryon/store"
 )
 
@@ -34,8 +38,9 @@ const maxTTL = 100 * 365 * 24 * 3600
 
 // Service implements carryon.MemoryService over a store.
 type Service struct {
-	st  store.Store
-	now func() time.Time
+	st     store.Store
+	now    func() time.Time
+	keepID time.Duration
 }
 
 var _ carryon.MemoryService = (*Service)(nil)
@@ -45,7 +50,23 @@ func New(st store.Store, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{st: st, now: now}
+	return &Service{st: st, now: now, keepID: carryon.DefaultIdempotencyTTL}
+}
+
+// KeepRequestIDs sets how long request ids of puts and deletes and their answers are kept (the
+// server's setting for every write; default carryon.DefaultIdempotencyTTL), and returns s.
+func (s *Service) KeepRequestIDs(ttl time.Duration) *Service {
+	if ttl > 0 {
+		s.keepID = ttl
+	}
+	return s
+}
+
+// write runs fn under the request id of a put or delete (package idempotency).
+func write[T any](ctx context.Context, s *Service, own, op, target, requestID string, input any, now time.Time, fn func(tx store.Tx) (T, error)) (T, error) {
+	return idempotency.Write(ctx, s.st, idempotency.Request{
+		Owner: own, ID: requestID, Op: op, Target: target, Input: input, Now: now, TTL: s.keepID,
+	}, fn)
 }
 
 // clock returns the time in UTC at the stores' microsecond precision.
@@ -108,7 +129,8 @@ func validItem(ns, key string) error {
 }
 
 // Put stores value (and text) under (namespace, key) for the caller, replacing what was there;
-// a replaced item keeps its creation time. EINVALID, EUNAUTHORIZED.
+// a replaced item keeps its creation time. With a request id, a repeat answers the item as the
+// first put stored it. EINVALID, EUNAUTHORIZED, EKEYREUSED.
 func (s *Service) Put(ctx context.Context, namespace, key string, in carryon.MemoryPut) (*carryon.MemoryItem, error) {
 	own, err := owner(ctx)
 	if err != nil {
@@ -138,19 +160,17 @@ func (s *Service) Put(ctx context.Context, namespace, key string, in carryon.Mem
 		exp := now.Add(time.Duration(in.TTLSeconds) * time.Second)
 		it.ExpiresAt = &exp
 	}
-	err = s.st.Write(ctx, func(tx store.Tx) error {
+	requestID := in.RequestID
+	in.RequestID = ""
+	return write(ctx, s, own, "memory.put", namespace+"/"+key, requestID, in, now, func(tx store.Tx) (*carryon.MemoryItem, error) {
 		it.CreatedAt = now // fn may run again
 		if old, err := tx.GetMemoryItem(ctx, own, namespace, key, now); err == nil {
 			it.CreatedAt = old.CreatedAt
 		} else if carryon.ErrorCode(err) != carryon.ENOTFOUND {
-			return err
+			return nil, err
 		}
-		return tx.PutMemoryItem(ctx, own, it)
+		return it, tx.PutMemoryItem(ctx, own, it)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return it, nil
 }
 
 // Get returns the caller's item. ENOTFOUND (also when expired), EINVALID, EUNAUTHORIZED.
@@ -171,8 +191,10 @@ func (s *Service) Get(ctx context.Context, namespace, key string) (*carryon.Memo
 	return it, err
 }
 
-// Delete removes the caller's item. ENOTFOUND (also when it had expired), EINVALID, EUNAUTHORIZED.
-func (s *Service) Delete(ctx context.Context, namespace, key string) error {
+// Delete removes the caller's item. With a request id, a repeat succeeds again and removes
+// nothing (an item put again since stays). ENOTFOUND (also when it had expired), EINVALID,
+// EUNAUTHORIZED, EKEYREUSED.
+func (s *Service) Delete(ctx context.Context, namespace, key string, opt carryon.RetryOptions) error {
 	own, err := owner(ctx)
 	if err != nil {
 		return err
@@ -181,12 +203,13 @@ func (s *Service) Delete(ctx context.Context, namespace, key string) error {
 		return err
 	}
 	now := s.clock()
-	return s.st.Write(ctx, func(tx store.Tx) error {
+	_, err = write(ctx, s, own, "memory.delete", namespace+"/"+key, opt.RequestID, struct{}{}, now, func(tx store.Tx) (struct{}, error) {
 		if _, err := tx.GetMemoryItem(ctx, own, namespace, key, now); err != nil {
-			return err
+			return struct{}{}, err
 		}
-		return tx.DeleteMemoryItem(ctx, own, namespace, key)
+		return struct{}{}, tx.DeleteMemoryItem(ctx, own, namespace, key)
 	})
+	return err
 }
 
 // List pages through the caller's unexpired items by (namespace, key), limited to a namespace
@@ -248,9 +271,11 @@ func decodeCursor(c string) (string, string, error) {
 }
 
 // Search returns the caller's unexpired items most relevant to in.Query, best first, with scores
-// relative to the best (1). A query without words (empty, or only punctuation and symbols such
-// as * or %) returns the most recently updated items instead, without scores. EINVALID,
-// EUNAUTHORIZED.
+// relative to the best (1), a page of in.Limit at a time: NextCursor continues the same search
+// (another query or namespace with it is EINVALID), up to carryon.MaxMemorySearchDepth results.
+// A page is a position in the ranking as it is when the page is read. A query without words
+// (empty, or only punctuation and symbols such as * or %) returns the most recently updated
+// items instead, without scores. EINVALID, EUNAUTHORIZED.
 func (s *Service) Search(ctx context.Context, in carryon.MemorySearch) (*carryon.MemoryResults, error) {
 	own, err := owner(ctx)
 	if err != nil {
@@ -270,10 +295,18 @@ func (s *Service) Search(ctx context.Context, in carryon.MemorySearch) (*carryon
 	if in.Limit == 0 {
 		in.Limit = carryon.DefaultMemorySearchLimit
 	}
+	offset := 0
+	if in.Cursor != "" {
+		if offset, err = decodeSearchCursor(in.Cursor, in); err != nil {
+			return nil, err
+		}
+	}
+	end := min(offset+in.Limit, carryon.MaxMemorySearchDepth)
 	var items []*carryon.MemoryItem
 	err = s.st.Read(ctx, func(tx store.Tx) error {
 		var err error
-		items, err = tx.SearchMemoryItems(ctx, own, store.MemorySearchQuery{Text: in.Query, Namespace: in.Namespace, Now: s.clock(), Limit: in.Limit})
+		// Every page ranks from the top, so that scores stay relative to the best result.
+		items, err = tx.SearchMemoryItems(ctx, own, store.MemorySearchQuery{Text: in.Query, Namespace: in.Namespace, Now: s.clock(), Limit: end + 1})
 		return err
 	})
 	if err != nil {
@@ -285,7 +318,44 @@ func (s *Service) Search(ctx context.Context, in carryon.MemorySearch) (*carryon
 			it.Score = math.Max(math.Round(it.Score/best*1000)/1000, 0.001)
 		}
 	}
-	return &carryon.MemoryResults{Items: items}, nil
+	res := &carryon.MemoryResults{Items: []*carryon.MemoryItem{}}
+	if offset < len(items) {
+		res.Items = items[offset:min(end, len(items))]
+	}
+	if len(items) > end && end < carryon.MaxMemorySearchDepth {
+		res.NextCursor = encodeSearchCursor(end, in)
+	}
+	return res, nil
+}
+
+// searchOf names a search for its cursors: a cursor continues the search it came from only.
+func searchOf(in carryon.MemorySearch) string {
+	sum := sha256.Sum256([]byte(in.Namespace + "\x00" + in.Query))
+	return hex.EncodeToString(sum[:6])
+}
+
+func encodeSearchCursor(offset int, in carryon.MemorySearch) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("s|" + strconv.Itoa(offset) + "|" + searchOf(in)))
+}
+
+func decodeSearchCursor(c string, in carryon.MemorySearch) (int, error) {
+	bad := carryon.Errorf(carryon.EINVALID, "cursor is not a next_cursor of a search")
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return 0, bad
+	}
+	parts := strings.Split(string(b), "|")
+	if len(parts) != 3 || parts[0] != "s" {
+		return 0, bad
+	}
+	offset, err := strconv.Atoi(parts[1])
+	if err != nil || offset < 1 || offset >= carryon.MaxMemorySearchDepth {
+		return 0, bad
+	}
+	if parts[2] != searchOf(in) {
+		return 0, carryon.Errorf(carryon.EINVALID, "cursor continues another search: send the same query and namespace as the search it came from")
+	}
+	return offset, nil
 }
 
 // Sweep removes the items of every user that have expired and returns how many.

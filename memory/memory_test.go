@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"sync"
@@ -175,7 +176,7 @@ func TestServiceRules(t *testing.T) {
 			if _, err := svc.Get(bob, "prefs", "theme"); carryon.ErrorCode(err) != carryon.ENOTFOUND {
 				t.Fatalf("bob reads alice's item: %v", err)
 			}
-			if err := svc.Delete(bob, "prefs", "theme"); carryon.ErrorCode(err) != carryon.ENOTFOUND {
+			if err := svc.Delete(bob, "prefs", "theme", carryon.RetryOptions{}); carryon.ErrorCode(err) != carryon.ENOTFOUND {
 				t.Fatalf("bob deletes alice's item: %v", err)
 			}
 			clk.add(2 * time.Minute) // past the TTL
@@ -212,6 +213,57 @@ func TestServiceRules(t *testing.T) {
 			}
 			if page, _ := svc.List(bob, carryon.MemoryFilter{}); len(page.Items) != 0 {
 				t.Fatalf("bob lists %v", keysOf(page.Items))
+			}
+		})
+	}
+}
+
+// A search pages with limit and cursor: the pages hold the one-page answer in order, scores stay
+// relative to the best result, and a cursor continues only the search it came from.
+func TestSearchPages(t *testing.T) {
+	for name, st := range drivers(t) {
+		t.Run(name, func(t *testing.T) {
+			svc := memory.New(st, nil)
+			alice := carryon.NewContextWithUser(context.Background(), &carryon.User{ID: "usr_alice", Name: "alice"})
+			for i, text := range []string{"green tea", "green tea green tea", "tea", "black tea", "tea tea tea", "coffee"} {
+				if _, err := svc.Put(alice, "drinks", fmt.Sprint("k", i), carryon.MemoryPut{Value: json.RawMessage(`1`), Text: text}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			all, err := svc.Search(alice, carryon.MemorySearch{Query: "green tea", Limit: 100})
+			if err != nil || len(all.Items) != 5 || all.NextCursor != "" {
+				t.Fatalf("one page: %v, %d items, next %q", err, len(all.Items), all.NextCursor)
+			}
+			var paged []*carryon.MemoryItem
+			in := carryon.MemorySearch{Query: "green tea", Limit: 2}
+			for range 10 {
+				res, err := svc.Search(alice, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				paged = append(paged, res.Items...)
+				if res.NextCursor == "" {
+					break
+				}
+				in.Cursor = res.NextCursor
+			}
+			if len(paged) != len(all.Items) {
+				t.Fatalf("paged %d items, want %d", len(paged), len(all.Items))
+			}
+			for i := range paged {
+				if paged[i].Key != all.Items[i].Key || paged[i].Score != all.Items[i].Score {
+					t.Fatalf("item %d: paged %s (%v), one page %s (%v)", i, paged[i].Key, paged[i].Score, all.Items[i].Key, all.Items[i].Score)
+				}
+			}
+			first, _ := svc.Search(alice, carryon.MemorySearch{Query: "green tea", Limit: 2})
+			for _, other := range []carryon.MemorySearch{
+				{Query: "black tea", Cursor: first.NextCursor},
+				{Query: "green tea", Namespace: "other", Cursor: first.NextCursor},
+				{Query: "green tea", Cursor: "bm9wZQ"},
+			} {
+				if _, err := svc.Search(alice, other); carryon.ErrorCode(err) != carryon.EINVALID {
+					t.Fatalf("search %+v: %v, want EINVALID", other, err)
+				}
 			}
 		})
 	}

@@ -5,12 +5,14 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store"
 )
 
 // Approve records a user's decision on an action that a waiting run stopped on, and queues the
 // run to continue from its last checkpoint: rerun makes the action pending again, mark_done
 // records it as succeeded without running it, skip records it as skipped ("skipped by the user").
+// With a request id, a repeat answers the first answer.
 func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval) (*carryon.Run, error) {
 	switch in.Decision {
 	case carryon.DecisionRerun, carryon.DecisionMarkDone, carryon.DecisionSkip:
@@ -20,8 +22,10 @@ func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval
 	if in.ActionID == "" {
 		return nil, carryon.Errorf(carryon.EINVALID, "action_id is required")
 	}
+	key := in.RequestID
+	in.RequestID = ""
 	var run *carryon.Run
-	err := s.write(ctx, func(tx store.Tx, own string, now time.Time) error {
+	decide := func(tx store.Tx, own string, now time.Time) error {
 		r, err := tx.GetRun(ctx, own, runID)
 		if err != nil {
 			return err
@@ -65,6 +69,12 @@ func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval
 		}
 		run = r
 		return appendEvent(ctx, tx, own, r.ID, carryon.EventRunApproved, map[string]any{"action_id": a.ID, "decision": in.Decision}, now)
+	}
+	// Under the request id: a repeat answers the run as this decision left it and decides nothing.
+	run, err := sessions.Write(ctx, s.sess, "run.approve", runID, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Run, error) {
+		run = nil
+		err := decide(tx, own, now)
+		return run, err
 	})
 	if err != nil {
 		return nil, err

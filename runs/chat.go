@@ -5,36 +5,88 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/sessions"
+	"github.com/carryon-hub/carryon/store"
 )
 
+// opChat names a chat's writes under its request id.
+const opChat = "chat"
+
+// chatRequest is what identifies a chat for its request id (the id itself aside).
+type chatRequest struct {
+	SessionID       string `json:"session_id,omitempty"`
+	Message         string `json:"message"`
+	ExpectedVersion *int64 `json:"expected_version,omitempty"`
+}
+
+// chatAnswer is what a chat's request id keeps: the session and run it made at once, and the
+// answer once the run has ended, which every repeat then gets as it was.
+type chatAnswer struct {
+	SessionID string              `json:"session_id"`
+	RunID     string              `json:"run_id"`
+	Result    *carryon.ChatResult `json:"result,omitempty"`
+}
+
 // Chat is the seed's short path: it creates the session when no id is given, starts a run with
-// the message and waits for it to end (or to wait for an approval). A retry with the same request
-// id finds the same session and the same run, also while the run is still going.
+// the message and waits for it to end (or to wait for an approval). The session, the message and
+// the run are written in one transaction under the caller's request id, so a chat that is refused
+// (an empty message, a stale version) leaves nothing behind and its request id stays free for
+// the corrected retry. A retry with the same request id finds the same session and run, waits
+// for the run if it is still going, and answers exactly the first answer once there is one.
 func (s *Service) Chat(ctx context.Context, in carryon.ChatInput) (*carryon.ChatResult, error) {
-	id := in.SessionID
-	if id == "" {
-		ns := carryon.NewSession{Title: clipTitle(in.Message)}
-		if in.RequestID != "" {
-			ns.RequestID = "chat-session:" + in.RequestID
+	if err := validMessage(in.Message); err != nil {
+		return nil, err
+	}
+	if in.SessionID == "" && in.ExpectedVersion != nil {
+		return nil, carryon.Errorf(carryon.EINVALID, "If-Match and expected_version name a version of an existing session; a chat without session_id makes a new one")
+	}
+	req := chatRequest{SessionID: in.SessionID, Message: in.Message, ExpectedVersion: in.ExpectedVersion}
+	run := carryon.NewRun{Message: in.Message, WriteOptions: carryon.WriteOptions{ExpectedVersion: in.ExpectedVersion}}
+	ans, err := sessions.Write(ctx, s.sess, opChat, in.SessionID, in.RequestID, req, func(tx store.Tx, own string, now time.Time) (chatAnswer, error) {
+		id := in.SessionID
+		if id == "" {
+			sess, err := s.sess.CreateInTx(ctx, tx, own, clipTitle(in.Message), now)
+			if err != nil {
+				return chatAnswer{}, err
+			}
+			id = sess.ID
 		}
-		sess, err := s.sess.Create(ctx, ns)
+		r, err := s.startTx(ctx, id, run, carryon.MultitaskReject, in.RequestID, nil)(tx, own, now)
 		if err != nil {
-			return nil, err
+			return chatAnswer{}, err
 		}
-		id = sess.ID
-	}
-	run, err := s.Start(ctx, id, carryon.NewRun{Message: in.Message, WriteOptions: carryon.WriteOptions{RequestID: in.RequestID}})
+		return chatAnswer{SessionID: id, RunID: r.ID}, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if run, err = s.Wait(ctx, run.ID); err != nil {
-		return nil, err
+	if ans.Result != nil {
+		return ans.Result, nil
 	}
-	wm, err := s.sess.GetWorkingMemory(ctx, id)
+	s.notify.publish(ans.RunID)
+	s.Wake()
+	done, err := s.Wait(ctx, ans.RunID)
 	if err != nil {
 		return nil, err
 	}
-	return &carryon.ChatResult{SessionID: id, RunID: run.ID, Status: run.Status, Reply: run.Reply, Error: run.Error, WorkingMemory: wm.WorkingMemory}, nil
+	wm, err := s.sess.GetWorkingMemory(ctx, ans.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	res := &carryon.ChatResult{SessionID: ans.SessionID, RunID: done.ID, Status: done.Status, Reply: done.Reply, Error: done.Error, WorkingMemory: wm.WorkingMemory}
+	ans.Result = res
+	if err := sessions.ReplaceAnswer(ctx, s.sess, opChat, in.SessionID, in.RequestID, req, ans); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// validMessage refuses a message a run cannot start with, before anything is written.
+func validMessage(m string) error {
+	if m == "" {
+		return carryon.Errorf(carryon.EINVALID, "message must be a non-empty UTF-8 string")
+	}
+	return sessions.ValidMessages([]carryon.NewMessage{{Role: carryon.RoleUser, Content: m}})
 }
 
 // Wait blocks until the run ended or waits for an approval, and returns it.

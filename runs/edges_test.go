@@ -199,7 +199,7 @@ func TestCancelFromAnotherInstance(t *testing.T) {
 				t.Fatal(err)
 			}
 			<-m.entered
-			if _, err := b.Cancel(e.alice, run.ID); err != nil {
+			if _, err := b.Cancel(e.alice, run.ID, carryon.RetryOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if got := waitRun(t, b, e.alice, run.ID); got.Status != carryon.RunCancelled {
@@ -223,7 +223,7 @@ func TestCancelDuringToolCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-entered
-	if _, err := svc.Cancel(e.alice, run.ID); err != nil {
+	if _, err := svc.Cancel(e.alice, run.ID, carryon.RetryOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	close(release)

@@ -77,13 +77,13 @@ func TestMultitask(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.runs.Cancel(f.alice, run.ID); err != nil {
+		if _, err := f.runs.Cancel(f.alice, run.ID, carryon.RetryOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if got := f.wait(t, f.alice, run.ID); got.Status != carryon.RunCancelled {
 			t.Fatalf("status %s", got.Status)
 		}
-		_, err = f.runs.Cancel(f.bob, run.ID)
+		_, err = f.runs.Cancel(f.bob, run.ID, carryon.RetryOptions{})
 		wantCode(t, err, carryon.ENOTFOUND)
 	})
 }

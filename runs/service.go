@@ -113,7 +113,25 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 	key := in.RequestID
 	in.RequestID = ""
 	var interrupted []string
-	run, err := sessions.Write(ctx, s.sess, "run.start", sessionID, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Run, error) {
+	run, err := sessions.Write(ctx, s.sess, "run.start", sessionID, key, in, s.startTx(ctx, sessionID, in, policy, key, &interrupted))
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range interrupted {
+		s.stopHere(id, &engine.ErrStopped{Reason: "interrupt"})
+		s.notify.publish(id) // a runner in another process learns of the stop at once
+	}
+	s.notify.publish(run.ID)
+	s.Wake()
+	return run, nil
+}
+
+// startTx is the write of a run start: it appends the user message and queues the run (or
+// applies the multitask policy), in the transaction of its caller. Chat runs it in the same
+// transaction as the session it creates. The ids of the runs it interrupts go to *interrupted
+// (nil when the policy cannot interrupt), for the caller to stop once the write committed.
+func (s *Service) startTx(ctx context.Context, sessionID string, in carryon.NewRun, policy, key string, interrupted *[]string) sessions.WriteFunc[*carryon.Run] {
+	return func(tx store.Tx, own string, now time.Time) (*carryon.Run, error) {
 		sess, err := sessions.LoadWritable(ctx, tx, own, sessionID, in.ExpectedVersion, nil, now)
 		if err != nil {
 			return nil, err
@@ -129,7 +147,7 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 				e.ActiveRunID, e.RetryAfterSeconds = active[0].ID, 1
 				return nil, e
 			case carryon.MultitaskInterrupt:
-				interrupted = interrupted[:0]
+				*interrupted = (*interrupted)[:0]
 				for _, a := range active {
 					switch {
 					case a.Status == carryon.RunWaitingApproval:
@@ -145,7 +163,7 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 							return nil, err
 						}
 					}
-					interrupted = append(interrupted, a.ID)
+					*interrupted = append(*interrupted, a.ID)
 				}
 			}
 		}
@@ -172,17 +190,7 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 			return nil, err
 		}
 		return run, appendEvent(ctx, tx, run.OwnerID, run.ID, carryon.EventRunQueued, map[string]any{"trigger_seq": run.TriggerSeq, "multitask": policy}, now)
-	})
-	if err != nil {
-		return nil, err
 	}
-	for _, id := range interrupted {
-		s.stopHere(id, &engine.ErrStopped{Reason: "interrupt"})
-		s.notify.publish(id) // a runner in another process learns of the stop at once
-	}
-	s.notify.publish(run.ID)
-	s.Wake()
-	return run, nil
 }
 
 // GetRun returns one of the caller's runs.
@@ -234,9 +242,10 @@ func (s *Service) ListRuns(ctx context.Context, sessionID string, f carryon.RunF
 
 // Cancel asks a run to stop. A queued run is cancelled at once; a running one stops at its next
 // checkpoint (a model call in progress is abandoned, a tool call in progress finishes first).
-func (s *Service) Cancel(ctx context.Context, runID string) (*carryon.Run, error) {
+// With a request id, a repeat answers the run as the first cancel left it.
+func (s *Service) Cancel(ctx context.Context, runID string, opt carryon.RetryOptions) (*carryon.Run, error) {
 	var run *carryon.Run
-	err := s.write(ctx, func(tx store.Tx, own string, now time.Time) error {
+	cancelTx := func(tx store.Tx, own string, now time.Time) error {
 		var err error
 		if run, err = tx.GetRun(ctx, own, runID); err != nil || run.Status.Terminal() {
 			return err
@@ -246,6 +255,10 @@ func (s *Service) Cancel(ctx context.Context, runID string) (*carryon.Run, error
 		}
 		run.StopRequested, run.UpdatedAt = "cancel", now
 		return tx.UpdateRun(ctx, run, run.Attempt)
+	}
+	run, err := sessions.Write(ctx, s.sess, "run.cancel", runID, opt.RequestID, struct{}{}, func(tx store.Tx, own string, now time.Time) (*carryon.Run, error) {
+		err := cancelTx(tx, own, now)
+		return run, err
 	})
 	if err != nil {
 		return nil, err

@@ -76,8 +76,9 @@ func (s *Service) PatchWorkingMemory(ctx context.Context, id string, in carryon.
 
 // MemoryHistory lists the working memory's revisions, newest first.
 func (s *Service) MemoryHistory(ctx context.Context, id string, f carryon.RevisionFilter) (*carryon.RevisionPage, error) {
-	if f.BeforeMemoryVersion < 0 {
-		return nil, carryon.Errorf(carryon.EINVALID, "before must not be negative")
+	before, err := position(f.Cursor, "before", f.BeforeMemoryVersion)
+	if err != nil {
+		return nil, err
 	}
 	limit, err := pageLimit(f.Limit)
 	if err != nil {
@@ -88,7 +89,7 @@ func (s *Service) MemoryHistory(ctx context.Context, id string, f carryon.Revisi
 		if _, err := tx.GetSession(ctx, own, id); err != nil {
 			return err
 		}
-		items, err := tx.ListMemoryRevisions(ctx, own, id, f.BeforeMemoryVersion, limit+1)
+		items, err := tx.ListMemoryRevisions(ctx, own, id, before, limit+1)
 		if err != nil {
 			return err
 		}

@@ -65,10 +65,15 @@ func AppendInTx(ctx context.Context, tx store.Tx, sess *carryon.Session, in []ca
 	return &carryon.AppendResult{SessionID: sess.ID, Version: sess.Version, Messages: msgs}, nil
 }
 
+// ValidMessages checks messages as an append does, for a service that must refuse bad input
+// before it writes anything.
+func ValidMessages(msgs []carryon.NewMessage) error { return validMessages(msgs) }
+
 // ListMessages pages through a session's visible messages, oldest first.
 func (s *Service) ListMessages(ctx context.Context, id string, f carryon.MessageFilter) (*carryon.MessagePage, error) {
-	if f.AfterSeq < 0 {
-		return nil, carryon.Errorf(carryon.EINVALID, "after_seq must not be negative")
+	after, err := position(f.Cursor, "after_seq", f.AfterSeq)
+	if err != nil {
+		return nil, err
 	}
 	limit, err := pageLimit(f.Limit)
 	if err != nil {
@@ -80,7 +85,7 @@ func (s *Service) ListMessages(ctx context.Context, id string, f carryon.Message
 		if err != nil {
 			return err
 		}
-		items, err := tx.MessagesAfter(ctx, own, sess, f.AfterSeq, limit+1)
+		items, err := tx.MessagesAfter(ctx, own, sess, after, limit+1)
 		if err != nil {
 			return err
 		}

@@ -8,14 +8,11 @@ package sessions
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"log/slog"
 	"time"
-	"unicode/utf8"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/idempotency"
 	"github.com/carryon-hub/carryon/store"
 )
 
@@ -93,112 +90,62 @@ func (s *Service) read(ctx context.Context, fn func(tx store.Tx, owner string, n
 // WriteFunc is the effect of one write, run inside its transaction.
 type WriteFunc[T any] func(tx store.Tx, owner string, now time.Time) (T, error)
 
-// Write runs fn in a write transaction under the write contract: with a request id, a repeat of
-// the same request (same op, target and input) returns the stored answer and runs nothing; the
-// answer is stored in the same transaction as the effect. input must not hold the request id.
-// Other hub services (runs) use it to extend a session write in the same transaction.
+// Write runs fn in a write transaction under the write contract (package idempotency): with a
+// request id, a repeat of the same request (same op, target and input) returns the stored answer
+// and runs nothing; the answer is stored in the same transaction as the effect. input must not
+// hold the request id. Other hub services (runs) use it to extend a session write in the same
+// transaction.
 func Write[T any](ctx context.Context, s *Service, op, target, requestID string, input any, fn WriteFunc[T]) (T, error) {
-	var out T
 	own, err := owner(ctx)
-	if err != nil {
-		return out, err
-	}
-	if err := validRequestID(requestID); err != nil {
-		return out, err
-	}
-	fp, err := fingerprint(op, target, input)
-	if err != nil {
-		return out, err
-	}
-	now := s.now()
-	replayed := false
-	err = s.st.Write(ctx, func(tx store.Tx) error {
-		out = *new(T)
-		replayed = false
-		if requestID != "" {
-			rec, err := tx.GetIdempotency(ctx, own, requestID)
-			switch {
-			case err == nil && rec.ExpiresAt.After(now):
-				if rec.Fingerprint != fp {
-					return carryon.Errorf(carryon.EKEYREUSED, "request id %q was already used for a different request; use a new request id for a new request", requestID)
-				}
-				if rec.State == store.IdemInFlight {
-					e := carryon.Errorf(carryon.EINFLIGHT, "request id %q is still being processed; retry later", requestID)
-					e.RetryAfterSeconds = 1
-					return e
-				}
-				replayed = true
-				return json.Unmarshal(rec.Result, &out)
-			case err != nil && carryon.ErrorCode(err) != carryon.ENOTFOUND:
-				return err
-			}
-		}
-		v, err := fn(tx, own, now)
-		if err != nil {
-			return err
-		}
-		out = v
-		if requestID == "" {
-			return nil
-		}
-		result, err := json.Marshal(out)
-		if err != nil {
-			return err
-		}
-		return tx.PutIdempotency(ctx, &store.IdempotencyRecord{
-			OwnerID: own, Key: requestID, SessionID: recordSession(op, target, out), Fingerprint: fp,
-			State: store.IdemDone, Result: result, CreatedAt: now, ExpiresAt: now.Add(s.cfg.IdempotencyTTL),
-		})
-	})
 	if err != nil {
 		return *new(T), err
 	}
-	if r := carryon.ReceiptFromContext(ctx); r != nil {
-		r.Replayed = replayed
-	}
-	return out, nil
+	now := s.now()
+	return idempotency.Write(ctx, s.st, s.request(own, op, target, requestID, input, now), func(tx store.Tx) (T, error) {
+		return fn(tx, own, now)
+	})
 }
 
 // recordSession returns the session a write's request id belongs to, which forgets the id when it
-// is deleted or purged: the session the answer is (a create's or a fork's new session), otherwise
-// the target. A delete's own id belongs to no session: its answer holds nothing of the session,
-// and a repeat of the delete is answered as the first one was.
+// is deleted or purged: the session the answer is or names (a create's or a fork's new session, a
+// run's or a chat's session), otherwise the target. A delete's own id belongs to no session: its
+// answer holds nothing of the session, and a repeat of the delete is answered as the first one was.
 func recordSession(op, target string, out any) string {
+	switch v := out.(type) {
+	case *carryon.Session:
+		if v != nil {
+			return v.ID
+		}
+	case *carryon.Run:
+		if v != nil {
+			return v.SessionID
+		}
+	case *carryon.ChatResult:
+		if v != nil {
+			return v.SessionID
+		}
+	}
 	if op == "session.delete" {
 		return ""
-	}
-	if sess, ok := out.(*carryon.Session); ok && sess != nil {
-		return sess.ID
 	}
 	return target
 }
 
-func validRequestID(id string) error {
-	if len(id) > carryon.MaxRequestIDLength {
-		return carryon.Errorf(carryon.EINVALID, "request_id is longer than %d bytes", carryon.MaxRequestIDLength)
+// ReplaceAnswer stores out as the answer of an earlier Write with the same op, target, request id
+// and input (see idempotency.Replace): for a write whose final answer is known only later.
+func ReplaceAnswer(ctx context.Context, s *Service, op, target, requestID string, input, out any) error {
+	own, err := owner(ctx)
+	if err != nil || requestID == "" {
+		return err
 	}
-	if !utf8.ValidString(id) {
-		return carryon.Errorf(carryon.EINVALID, "request_id is not valid UTF-8")
-	}
-	for _, r := range id {
-		if r < 0x20 || r == 0x7f {
-			return carryon.Errorf(carryon.EINVALID, "request_id contains a control character")
-		}
-	}
-	return nil
+	return idempotency.Replace(ctx, s.st, s.request(own, op, target, requestID, input, s.now()), out)
 }
 
-// fingerprint identifies a request by operation, target and input (JSON, which encoding/json
-// writes deterministically: struct fields in order, map keys sorted).
-func fingerprint(op, target string, input any) (string, error) {
-	b, err := json.Marshal(input)
-	if err != nil {
-		return "", err
+func (s *Service) request(own, op, target, requestID string, input any, now time.Time) idempotency.Request {
+	return idempotency.Request{
+		Owner: own, ID: requestID, Op: op, Target: target, Input: input, Now: now, TTL: s.cfg.IdempotencyTTL,
+		Session: func(out any) string { return recordSession(op, target, out) },
 	}
-	h := sha256.New()
-	h.Write([]byte(op + "\x00" + target + "\x00"))
-	h.Write(b)
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // LoadWritable returns the owner's session if a write to it is allowed now: not closed, not

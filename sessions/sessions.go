@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -24,6 +25,9 @@ const (
 
 // Create makes a session owned by the caller, at version 1.
 func (s *Service) Create(ctx context.Context, in carryon.NewSession) (*carryon.Session, error) {
+	if in.ExpectedVersion != nil {
+		return nil, carryon.Errorf(carryon.EINVALID, "expected_version names a version of an existing session; a new session has none yet")
+	}
 	if err := validTitle(in.Title); err != nil {
 		return nil, err
 	}
@@ -50,7 +54,22 @@ func (s *Service) Create(ctx context.Context, in carryon.NewSession) (*carryon.S
 	}
 	key := in.RequestID
 	in.RequestID = ""
-	return Write(ctx, s, "session.create", "", key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
+	return Write(ctx, s, "session.create", "", key, in, insertTx(ctx, in, ttl, doc))
+}
+
+// CreateInTx makes a session of owner titled title, with the default idle TTL and an empty
+// working memory, in the transaction of a larger write (a chat writes its new session, its first
+// message and its run at once).
+func (s *Service) CreateInTx(ctx context.Context, tx store.Tx, owner, title string, now time.Time) (*carryon.Session, error) {
+	if err := validTitle(title); err != nil {
+		return nil, err
+	}
+	return insertTx(ctx, carryon.NewSession{Title: title}, int64(s.cfg.IdleTTL/time.Second), nil)(tx, owner, now)
+}
+
+// insertTx stores a new session checked by Create, with its first working memory doc if any.
+func insertTx(ctx context.Context, in carryon.NewSession, ttl int64, doc []byte) WriteFunc[*carryon.Session] {
+	return func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
 		sess := &carryon.Session{
 			ID: carryon.NewID("sess_"), OwnerID: own, Title: in.Title, Status: carryon.SessionActive,
 			Version: 1, CreatedAt: now, UpdatedAt: now, LastActiveAt: now,
@@ -74,7 +93,7 @@ func (s *Service) Create(ctx context.Context, in carryon.NewSession) (*carryon.S
 			}
 		}
 		return sess, nil
-	})
+	}
 }
 
 // CreateSession is a synonym of Create.
@@ -119,7 +138,8 @@ func (s *Service) GetSession(ctx context.Context, id string, opt carryon.GetOpti
 	return s.Get(ctx, id, opt)
 }
 
-// List returns the caller's sessions, newest activity first.
+// List returns the caller's sessions, newest first by creation. The order never changes, so a
+// session written while a client pages keeps its place and is not skipped.
 func (s *Service) List(ctx context.Context, f carryon.SessionFilter) (*carryon.SessionPage, error) {
 	switch f.Status {
 	case "", carryon.SessionActive, carryon.SessionClosed, carryon.SessionExpired:
@@ -132,7 +152,7 @@ func (s *Service) List(ctx context.Context, f carryon.SessionFilter) (*carryon.S
 	}
 	q := store.SessionQuery{Status: f.Status, Limit: limit + 1}
 	if f.Cursor != "" {
-		if q.AfterActive, q.AfterID, err = DecodeCursor(f.Cursor); err != nil {
+		if q.AfterCreated, q.AfterID, err = DecodeCursor(f.Cursor); err != nil {
 			return nil, err
 		}
 	}
@@ -146,7 +166,7 @@ func (s *Service) List(ctx context.Context, f carryon.SessionFilter) (*carryon.S
 		if len(items) > limit {
 			items = items[:limit]
 			last := items[limit-1]
-			page.NextCursor = EncodeCursor(last.LastActiveAt, last.ID)
+			page.NextCursor = EncodeCursor(last.CreatedAt, last.ID)
 		}
 		for _, it := range items {
 			it.Status = it.StatusAt(now)
@@ -157,7 +177,9 @@ func (s *Service) List(ctx context.Context, f carryon.SessionFilter) (*carryon.S
 	return page, err
 }
 
-// Update changes the title, metadata or idle TTL of a session.
+// Update changes the title, metadata (replaced as a whole, never merged) or idle TTL of a
+// session. An update that changes nothing stores nothing: the version stays and the idle clock
+// does not restart.
 func (s *Service) Update(ctx context.Context, id string, in carryon.SessionUpdate) (*carryon.Session, error) {
 	if in.Title != nil {
 		if err := validTitle(*in.Title); err != nil {
@@ -179,14 +201,18 @@ func (s *Service) Update(ctx context.Context, id string, in carryon.SessionUpdat
 		if err != nil {
 			return nil, err
 		}
-		if in.Title != nil {
-			sess.Title = *in.Title
+		changed := false
+		if in.Title != nil && *in.Title != sess.Title {
+			sess.Title, changed = *in.Title, true
 		}
-		if in.Metadata != nil {
-			sess.Metadata = compactJSON(in.Metadata)
+		if m := compactJSON(in.Metadata); in.Metadata != nil && !bytes.Equal(m, sess.Metadata) {
+			sess.Metadata, changed = m, true
 		}
-		if in.IdleTTLSeconds != nil {
-			sess.IdleTTLSeconds = *in.IdleTTLSeconds
+		if in.IdleTTLSeconds != nil && *in.IdleTTLSeconds != sess.IdleTTLSeconds {
+			sess.IdleTTLSeconds, changed = *in.IdleTTLSeconds, true
+		}
+		if !changed {
+			return sess, nil
 		}
 		return sess, Touch(ctx, tx, sess, now)
 	})
@@ -306,15 +332,14 @@ func EncodeCursor(t time.Time, id string) string {
 
 // DecodeCursor reads a cursor made by EncodeCursor; EINVALID for anything else.
 func DecodeCursor(c string) (time.Time, string, error) {
-	bad := carryon.Errorf(carryon.EINVALID, "cursor %q is not a cursor this server returned", c)
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
-		return time.Time{}, "", bad
+		return time.Time{}, "", badCursor(c)
 	}
 	ts, id, ok := strings.Cut(string(b), "|")
 	us, err := strconv.ParseInt(ts, 10, 64)
 	if !ok || err != nil || id == "" {
-		return time.Time{}, "", bad
+		return time.Time{}, "", badCursor(c)
 	}
 	return time.UnixMicro(us).UTC(), id, nil
 }

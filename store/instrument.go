@@ -5,7 +5,9 @@ import (
 	"time"
 )
 
-// Observer is told how long each transaction took, by kind ("read" or "write").
+// Observer is told how long each transaction took, by kind ("read" or "write"), and how it ended.
+// A transaction cut short because its context ended (a client that went away) is reported with
+// the context's error (context.Canceled or context.DeadlineExceeded), whatever the driver said.
 type Observer func(kind string, d time.Duration, err error)
 
 // Instrument returns st with every transaction timed by observe.
@@ -21,14 +23,22 @@ type instrumented struct {
 func (s *instrumented) Read(ctx context.Context, fn func(Tx) error) error {
 	start := time.Now()
 	err := s.Store.Read(ctx, fn)
-	s.observe("read", time.Since(start), err)
+	s.observe("read", time.Since(start), outcome(ctx, err))
 	return err
 }
 
 func (s *instrumented) Write(ctx context.Context, fn func(Tx) error) error {
 	start := time.Now()
 	err := s.Store.Write(ctx, fn)
-	s.observe("write", time.Since(start), err)
+	s.observe("write", time.Since(start), outcome(ctx, err))
+	return err
+}
+
+// outcome is what the observer is told of a transaction that ended with err.
+func outcome(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
 	return err
 }
 

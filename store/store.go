@@ -66,18 +66,19 @@ type Users interface {
 	RevokeKey(ctx context.Context, keyID string, t time.Time) error
 }
 
-// SessionQuery selects a page of one owner's sessions ordered by LastActiveAt descending, then ID
-// descending.
+// SessionQuery selects a page of one owner's sessions ordered by CreatedAt descending, then ID
+// descending: keys that never change, so a session written while a client pages keeps its place
+// (an order by activity would move it past the client's position and skip it).
 type SessionQuery struct {
 	// Status filters by the status a client sees at Now: active means active and not past
 	// ExpiresAt; expired means marked expired or active and past ExpiresAt. Empty means all.
 	Status carryon.SessionStatus
 	Now    time.Time
-	// AfterActive and AfterID continue after the last row of the previous page (keyset paging);
+	// AfterCreated and AfterID continue after the last row of the previous page (keyset paging);
 	// AfterID empty means the first page.
-	AfterActive time.Time
-	AfterID     string
-	Limit       int
+	AfterCreated time.Time
+	AfterID      string
+	Limit        int
 }
 
 // SessionRef names a session and its owner.

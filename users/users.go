@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/idempotency"
 	"github.com/carryon-hub/carryon/store"
 )
 
@@ -23,8 +24,9 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
 
 // Service implements carryon.UserService over a store.
 type Service struct {
-	st  store.Store
-	now func() time.Time
+	st     store.Store
+	now    func() time.Time
+	keepID time.Duration
 }
 
 var _ carryon.UserService = (*Service)(nil)
@@ -34,7 +36,16 @@ func New(st store.Store, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{st: st, now: now}
+	return &Service{st: st, now: now, keepID: carryon.DefaultIdempotencyTTL}
+}
+
+// KeepRequestIDs sets how long request ids of key revocations and their answers are kept (the
+// server's setting for every write; default carryon.DefaultIdempotencyTTL), and returns s.
+func (s *Service) KeepRequestIDs(ttl time.Duration) *Service {
+	if ttl > 0 {
+		s.keepID = ttl
+	}
+	return s
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
@@ -141,12 +152,22 @@ func (s *Service) ListKeys(ctx context.Context, user string) ([]*carryon.APIKey,
 	return out, err
 }
 
-// RevokeKey revokes a key; requests with it are refused from then on.
-func (s *Service) RevokeKey(ctx context.Context, keyID string) error {
+// RevokeKey revokes a key; requests with it are refused from then on. With a request id (kept
+// per admin), a repeat succeeds again instead of finding the key revoked.
+//
+// Creating a user or a key takes no request id: its answer holds a secret that is shown once and
+// never stored, so there is no answer to replay (a retried user creation finds the name taken).
+func (s *Service) RevokeKey(ctx context.Context, keyID string, opt carryon.RetryOptions) error {
 	if err := admin(ctx); err != nil {
 		return err
 	}
-	return s.st.Write(ctx, func(tx store.Tx) error { return tx.RevokeKey(ctx, keyID, s.clock()) })
+	now := s.clock()
+	req := idempotency.Request{Owner: carryon.UserIDFromContext(ctx), ID: opt.RequestID, Op: "key.revoke", Target: keyID,
+		Input: struct{}{}, Now: now, TTL: s.keepID}
+	_, err := idempotency.Write(ctx, s.st, req, func(tx store.Tx) (struct{}, error) {
+		return struct{}{}, tx.RevokeKey(ctx, keyID, now)
+	})
+	return err
 }
 
 func admin(ctx context.Context) error {

@@ -55,7 +55,7 @@ func TestKeysAreHashedAndRevocable(t *testing.T) {
 			t.Errorf("authenticate %q: %v", bad, err)
 		}
 	}
-	if err := svc.RevokeKey(admin, keys[0].ID); err != nil {
+	if err := svc.RevokeKey(admin, keys[0].ID, carryon.RetryOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Authenticate(context.Background(), secret); carryon.ErrorCode(err) != carryon.EUNAUTHORIZED {
@@ -108,7 +108,7 @@ func TestLocalUserKeyFile(t *testing.T) {
 	}
 	// A key file whose key stopped working (revoked) is replaced with a new key.
 	keys, _ := svc.ListKeys(carryon.NewTrustedContext(context.Background()), users.LocalUserName)
-	svc.RevokeKey(carryon.NewTrustedContext(context.Background()), keys[0].ID)
+	svc.RevokeKey(carryon.NewTrustedContext(context.Background()), keys[0].ID, carryon.RetryOptions{})
 	fresh, err := svc.EnsureLocalUser(context.Background(), dir)
 	if err != nil || fresh == key {
 		t.Fatalf("revoked local key not replaced: %v", err)

@@ -12,9 +12,12 @@ import (
 	"github.com/carryon-hub/carryon/httpapi"
 )
 
-const chatUsage = `usage: carryon chat [--session ID]
+const chatUsage = `usage: carryon chat [--session ID [--expected-version N]]
   A conversation on stdin: every line is a message; the agent's work streams as it happens.
   Without --session a new session is made; its id is printed first, to continue it later.
+  With --expected-version (or on a new session), the first message expects that session version
+  and every later one the version the session reached after the previous run, as a server with
+  --require-version needs; a message refused for a stale version is not sent and the chat goes on.
   /quit or end of input leaves; Ctrl-C during a run cancels the run.`
 
 func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -22,6 +25,8 @@ func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 	var cf clientFlags
 	cf.register(fs, getenv)
 	sessionID := fs.String("session", "", "the session to continue; default a new one")
+	var vf versionFlag
+	vf.register(fs, "of the first message, with --session")
 	pos, err := parseFlags(fs, getenv, args)
 	if err != nil {
 		return err
@@ -29,11 +34,18 @@ func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 	if len(pos) != 0 {
 		return usagef("%s", chatUsage)
 	}
+	expected, err := vf.get()
+	if err != nil {
+		return err
+	}
+	if expected != nil && *sessionID == "" {
+		return usagef("--expected-version needs --session: a new session has no version yet")
+	}
 	c, err := cf.client()
 	if err != nil {
 		return err
 	}
-	id, err := openSession(ctx, c, *sessionID, "chat", stdout)
+	id, expected, err := openSession(ctx, c, *sessionID, "chat", expected, stdout)
 	if err != nil {
 		return err
 	}
@@ -77,9 +89,16 @@ func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 		if line == "" {
 			continue
 		}
-		run, err := c.Start(ctx, id, carryon.NewRun{Message: line, WriteOptions: carryon.WriteOptions{RequestID: carryon.NewID("req_")}})
-		if _, isAppErr := carryon.AsError(err); isAppErr {
+		run, err := c.Start(ctx, id, carryon.NewRun{Message: line, WriteOptions: carryon.WriteOptions{RequestID: carryon.NewID("req_"), ExpectedVersion: expected}})
+		if e, isAppErr := carryon.AsError(err); isAppErr {
 			fmt.Fprintf(stdout, "error: %s\n", carryon.ErrorMessage(err))
+			if e.Code == carryon.EVERSION && expected != nil {
+				// Someone else wrote to the session: the user has seen it now and may resend.
+				expected = carryon.Ptr(e.CurrentVersion)
+				fmt.Fprintf(stdout, "the session is at version %d now; send the message again to send it anyway\n", e.CurrentVersion)
+			} else if e.Code == carryon.EVERSIONNEEDED {
+				fmt.Fprintf(stdout, "start the chat with --expected-version N (`carryon sessions show %s` shows the version)\n", id)
+			}
 			continue // e.g. the session is busy with a run from elsewhere: the user may retry
 		} else if err != nil {
 			return err
@@ -96,29 +115,39 @@ func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 			fmt.Fprintf(stdout, "continue later with: carryon chat --session %s\n", id)
 			return nil
 		}
+		if expected != nil {
+			// The next message follows what this run left: it expects the session's version now.
+			wm, err := c.GetWorkingMemory(ctx, id)
+			if err != nil {
+				return err
+			}
+			expected = carryon.Ptr(wm.Version)
+		}
 	}
 }
 
 // openSession returns the session to work in: the given one (showing its goal and next action),
-// or a new one titled after what it is for. Either way it prints "session: ID" first.
-func openSession(ctx context.Context, c *httpapi.Client, id, title string, w io.Writer) (string, error) {
+// or a new one titled after what it is for. Either way it prints "session: ID" first. expected
+// is the version the first write expects: the given one, or the new session's own (no one else
+// has written to it yet, and a server with --require-version needs one).
+func openSession(ctx context.Context, c *httpapi.Client, id, title string, given *int64, w io.Writer) (_ string, expected *int64, _ error) {
 	if id == "" {
 		s, err := c.Create(ctx, carryon.NewSession{Title: title})
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		fmt.Fprintf(w, "session: %s (new)\n", s.ID)
-		return s.ID, nil
+		return s.ID, carryon.Ptr(s.Version), nil
 	}
 	wm, err := c.GetWorkingMemory(ctx, id)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	fmt.Fprintf(w, "session: %s\n", id)
 	if g := wm.WorkingMemory.Goal(); g != "" {
 		fmt.Fprintf(w, "goal:    %s\nnext:    %s\n", g, orDash(wm.WorkingMemory.NextAction()))
 	}
-	return id, nil
+	return id, given, nil
 }
 
 // isTerminal reports whether r is a terminal (a character device).

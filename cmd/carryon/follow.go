@@ -37,7 +37,7 @@ func followRun(ctx context.Context, c *httpapi.Client, runID string, st carryon.
 			fmt.Fprintf(w, "^C cancelling %s…\n", runID)
 			bg, stop := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer stop()
-			if _, err := c.Cancel(bg, runID); err != nil {
+			if _, err := c.Cancel(bg, runID, carryon.RetryOptions{}); err != nil {
 				return nil, fmt.Errorf("cancel %s: %w", runID, err)
 			}
 			if st, err = c.Events(bg, runID, p.last, true); err != nil {

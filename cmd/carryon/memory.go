@@ -65,7 +65,7 @@ func runMemory(ctx context.Context, args []string, getenv env, stdout, stderr io
 		}
 		return printJSON(stdout, it)
 	case cmd == "rm" && len(pos) == 2:
-		if err := m.Delete(ctx, pos[0], pos[1]); err != nil {
+		if err := m.Delete(ctx, pos[0], pos[1], carryon.RetryOptions{}); err != nil {
 			return err
 		}
 		_, err := fmt.Fprintf(stdout, "forgot %s/%s\n", pos[0], pos[1])

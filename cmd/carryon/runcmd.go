@@ -9,7 +9,7 @@ import (
 	"github.com/carryon-hub/carryon"
 )
 
-const runUsage = `usage: carryon run [--session ID] [--multitask reject|enqueue|interrupt] MESSAGE...
+const runUsage = `usage: carryon run [--session ID [--expected-version N]] [--multitask reject|enqueue|interrupt] MESSAGE...
   One run: the message goes to the session (a new one without --session) and the agent's work
   streams as it happens. The exit status is 1 unless the run succeeds; Ctrl-C cancels the run.`
 
@@ -20,9 +20,18 @@ func runOnce(ctx context.Context, args []string, getenv env, stdout, stderr io.W
 	cf.register(fs, getenv)
 	sessionID := fs.String("session", "", "the session to send the message to; default a new one")
 	multitask := fs.String("multitask", "", "when the session has a run going: reject (default), enqueue or interrupt")
+	var vf versionFlag
+	vf.register(fs, "with --session")
 	pos, err := parseFlags(fs, getenv, args)
 	if err != nil {
 		return err
+	}
+	expected, err := vf.get()
+	if err != nil {
+		return err
+	}
+	if expected != nil && *sessionID == "" {
+		return usagef("--expected-version needs --session: a new session has no version yet")
 	}
 	message := strings.TrimSpace(strings.Join(pos, " "))
 	if message == "" {
@@ -32,15 +41,15 @@ func runOnce(ctx context.Context, args []string, getenv env, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	id, err := openSession(ctx, c, *sessionID, clip(message, 60), stdout)
+	id, expected, err := openSession(ctx, c, *sessionID, clip(message, 60), expected, stdout)
 	if err != nil {
 		return err
 	}
 	runID, st, err := c.StartStream(ctx, id, carryon.NewRun{
-		Message: message, Multitask: *multitask, WriteOptions: carryon.WriteOptions{RequestID: carryon.NewID("req_")},
+		Message: message, Multitask: *multitask, WriteOptions: carryon.WriteOptions{RequestID: carryon.NewID("req_"), ExpectedVersion: expected},
 	})
 	if err != nil {
-		return err
+		return versionHint(err, id)
 	}
 	fmt.Fprintf(stdout, "run: %s\n", runID)
 	end, err := followRun(ctx, c, runID, st, stdout)

@@ -69,13 +69,16 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	defer raw.Close()
 	st := store.Instrument(raw, func(kind string, d time.Duration, err error) {
 		outcome := "ok"
-		if err != nil {
+		switch {
+		case errors.Is(err, context.Canceled):
+			outcome = "canceled" // the client went away; not a failure of the store
+		case err != nil:
 			outcome = carryon.ErrorCode(err)
 		}
 		txSeconds.WithLabelValues(kind, outcome).Observe(d.Seconds())
 	})
 
-	us := users.New(st, nil)
+	us := users.New(st, nil).KeepRequestIDs(*idemTTL)
 	if _, err := us.EnsureLocalUser(ctx, sf.data); err != nil {
 		return fmt.Errorf("local user: %w", err)
 	}
@@ -83,7 +86,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		IdleTTL: *idleTTL, PurgeAfter: *purge, ClosedRetention: *closedRetention, IdempotencyTTL: *idemTTL,
 		Workspaces: af.workspacesDir(sf.data), Logger: log,
 	})
-	ms := memory.New(st, nil)
+	ms := memory.New(st, nil).KeepRequestIDs(*idemTTL)
 	var rs *runs.Service
 	eng, err := af.newEngine(getenv, sf.data, ss, actionSource(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
 		return rs.RecentActions(ctx, id, n)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -15,8 +14,8 @@ import (
 const sessionsUsage = `usage: carryon sessions COMMAND [flags]
   ls [--status active|closed|expired] [--limit N] [--json]
   show ID [--messages N]
-  close ID | restore ID | rm ID
-  fork ID [--at-version N] [--title T]
+  close ID | restore ID | rm ID [--expected-version N]
+  fork ID [--at-version N] [--title T] [--expected-version N]
   export ID            one session as JSON Lines: the session, its working memory, every message, every memory revision`
 
 func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
@@ -32,7 +31,13 @@ func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr 
 	nmsg := fs.Int("messages", 20, "how many recent messages to show (show)")
 	atVersion := fs.Int64("at-version", 0, "fork the session as it was at this version (fork)")
 	title := fs.String("title", "", "title of the fork (fork)")
+	var vf versionFlag
+	vf.register(fs, "close, restore, rm, fork")
 	pos, err := parseFlags(fs, getenv, args[1:])
+	if err != nil {
+		return err
+	}
+	expected, err := vf.get()
 	if err != nil {
 		return err
 	}
@@ -72,22 +77,22 @@ func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr 
 		if cmd == "restore" {
 			f = c.Restore
 		}
-		s, err := f(ctx, id, carryon.WriteOptions{})
+		s, err := f(ctx, id, carryon.WriteOptions{ExpectedVersion: expected})
 		if err != nil {
-			return err
+			return versionHint(err, id)
 		}
 		_, err = fmt.Fprintf(stdout, "%s %s (version %d)\n", s.ID, s.Status, s.Version)
 		return err
 	case "rm":
-		if err := c.Delete(ctx, id, carryon.WriteOptions{}); err != nil {
-			return err
+		if err := c.Delete(ctx, id, carryon.WriteOptions{ExpectedVersion: expected}); err != nil {
+			return versionHint(err, id)
 		}
 		_, err := fmt.Fprintf(stdout, "deleted %s\n", id)
 		return err
 	case "fork":
-		s, err := c.Fork(ctx, id, carryon.ForkInput{AtVersion: *atVersion, Title: *title})
+		s, err := c.Fork(ctx, id, carryon.ForkInput{AtVersion: *atVersion, Title: *title, WriteOptions: carryon.WriteOptions{ExpectedVersion: expected}})
 		if err != nil {
-			return err
+			return versionHint(err, id)
 		}
 		_, err = fmt.Fprintf(stdout, "%s forked from %s at version %d\n", s.ID, id, s.ForkVersion)
 		return err
@@ -138,8 +143,8 @@ func exportSession(ctx context.Context, c carryon.SessionService, id string, w i
 	if err := line("working_memory", v.WorkingMemory); err != nil {
 		return err
 	}
-	for after := int64(0); ; {
-		page, err := c.ListMessages(ctx, id, carryon.MessageFilter{AfterSeq: after, Limit: carryon.MaxMessageWindow})
+	for cursor := ""; ; {
+		page, err := c.ListMessages(ctx, id, carryon.MessageFilter{Cursor: cursor, Limit: carryon.MaxMessageWindow})
 		if err != nil {
 			return err
 		}
@@ -148,15 +153,12 @@ func exportSession(ctx context.Context, c carryon.SessionService, id string, w i
 				return err
 			}
 		}
-		if page.NextCursor == "" {
+		if cursor = page.NextCursor; cursor == "" {
 			break
 		}
-		if after, err = strconv.ParseInt(page.NextCursor, 10, 64); err != nil {
-			return err
-		}
 	}
-	for before := int64(0); ; {
-		page, err := c.MemoryHistory(ctx, id, carryon.RevisionFilter{BeforeMemoryVersion: before, Limit: carryon.MaxMessageWindow})
+	for cursor := ""; ; {
+		page, err := c.MemoryHistory(ctx, id, carryon.RevisionFilter{Cursor: cursor, Limit: carryon.MaxMessageWindow})
 		if err != nil {
 			return err
 		}
@@ -165,11 +167,8 @@ func exportSession(ctx context.Context, c carryon.SessionService, id string, w i
 				return err
 			}
 		}
-		if page.NextCursor == "" {
+		if cursor = page.NextCursor; cursor == "" {
 			return nil
-		}
-		if before, err = strconv.ParseInt(page.NextCursor, 10, 64); err != nil {
-			return err
 		}
 	}
 }

@@ -77,7 +77,7 @@ func runUsers(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		_, err = fmt.Fprintln(stdout, secret)
 		return err
 	case args[0] == "keys" && len(pos) == 2 && pos[0] == "revoke":
-		if err := svc.RevokeKey(ctx, pos[1]); err != nil {
+		if err := svc.RevokeKey(ctx, pos[1], carryon.RetryOptions{}); err != nil {
 			return err
 		}
 		_, err := fmt.Fprintf(stdout, "revoked key %s\n", pos[1])

@@ -76,7 +76,7 @@ func (a *args) add(v any) string {
 	return fmt.Sprintf("$%d", len(*a))
 }
 
-// ListSessions returns a page of the owner's sessions by (last_active_at, id) descending, filtered
+// ListSessions returns a page of the owner's sessions by (created_at, id) descending, filtered
 // by the status a client sees at q.Now. A Limit of zero or less means no limit.
 func (t *tx) ListSessions(ctx context.Context, owner string, q store.SessionQuery) ([]*carryon.Session, error) {
 	var a args
@@ -91,10 +91,10 @@ func (t *tx) ListSessions(ctx context.Context, owner string, q store.SessionQuer
 		query += ` AND status = ` + a.add(string(q.Status))
 	}
 	if q.AfterID != "" {
-		p, id := a.add(micros(q.AfterActive)), a.add(q.AfterID)
-		query += ` AND (last_active_at < ` + p + ` OR (last_active_at = ` + p + ` AND id < ` + id + `))`
+		p, id := a.add(micros(q.AfterCreated)), a.add(q.AfterID)
+		query += ` AND (created_at < ` + p + ` OR (created_at = ` + p + ` AND id < ` + id + `))`
 	}
-	query += ` ORDER BY last_active_at DESC, id DESC LIMIT ` + a.add(limitArg(q.Limit))
+	query += ` ORDER BY created_at DESC, id DESC LIMIT ` + a.add(limitArg(q.Limit))
 	rows, err := t.tx.Query(ctx, query, a...)
 	if err != nil {
 		return nil, wrap(err, "list sessions")

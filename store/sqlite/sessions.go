@@ -57,7 +57,7 @@ func (t *tx) GetSession(ctx context.Context, owner, id string) (*carryon.Session
 	return s, wrap(err, "get session")
 }
 
-// ListSessions returns a page of the owner's sessions by (last_active_at, id) descending, filtered
+// ListSessions returns a page of the owner's sessions by (created_at, id) descending, filtered
 // by the status a client sees at q.Now. A Limit of zero or less means no limit.
 func (t *tx) ListSessions(ctx context.Context, owner string, q store.SessionQuery) ([]*carryon.Session, error) {
 	query := `SELECT ` + sessionCols + ` FROM sessions WHERE owner_id = ?`
@@ -76,11 +76,11 @@ func (t *tx) ListSessions(ctx context.Context, owner string, q store.SessionQuer
 		args = append(args, string(q.Status))
 	}
 	if q.AfterID != "" {
-		a := micros(q.AfterActive)
-		query += ` AND (last_active_at < ? OR (last_active_at = ? AND id < ?))`
+		a := micros(q.AfterCreated)
+		query += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
 		args = append(args, a, a, q.AfterID)
 	}
-	query += ` ORDER BY last_active_at DESC, id DESC LIMIT ?`
+	query += ` ORDER BY created_at DESC, id DESC LIMIT ?`
 	args = append(args, limitArg(q.Limit))
 	rows, err := t.tx.QueryContext(ctx, query, args...)
 	if err != nil {

@@ -81,14 +81,15 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("ListOrderAndPaging", func(t *testing.T) {
 		st := open(t)
 		ctx := t.Context()
-		// Two sessions share a LastActiveAt: the id breaks the tie, descending.
+		// Sessions come newest first by creation; two share a CreatedAt and the id breaks the tie,
+		// descending. Activity (LastActiveAt) does not move them.
 		var want []string
 		for i, c := range []struct {
-			id  string
-			sec int
+			id      string
+			created int
 		}{{"sess_a", 1}, {"sess_b", 5}, {"sess_c", 3}, {"sess_d", 5}, {"sess_e", 2}, {"sess_f", 4}} {
-			s := newSession(ownerA, c.id, at(c.sec))
-			s.CreatedAt = at(i)
+			s := newSession(ownerA, c.id, at(20-i))
+			s.CreatedAt = at(c.created)
 			insertSession(t, st, s)
 		}
 		insertSession(t, st, newSession(ownerB, "sess_z", at(9)))
@@ -123,7 +124,7 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 				}
 				paged = append(paged, sessionIDs(page)...)
 				last := page[len(page)-1]
-				q.AfterActive, q.AfterID = last.LastActiveAt, last.ID
+				q.AfterCreated, q.AfterID = last.CreatedAt, last.ID
 			}
 			if !reflect.DeepEqual(paged, want) {
 				t.Fatalf("paged by %d = %v, want %v", limit, paged, want)

@@ -1,0 +1,74 @@
+package idempotency_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/idempotency"
+	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/store/sqlite"
+)
+
+// The rule on a real store: the first write runs and stores its answer; a repeat answers it and
+// runs nothing; another request with the id is EKEYREUSED; an error stores nothing; Replace
+// changes the answer of the same request only.
+func TestWriteAndReplace(t *testing.T) {
+	st, err := sqlite.Open(context.Background(), ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	req := idempotency.Request{Owner: "usr_a", ID: "k", Op: "op", Target: "t", Input: map[string]int{"n": 1}, Now: now, TTL: time.Hour}
+	runs := 0
+	write := func(ctx context.Context, r idempotency.Request, fail bool) (string, error) {
+		return idempotency.Write(ctx, st, r, func(tx store.Tx) (string, error) {
+			runs++
+			if fail {
+				return "", carryon.Errorf(carryon.EINVALID, "no")
+			}
+			return "answer", nil
+		})
+	}
+	if _, err := write(context.Background(), req, true); carryon.ErrorCode(err) != carryon.EINVALID {
+		t.Fatalf("failing write: %v", err)
+	}
+	var rec carryon.WriteReceipt
+	ctx := carryon.NewContextWithReceipt(context.Background(), &rec)
+	if out, err := write(ctx, req, false); err != nil || out != "answer" || rec.Replayed {
+		t.Fatalf("first write after a failed one: %q %v (replayed %v)", out, err, rec.Replayed)
+	}
+	if out, err := write(ctx, req, false); err != nil || out != "answer" || !rec.Replayed || runs != 2 {
+		t.Fatalf("repeat: %q %v (replayed %v, %d runs)", out, err, rec.Replayed, runs)
+	}
+	other := req
+	other.Input = map[string]int{"n": 2}
+	if _, err := write(ctx, other, false); carryon.ErrorCode(err) != carryon.EKEYREUSED || !strings.Contains(err.Error(), `"k"`) {
+		t.Fatalf("another request with the id: %v", err)
+	}
+	if err := idempotency.Replace(context.Background(), st, other, "not mine"); err != nil {
+		t.Fatal(err)
+	}
+	if err := idempotency.Replace(context.Background(), st, req, "final"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := write(ctx, req, false); err != nil || out != "final" || runs != 2 {
+		t.Fatalf("repeat after Replace: %q %v (%d runs)", out, err, runs)
+	}
+	anonymous := req
+	anonymous.Owner = ""
+	if _, err := write(ctx, anonymous, false); carryon.ErrorCode(err) != carryon.EINVALID {
+		t.Fatalf("a request id without a caller: %v", err)
+	}
+	for _, id := range []string{strings.Repeat("x", carryon.MaxRequestIDLength+1), "a\nb", "\xff"} {
+		if err := idempotency.CheckID(id); carryon.ErrorCode(err) != carryon.EINVALID {
+			t.Errorf("CheckID(%q) = %v", id, err)
+		}
+	}
+	if err := idempotency.CheckID(strings.Repeat("x", carryon.MaxRequestIDLength)); err != nil {
+		t.Errorf("a %d-byte id: %v", carryon.MaxRequestIDLength, err)
+	}
+}
