@@ -12,7 +12,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"time"
-	"unicode/utf8"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
@@ -149,8 +148,8 @@ func validRequestID(id string) error {
 	if len(id) > carryon.MaxRequestIDLength {
 		return carryon.Errorf(carryon.EINVALID, "request_id is longer than %d bytes", carryon.MaxRequestIDLength)
 	}
-	if !utf8.ValidString(id) {
-		return carryon.Errorf(carryon.EINVALID, "request_id is not valid UTF-8")
+	if err := carryon.CheckText("request_id", id); err != nil {
+		return err
 	}
 	for _, r := range id {
 		if r < 0x20 || r == 0x7f {
@@ -196,7 +195,13 @@ func LoadWritable(ctx context.Context, tx store.Tx, owner, id string, expected *
 	return sess, nil
 }
 
+// checkVersion refuses a write whose expected version is not the session's. A version below 1
+// is no version a session ever had (they start at 1): that is a malformed request (EINVALID),
+// not a conflict.
 func checkVersion(sess *carryon.Session, expected *int64) error {
+	if expected != nil && *expected < 1 {
+		return carryon.Errorf(carryon.EINVALID, "expected_version must be a session version, 1 or more, not %d", *expected)
+	}
 	if expected != nil && *expected != sess.Version {
 		return carryon.VersionConflict(*expected, sess.Version)
 	}
