@@ -14,7 +14,8 @@ import (
 
 // validMessages checks messages as every writer may append them, a client or a run: known roles
 // and kinds, text that is valid UTF-8 without NUL (carryon.CheckText) within its limits,
-// tool_calls a JSON array of objects, metadata a JSON object, consistent summary ranges.
+// tool_calls a JSON array of objects, metadata a JSON object without NUL, consistent summary
+// ranges.
 func validMessages(msgs []carryon.NewMessage) error {
 	if len(msgs) == 0 {
 		return carryon.Errorf(carryon.EINVALID, "messages must hold at least one message")
@@ -45,9 +46,6 @@ func validMessages(msgs []carryon.NewMessage) error {
 			var calls []map[string]json.RawMessage
 			if json.Unmarshal(m.ToolCalls, &calls) != nil {
 				return carryon.Errorf(carryon.EINVALID, "%s.tool_calls must be a JSON array of tool calls (objects)", at)
-			}
-			if err := carryon.CheckJSONText(at+".tool_calls", m.ToolCalls); err != nil {
-				return err
 			}
 		}
 		if m.Metadata != nil {
@@ -92,6 +90,11 @@ func validClientMessages(msgs []carryon.NewMessage) (map[string]int, error) {
 			}
 			ids, err := validToolCalls(at+".tool_calls", m.ToolCalls)
 			if err != nil {
+				return nil, err
+			}
+			// A run's calls come from the model, which may escape a NUL in its arguments: that
+			// is stored (as JSON text) on every driver, and the tool refuses the arguments.
+			if err := carryon.CheckJSONText(at+".tool_calls", m.ToolCalls); err != nil {
 				return nil, err
 			}
 			for _, id := range ids {
