@@ -21,6 +21,7 @@ const (
 	EFENCED         = "run_fenced"             // 409: a runner wrote for a run another runner took over
 	EVERSIONNEEDED  = "version_required"       // 428: the server requires an expected version
 	ETOOLARGE       = "payload_too_large"      // 413: the request body is over the limit
+	ETIMEOUT        = "request_timeout"        // 408: the request body did not arrive in time
 	EUNSUPPORTED    = "unsupported_media_type" // 415: the body is not JSON
 	EINTERNAL       = "internal"               // 500: a bug or an unexpected failure
 	EUNAVAILABLE    = "unavailable"            // 503: the server is shutting down or not ready

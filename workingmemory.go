@@ -1,6 +1,7 @@
 package carryon
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -75,4 +76,18 @@ type MemoryEdit struct {
 	Op   string `json:"op"`
 	Old  any    `json:"old,omitempty"`
 	New  any    `json:"new,omitempty"`
+}
+
+// UnmarshalJSON decodes a working memory document with its numbers as json.Number, so that an
+// integer above 2^53 (or any number) comes back exactly as it was written instead of rounded
+// through float64. Code reading a number from the document gets a json.Number.
+func (m *WorkingMemory) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v map[string]any
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	*m = v
+	return nil
 }

@@ -61,6 +61,10 @@ type Config struct {
 	LongTermShare float64
 	// LongTermItems is how many long-term memory items are looked up (default 8).
 	LongTermItems int
+	// SummaryBudget bounds the input tokens of one summarizer request (default Budget): cut
+	// history that does not fit in one is summarized in chunks, each extending the summary of
+	// the chunks before it.
+	SummaryBudget int
 }
 
 // Builder builds contexts.
@@ -93,6 +97,9 @@ func New(cfg Config, src Source, actions ActionSource, summarizer Summarizer) *B
 	}
 	if cfg.LongTermItems <= 0 {
 		cfg.LongTermItems = 8
+	}
+	if cfg.SummaryBudget <= 0 {
+		cfg.SummaryBudget = cfg.Budget
 	}
 	return &Builder{cfg: cfg, src: src, actions: actions, summarizer: summarizer}
 }
@@ -138,6 +145,10 @@ type Context struct {
 	// Unsummarized is how many messages were cut without a summary covering them yet (a
 	// preview, or no summarizer); a run stores a summary first.
 	Unsummarized int `json:"unsummarized"`
+	// Notes say what the builder had to work around, in sentences: tool messages or calls of an
+	// old session left out because a model API would refuse them, or a summary that could not
+	// be made (the older messages are then left out unsummarized, and the run goes on).
+	Notes []string `json:"notes,omitempty"`
 	// NewSummary is the summary message the caller must store before sending (nil: none).
 	NewSummary *carryon.NewMessage `json:"-"`
 	// WorkingMemory is the document rendered into the context.
@@ -206,11 +217,23 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 	keep := max(fit(counter, convo, avail), min(1, len(convo)))
 	if keep < len(convo) {
 		// History is cut: with a summarizer, cut deeper so the next turns fit without another summary.
+		summarized := false
 		if opt.Summarize && b.summarizer != nil {
-			keep = max(fit(counter, convo, int(float64(avail)*b.cfg.KeepShare)), 1)
-			if err := b.summarize(ctx, out, &summaryText, convo[:len(convo)-keep]); err != nil {
+			deep := max(fit(counter, convo, int(float64(avail)*b.cfg.KeepShare)), 1)
+			err := b.summarize(ctx, counter, out, &summaryText, convo[:len(convo)-deep])
+			switch {
+			case err == nil:
+				summarized, keep = true, deep
+			case ctx.Err() != nil:
 				return nil, err
+			default:
+				// A failing summarizer must not fail this run and every later one: go on with
+				// the window that fits, unsummarized, and say so.
+				out.Notes = append(out.Notes, "summarizing the older messages failed ("+clip(err.Error(), 200)+
+					"); they are left out without a summary this time")
 			}
+		}
+		if summarized {
 			// The new summary may be longer than the old one: what is kept must still fit.
 			// (Rare, with KeepShare well below 1: messages dropped here are counted as unsummarized.)
 			grown := counter.Count(summaryPart(summaryText, out.SummaryCoversTo)) - oldSummary
@@ -223,8 +246,10 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 	}
 	convo = convo[len(convo)-keep:]
 	for len(convo) > 0 && convo[0].Role == carryon.RoleTool {
-		convo = convo[1:] // a tool result without its call would be refused by the model API
+		convo = convo[1:] // its call was cut with the older history
 	}
+	convo, notes := pairTools(convo)
+	out.Notes = append(out.Notes, notes...)
 	if s := summaryPart(summaryText, out.SummaryCoversTo); s != "" {
 		sections = append(sections, Part{Name: "summary", Content: s})
 	}
@@ -245,6 +270,7 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 		msgPart.Tokens += counter.message(m)
 		out.Messages = append(out.Messages, toModel(m))
 	}
+	// (An assistant message that lost unanswered calls is counted as stored: a little over.)
 	if len(convo) > 0 {
 		out.FirstSeq, out.LastSeq = convo[0].Seq, convo[len(convo)-1].Seq
 	}
@@ -254,24 +280,6 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 		out.Messages = []model.Message{}
 	}
 	return out, nil
-}
-
-// summarize asks for a summary of the cut messages extending the current one, and records it as
-// the summary the caller must store.
-func (b *Builder) summarize(ctx context.Context, out *Context, summaryText *string, cut []*carryon.Message) error {
-	previous := *summaryText
-	if gap := cut[0].Seq - out.SummaryCoversTo - 1; gap > 0 {
-		// Messages older than the window that no summary covers: say so rather than pretend.
-		previous = strings.TrimSpace(previous + "\n(" + itoa(gap) + " older messages were not summarized.)")
-	}
-	text, err := b.summarizer.Summarize(ctx, previous, cut)
-	if err != nil {
-		return err
-	}
-	last := cut[len(cut)-1].Seq
-	out.NewSummary = &carryon.NewMessage{Role: carryon.RoleSystem, Kind: carryon.KindSummary, Content: text, CoversFrom: 1, CoversTo: last}
-	*summaryText, out.SummaryCoversTo = text, last
-	return nil
 }
 
 // fit returns how many of the newest messages fit in budget tokens.

@@ -186,6 +186,7 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 		if err != nil {
 			return false, err
 		}
+		resp.Text = storable(resp.Text)
 		if len(resp.ToolCalls) == 0 {
 			if strings.TrimSpace(resp.Text) == "" {
 				return false, errors.New("the model answered with nothing")

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/model"
 	"github.com/carryon-hub/carryon/model/scripted"
+	"github.com/carryon-hub/carryon/tool"
 )
 
 // talker is the scripted model saying something before each answer, tool calls included: the kind
@@ -173,5 +176,49 @@ func TestEventWriteFailsMidStep(t *testing.T) {
 	}
 	if got := hub.recorded(); len(got) != 1 {
 		t.Fatalf("the engine went on after a failed event write: %q", got)
+	}
+}
+
+// TestOddTextIsStored: a tool's output with invalid UTF-8, a NUL and a multi-byte character at the
+// 64 KiB cut is stored as valid text, and the run goes on. (On cac1ba6 a CJK file cut at 64 KiB
+// split a character and the run failed.)
+func TestOddTextIsStored(t *testing.T) {
+	big := strings.Repeat("a", 64<<10-1) + "漢字"
+	odd := &probeTool{name: "odd", out: "bad \xff byte, nul \x00 here; " + big}
+	f := newFixture(t, &callsOnce{tool: "odd"}, "scripted", odd)
+	_, run := f.start(t, "go")
+	got := f.wait(t, run.ID)
+	if got.Status != carryon.RunSucceeded {
+		t.Fatalf("run: %s (%s)", got.Status, got.Error)
+	}
+	acts, _ := f.runs.Actions(f.alice, run.ID)
+	if len(acts) != 1 || !utf8.ValidString(acts[0].Result) || strings.ContainsRune(acts[0].Result, 0) || !strings.HasSuffix(acts[0].Result, "…(truncated)") {
+		t.Fatalf("stored result is not clean text: %d actions, valid %v", len(acts), len(acts) == 1 && utf8.ValidString(acts[0].Result))
+	}
+}
+
+// probeTool is a read tool that answers out.
+type probeTool struct{ name, out string }
+
+func (p *probeTool) Name() string                { return p.name }
+func (p *probeTool) Description() string         { return "A tool of the tests." }
+func (p *probeTool) Schema() json.RawMessage     { return json.RawMessage(`{"type":"object"}`) }
+func (p *probeTool) Effect() carryon.EffectClass { return carryon.EffectRead }
+func (p *probeTool) Call(context.Context, tool.Call) (tool.Result, error) {
+	return tool.Result{Content: p.out}, nil
+}
+
+// callsOnce calls one tool, then ends its turn once the result is in.
+type callsOnce struct{ tool string }
+
+func (c *callsOnce) Name() string { return "calls-once" }
+
+func (c *callsOnce) Stream(ctx context.Context, req model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == model.RoleTool {
+			yield(model.Chunk{Delta: "Done.", FinishReason: model.FinishStop}, nil)
+			return
+		}
+		yield(model.Chunk{ToolCalls: []model.ToolCall{{ID: "call_1", Name: c.tool, Arguments: []byte(`{}`)}}, FinishReason: model.FinishToolCalls}, nil)
 	}
 }

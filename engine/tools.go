@@ -183,10 +183,10 @@ func resultText(a *carryon.Action) string {
 	return a.Result
 }
 
-// clip makes s valid UTF-8 (a tool may print bytes that are not) and bounds it to maxResultBytes,
-// cutting on a rune boundary.
+// clip makes s storable text (see storable) and bounds it to maxResultBytes, cutting on a rune
+// boundary.
 func clip(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = storable(s)
 	if len(s) <= maxResultBytes {
 		return s
 	}
@@ -195,6 +195,12 @@ func clip(s string) string {
 		cut--
 	}
 	return s[:cut] + "\n…(truncated)"
+}
+
+// storable makes text from a model or a tool fit carryon's text rule (valid UTF-8 without NUL):
+// invalid bytes and NUL characters become U+FFFD, so odd output never fails the run's writes.
+func storable(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 // memoryEditor lets the update_working_memory tool write through the hub for the run.

@@ -9,6 +9,8 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -45,6 +47,9 @@ func (s *server) readBody(r *http.Request, o bodyOptions) ([]byte, string, error
 		if errors.As(err, &mbe) {
 			return nil, "", tooLarge(s.maxBody)
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, "", carryon.Errorf(carryon.ETIMEOUT, "the request body did not arrive within %s", s.bodyTimeout)
+		}
 		return nil, "", carryon.Errorf(carryon.EINVALID, "reading the request body failed: %v", err)
 	}
 	if len(body) == 0 {
@@ -57,8 +62,15 @@ func (s *server) readBody(r *http.Request, o bodyOptions) ([]byte, string, error
 	if !utf8.Valid(body) {
 		return nil, "", carryon.Errorf(carryon.EINVALID, "the request body is not valid UTF-8")
 	}
+	// A UTF-8 byte-order mark is ignored, as RFC 8259 section 8.1 allows.
+	if body = bytes.TrimPrefix(body, utf8BOM); len(body) == 0 {
+		return s.emptyBody(o)
+	}
 	return body, media, nil
 }
+
+// utf8BOM is the UTF-8 encoding of U+FEFF, which some tools put before a JSON body.
+var utf8BOM = []byte("\xef\xbb\xbf")
 
 func (s *server) emptyBody(o bodyOptions) ([]byte, string, error) {
 	if !o.optional {
@@ -105,17 +117,21 @@ func decode[T any](s *server, r *http.Request, o bodyOptions) (T, error) {
 	return v, unmarshalStrict(body, &v)
 }
 
-// unmarshalStrict decodes exactly one JSON value from body into v, refusing unknown fields.
+// unmarshalStrict decodes exactly one JSON value from body into v (a pointer), strictly: unknown
+// fields, field names in another case, a name twice in one object, lone UTF-16 surrogates and
+// trailing data are refused. Numbers decoded into an interface are json.Number, so that an
+// integer above 2^53 is kept exactly.
 func unmarshalStrict(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
+	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		return decodeError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return carryon.Errorf(carryon.EINVALID, "the request body must hold exactly one JSON value; found more data after byte %d", dec.InputOffset())
 	}
-	return nil
+	return checkStrict(body, reflect.TypeOf(v))
 }
 
 // decodeError turns an encoding/json error into a message a client can act on.

@@ -21,6 +21,7 @@ import (
 	"github.com/carryon-hub/carryon/model/scripted"
 	"github.com/carryon-hub/carryon/runs"
 	"github.com/carryon-hub/carryon/sessions"
+	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/store/sqlite"
 	"github.com/carryon-hub/carryon/tool"
 	"github.com/carryon-hub/carryon/tool/memtool"
@@ -64,11 +65,18 @@ func (b *syncBuffer) String() string {
 // newEnv starts a server; change adjusts its Config (e.g. to wrap the services).
 func newEnv(t testing.TB, change func(*httpapi.Config)) *env {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, ":memory:")
+	db, err := sqlite.Open(context.Background(), ":memory:")
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
+	return newEnvOn(t, db, change)
+}
+
+// newEnvOn starts a server over the store db, which it closes when the test ends.
+func newEnvOn(t testing.TB, db store.Store, change func(*httpapi.Config)) *env {
+	t.Helper()
+	ctx := context.Background()
+	var err error
 	t.Cleanup(func() { db.Close() })
 	e := &env{t: t, sessions: sessions.New(db, sessions.Config{}), users: users.New(db, nil), memory: memory.New(db, nil), logs: &syncBuffer{}}
 	trusted := carryon.NewTrustedContext(ctx)

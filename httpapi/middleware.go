@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -60,6 +61,7 @@ func (s *server) wrap(route string, next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", reqID)
 		info := &requestInfo{}
 		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
+		s.limitBodyTime(w, r)
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			if v := recover(); v != nil {
@@ -86,6 +88,39 @@ func (s *server) wrap(route string, next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// limitBodyTime bounds the time the request's body may take to arrive with a read deadline on
+// the connection (only headers have a timeout in http.Server, and WriteTimeout would cut event
+// streams), and lifts the deadline as soon as the body has been read, so that a long answer is
+// never cut by it. (net/http lifts it too when it starts watching the connection for a close
+// after the body; timedBody does not rely on that.) A body that misses the deadline fails to
+// read: readBody answers 408 and the connection is closed.
+func (s *server) limitBodyTime(w http.ResponseWriter, r *http.Request) {
+	if s.bodyTimeout < 0 || r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(s.bodyTimeout)) != nil {
+		return // not a connection (an in-process test): nothing to bound
+	}
+	r.Body = &timedBody{ReadCloser: r.Body, rc: rc}
+}
+
+// timedBody lifts the read deadline of its connection at the end of the body.
+type timedBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *timedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
 }
 
 // validRequestID accepts a client's X-Request-Id when it is short and plain.

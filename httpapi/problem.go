@@ -51,6 +51,7 @@ var codeInfo = map[string]struct {
 	codeFenced:              {http.StatusConflict, "Run fenced"},
 	carryon.EVERSIONNEEDED:  {http.StatusPreconditionRequired, "Version required"},
 	carryon.ETOOLARGE:       {http.StatusRequestEntityTooLarge, "Payload too large"},
+	carryon.ETIMEOUT:        {http.StatusRequestTimeout, "Request timeout"},
 	carryon.EUNSUPPORTED:    {http.StatusUnsupportedMediaType, "Unsupported media type"},
 	carryon.EINTERNAL:       {http.StatusInternalServerError, "Internal error"},
 	carryon.EUNAVAILABLE:    {http.StatusServiceUnavailable, "Service unavailable"},
@@ -141,6 +142,9 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfterSeconds))
 	} else if p.Code == carryon.EINFLIGHT {
 		w.Header().Set("Retry-After", "1")
+	}
+	if p.Code == carryon.ETIMEOUT {
+		w.Header().Set("Connection", "close") // the rest of the body may still be on its way
 	}
 	if p.Code == carryon.EUNAUTHORIZED {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="carryon"`)

@@ -27,7 +27,9 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
+	"time"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/contextbuild"
@@ -36,6 +38,10 @@ import (
 
 // DefaultMaxBodyBytes is the request body limit when Config.MaxBodyBytes is zero.
 const DefaultMaxBodyBytes = 4 << 20
+
+// DefaultBodyReadTimeout bounds the time a request body may take to arrive when
+// Config.BodyReadTimeout is zero.
+const DefaultBodyReadTimeout = 60 * time.Second
 
 // Config holds what the server depends on.
 type Config struct {
@@ -48,6 +54,11 @@ type Config struct {
 	Ready func(context.Context) error
 	// MaxBodyBytes limits request bodies; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// BodyReadTimeout bounds the time from the start of a request to the last byte of its body
+	// (a client that trickles a body gets 408 and its connection closed); 0 means
+	// DefaultBodyReadTimeout, negative means no bound. It ends once the body is read, so it
+	// never cuts a long answer such as an event stream.
+	BodyReadTimeout time.Duration
 	// RequireVersion refuses writes to an existing session that carry no expected version (428).
 	RequireVersion bool
 	// Runs is the run manager; without it the run routes answer 501.
@@ -76,6 +87,7 @@ type server struct {
 	logger         *slog.Logger
 	ready          func(context.Context) error
 	maxBody        int64
+	bodyTimeout    time.Duration
 	requireVersion bool
 	registry       *prometheus.Registry
 	metrics        *metrics
@@ -98,6 +110,7 @@ func NewServer(cfg Config) http.Handler {
 		logger:         cfg.Logger,
 		ready:          cfg.Ready,
 		maxBody:        cfg.MaxBodyBytes,
+		bodyTimeout:    cfg.BodyReadTimeout,
 		requireVersion: cfg.RequireVersion,
 		registry:       cfg.Registry,
 		mux:            http.NewServeMux(),
@@ -107,6 +120,9 @@ func NewServer(cfg Config) http.Handler {
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.bodyTimeout == 0 {
+		s.bodyTimeout = DefaultBodyReadTimeout
 	}
 	if s.registry == nil {
 		s.registry = newRegistry()
@@ -119,7 +135,38 @@ func NewServer(cfg Config) http.Handler {
 		s.mux.Handle(rt.Method+" "+rt.Pattern, s.wrap(rt.Pattern, s.checkRoute(rt, rt.handler(s))))
 	}
 	s.mux.Handle("/", s.wrap("unmatched", http.HandlerFunc(s.handleUnmatched)))
-	return s.mux
+	unclean := s.wrap("unclean", http.HandlerFunc(s.handleUnclean))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// ServeMux would answer a path such as /v1/sessions/../users or //v1/sessions with a
+		// redirect in HTML; the API answers a problem instead and never redirects.
+		if r.Method != http.MethodConnect && r.URL.Path != cleanPath(r.URL.Path) {
+			unclean.ServeHTTP(w, r)
+			return
+		}
+		s.mux.ServeHTTP(w, r)
+	})
+}
+
+// handleUnclean refuses a path that is not in canonical form (an empty, . or .. segment).
+func (s *server) handleUnclean(w http.ResponseWriter, r *http.Request) {
+	s.writeError(w, r, carryon.Errorf(carryon.EINVALID,
+		"the path %q is not canonical (it has an empty, . or .. segment); the API does not redirect: send %q", r.URL.Path, cleanPath(r.URL.Path)))
+}
+
+// cleanPath is the canonical form of a URL path, as ServeMux computes it: rooted, without
+// empty, . or .. segments, keeping a trailing slash.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 // handleUnmatched answers a request no route matches: 405 with Allow when the path exists under

@@ -15,7 +15,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"time"
-	"unicode/utf8"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
@@ -129,8 +128,8 @@ func CheckID(id string) error {
 	if len(id) > carryon.MaxRequestIDLength {
 		return carryon.Errorf(carryon.EINVALID, "request_id is longer than %d bytes", carryon.MaxRequestIDLength)
 	}
-	if !utf8.ValidString(id) {
-		return carryon.Errorf(carryon.EINVALID, "request_id is not valid UTF-8")
+	if err := carryon.CheckText("request_id", id); err != nil {
+		return err
 	}
 	for _, r := range id {
 		if r < 0x20 || r == 0x7f {

@@ -23,7 +23,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/idempotency"
@@ -149,10 +148,14 @@ func (s *Service) Put(ctx context.Context, namespace, key string, in carryon.Mem
 		return nil, carryon.Errorf(carryon.EINVALID, "value is not valid JSON")
 	case len(in.Text) > carryon.MaxMemoryTextBytes:
 		return nil, carryon.Errorf(carryon.EINVALID, "text is longer than %d bytes", carryon.MaxMemoryTextBytes)
-	case !utf8.ValidString(in.Text) || strings.ContainsRune(in.Text, 0) || strings.Contains(string(value), `\u0000`):
-		return nil, carryon.Errorf(carryon.EINVALID, "text and value must be valid UTF-8 without NUL characters")
 	case in.TTLSeconds < 0 || in.TTLSeconds > maxTTL:
 		return nil, carryon.Errorf(carryon.EINVALID, "ttl_seconds must be between 0 (no expiry) and %d", maxTTL)
+	}
+	if err := carryon.CheckText("text", in.Text); err != nil {
+		return nil, err
+	}
+	if err := carryon.CheckJSONText("value", value); err != nil {
+		return nil, err
 	}
 	now := s.clock()
 	it := &carryon.MemoryItem{OwnerID: own, Namespace: namespace, Key: key, Value: value, Text: in.Text, CreatedAt: now, UpdatedAt: now}
@@ -289,8 +292,9 @@ func (s *Service) Search(ctx context.Context, in carryon.MemorySearch) (*carryon
 		return nil, carryon.Errorf(carryon.EINVALID, "limit must be between 1 and %d", carryon.MaxMemorySearchLimit)
 	case len(in.Query) > MaxQueryBytes:
 		return nil, carryon.Errorf(carryon.EINVALID, "query is longer than %d bytes", MaxQueryBytes)
-	case !utf8.ValidString(in.Query):
-		return nil, carryon.Errorf(carryon.EINVALID, "query is not valid UTF-8")
+	}
+	if err := carryon.CheckText("query", in.Query); err != nil {
+		return nil, err
 	}
 	if in.Limit == 0 {
 		in.Limit = carryon.DefaultMemorySearchLimit

@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/engine"
@@ -99,8 +98,8 @@ func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Micro
 
 // Start appends the user message and queues a run, in one transaction under the request id.
 func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun) (*carryon.Run, error) {
-	if in.Message == "" || !utf8.ValidString(in.Message) {
-		return nil, carryon.Errorf(carryon.EINVALID, "message must be a non-empty UTF-8 string")
+	if err := carryon.CheckText("message", in.Message); in.Message == "" || err != nil {
+		return nil, carryon.Errorf(carryon.EINVALID, "message must be a non-empty UTF-8 string without NUL characters")
 	}
 	policy := in.Multitask
 	switch policy {

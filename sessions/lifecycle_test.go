@@ -178,7 +178,7 @@ func TestWorkingMemoryHistoryAndDiff(t *testing.T) {
 	wantDiff := []carryon.MemoryEdit{
 		{Path: "/goal", Op: "removed", Old: "ship"},
 		{Path: "/next_action", Op: "added", New: "write tests"},
-		{Path: "/notes/x", Op: "removed", Old: 1.0},
+		{Path: "/notes/x", Op: "removed", Old: json.Number("1")},
 		{Path: "/notes/y", Op: "added", New: true},
 	}
 	if !reflect.DeepEqual(d.Changes, wantDiff) {

@@ -35,9 +35,9 @@ func (s *Service) GetWorkingMemory(ctx context.Context, id string) (*carryon.Wor
 // PatchWorkingMemory applies a JSON Merge Patch to the working memory. A patch that changes
 // nothing stores nothing and keeps the versions.
 func (s *Service) PatchWorkingMemory(ctx context.Context, id string, in carryon.MemoryPatch) (*carryon.WorkingMemoryState, error) {
-	var patch map[string]any
-	if err := json.Unmarshal(in.Patch, &patch); err != nil || patch == nil {
-		return nil, carryon.Errorf(carryon.EINVALID, "patch must be a JSON object (a JSON Merge Patch, RFC 7396)")
+	patch, err := decodePatch(in.Patch)
+	if err != nil {
+		return nil, err
 	}
 	in.Patch = mustJSON(patch)
 	key := in.RequestID

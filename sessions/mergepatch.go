@@ -1,6 +1,8 @@
 package sessions
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
 	"sort"
 	"strings"
@@ -8,7 +10,24 @@ import (
 	"github.com/carryon-hub/carryon"
 )
 
-// mergePatch applies an RFC 7396 JSON Merge Patch to target (values decoded by encoding/json).
+// decodePatch reads a working memory patch: a JSON object (a merge patch whose null members
+// delete keys) with valid text, its numbers kept as json.Number so that they are stored exactly
+// as written (an integer above 2^53 is not rounded through float64).
+func decodePatch(raw json.RawMessage) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var patch map[string]any
+	if err := dec.Decode(&patch); err != nil || patch == nil || dec.More() {
+		return nil, carryon.Errorf(carryon.EINVALID, "patch must be a JSON object (a JSON Merge Patch, RFC 7396)")
+	}
+	if err := carryon.CheckJSONText("patch", raw); err != nil {
+		return nil, err
+	}
+	return patch, nil
+}
+
+// mergePatch applies an RFC 7396 JSON Merge Patch to target (values decoded by encoding/json,
+// numbers as json.Number). It changes target's maps in place and returns the result.
 func mergePatch(target, patch any) any {
 	p, ok := patch.(map[string]any)
 	if !ok {

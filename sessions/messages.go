@@ -2,10 +2,8 @@ package sessions
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
@@ -16,12 +14,28 @@ const maxContentBytes = 1 << 20
 
 // AppendMessages appends messages to a session in one write: they get consecutive seqs and the
 // session's next version.
+//
+// Messages a client appends (without a run's fence) are held to the rules of a conversation a
+// model API accepts, so that a stored message can never make every later run fail: every tool
+// call has an id, a name and arguments that are a JSON object; a tool message answers, by
+// tool_call_id, a tool call earlier in the same append or among the session's last
+// carryon.MaxMessageWindow messages.
 func (s *Service) AppendMessages(ctx context.Context, id string, in carryon.AppendInput) (*carryon.AppendResult, error) {
+	var pending map[string]int // tool_call_id → index of the tool message that must find its call
+	if in.Fence == nil {
+		var err error
+		if pending, err = validClientMessages(in.Messages); err != nil {
+			return nil, err
+		}
+	}
 	key := in.RequestID
 	in.RequestID = ""
 	return Write(ctx, s, "messages.append", id, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.AppendResult, error) {
 		sess, err := LoadWritable(ctx, tx, own, id, in.ExpectedVersion, in.Fence, now)
 		if err != nil {
+			return nil, err
+		}
+		if err := findCalls(ctx, tx, sess, in.Messages, pending); err != nil {
 			return nil, err
 		}
 		return AppendInTx(ctx, tx, sess, in.Messages, fenceRun(in.Fence), key, now)
@@ -97,51 +111,6 @@ func (s *Service) ListMessages(ctx context.Context, id string, f carryon.Message
 		return nil
 	})
 	return page, err
-}
-
-func validMessages(msgs []carryon.NewMessage) error {
-	if len(msgs) == 0 {
-		return carryon.Errorf(carryon.EINVALID, "messages must hold at least one message")
-	}
-	if len(msgs) > carryon.MaxAppendMessages {
-		return carryon.Errorf(carryon.EINVALID, "messages holds %d messages; the limit is %d per request", len(msgs), carryon.MaxAppendMessages)
-	}
-	for i, m := range msgs {
-		if !m.Role.Valid() {
-			return carryon.Errorf(carryon.EINVALID, "messages[%d].role must be system, user, assistant or tool, not %q", i, m.Role)
-		}
-		if m.Kind != "" && m.Kind != carryon.KindMessage && m.Kind != carryon.KindSummary {
-			return carryon.Errorf(carryon.EINVALID, "messages[%d].kind must be message or summary, not %q", i, m.Kind)
-		}
-		if !utf8.ValidString(m.Content) || !utf8.ValidString(m.Name) || !utf8.ValidString(m.ToolCallID) {
-			return carryon.Errorf(carryon.EINVALID, "messages[%d] is not valid UTF-8", i)
-		}
-		if len(m.Content) > maxContentBytes {
-			return carryon.Errorf(carryon.EINVALID, "messages[%d].content is %d bytes; the limit is %d", i, len(m.Content), maxContentBytes)
-		}
-		if m.Content == "" && len(m.ToolCalls) == 0 {
-			return carryon.Errorf(carryon.EINVALID, "messages[%d].content is empty", i)
-		}
-		if len(m.ToolCalls) > 0 {
-			var calls []json.RawMessage
-			if json.Unmarshal(m.ToolCalls, &calls) != nil {
-				return carryon.Errorf(carryon.EINVALID, "messages[%d].tool_calls must be a JSON array", i)
-			}
-		}
-		if m.Metadata != nil {
-			var obj map[string]any
-			if json.Unmarshal(m.Metadata, &obj) != nil || obj == nil {
-				return carryon.Errorf(carryon.EINVALID, "messages[%d].metadata must be a JSON object", i)
-			}
-		}
-		if m.Kind == carryon.KindSummary && (m.CoversFrom < 1 || m.CoversTo < m.CoversFrom) {
-			return carryon.Errorf(carryon.EINVALID, "messages[%d]: a summary needs 1 <= covers_from <= covers_to", i)
-		}
-		if m.Kind != carryon.KindSummary && (m.CoversFrom != 0 || m.CoversTo != 0) {
-			return carryon.Errorf(carryon.EINVALID, "messages[%d]: covers_from and covers_to are for summaries only", i)
-		}
-	}
-	return nil
 }
 
 // estimateTokens is a cheap estimate (about four bytes a token) stored with each message; the

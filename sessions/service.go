@@ -172,7 +172,13 @@ func LoadWritable(ctx context.Context, tx store.Tx, owner, id string, expected *
 	return sess, nil
 }
 
+// checkVersion refuses a write whose expected version is not the session's. A version below 1
+// is no version a session ever had (they start at 1): that is a malformed request (EINVALID),
+// not a conflict.
 func checkVersion(sess *carryon.Session, expected *int64) error {
+	if expected != nil && *expected < 1 {
+		return carryon.Errorf(carryon.EINVALID, "expected_version must be a session version, 1 or more, not %d", *expected)
+	}
 	if expected != nil && *expected != sess.Version {
 		return carryon.VersionConflict(*expected, sess.Version)
 	}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
@@ -49,6 +48,9 @@ func (s *Service) Create(ctx context.Context, in carryon.NewSession) (*carryon.S
 		}
 		if len(b) > maxMemoryBytes {
 			return nil, carryon.Errorf(carryon.EINVALID, "working_memory is %d bytes; the limit is %d", len(b), maxMemoryBytes)
+		}
+		if err := carryon.CheckJSONText("working_memory", b); err != nil {
+			return nil, err
 		}
 		doc = b
 	}
@@ -268,8 +270,8 @@ func (s *Service) Delete(ctx context.Context, id string, opt carryon.WriteOption
 }
 
 func validTitle(t string) error {
-	if !utf8.ValidString(t) {
-		return carryon.Errorf(carryon.EINVALID, "title is not valid UTF-8")
+	if err := carryon.CheckText("title", t); err != nil {
+		return err
 	}
 	if len(t) > maxTitleLen {
 		return carryon.Errorf(carryon.EINVALID, "title is %d bytes; the limit is %d", len(t), maxTitleLen)
@@ -288,7 +290,7 @@ func validMetadata(m json.RawMessage) error {
 	if err := json.Unmarshal(m, &obj); err != nil || obj == nil {
 		return carryon.Errorf(carryon.EINVALID, "metadata must be a JSON object")
 	}
-	return nil
+	return carryon.CheckJSONText("metadata", m)
 }
 
 func validTTL(ttl int64) error {
@@ -308,14 +310,17 @@ func pageLimit(n int) (int, error) {
 	return n, nil
 }
 
+// compactJSON drops the insignificant whitespace of a JSON value and keeps everything else as
+// it was written: numbers in particular are never rounded through float64.
 func compactJSON(m json.RawMessage) json.RawMessage {
 	if m == nil {
 		return nil
 	}
-	var v any
-	_ = json.Unmarshal(m, &v)
-	b, _ := json.Marshal(v)
-	return b
+	var b bytes.Buffer
+	if err := json.Compact(&b, m); err != nil {
+		return m
+	}
+	return b.Bytes()
 }
 
 func nonNil(wm carryon.WorkingMemory) carryon.WorkingMemory {

@@ -54,7 +54,7 @@ func TestUpdateWorkingMemory(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.Content), &doc); err != nil {
 		t.Fatalf("result is not JSON: %q", res.Content)
 	}
-	if doc.Goal() != "ship it" || doc["notes"] != nil || doc["custom"] != float64(1) || doc["plan"] == nil {
+	if doc.Goal() != "ship it" || doc["notes"] != nil || doc["custom"] != json.Number("1") || doc["plan"] == nil {
 		t.Fatalf("result document = %v", doc)
 	}
 	if res.FingerprintAfter != tool.Fingerprint([]byte(res.Content)) {

@@ -21,8 +21,9 @@ import (
 const copyUsage = "usage: carryon copy --from SQLITE_FILE --to postgres://USER@HOST:5432/DB [--progress auto|bar|lines|none]"
 
 // runCopy moves a deployment from the embedded SQLite database to an empty PostgreSQL database:
-// every table, in foreign-key order, in one PostgreSQL transaction that commits only when the
-// row counts of both sides match. The source is read in one read transaction, so a server may
+// every row is first checked to be storable in PostgreSQL (a refused copy lists the bad rows
+// and writes nothing), then every table is copied, in foreign-key order, in one PostgreSQL
+// transaction that commits only when the row counts of both sides match. The source is read in one read transaction, so a server may
 // keep running on it; what it writes after the copy began is not copied.
 func runCopy(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
 	fs := newFlagSet("copy", stderr)
@@ -112,6 +113,11 @@ func runCopy(ctx context.Context, args []string, getenv env, stdout, stderr io.W
 		if err := stx.QueryRowContext(ctx, "SELECT count(*) FROM "+quoteSQLite(t.name)).Scan(&counts[i].source); err != nil {
 			return fmt.Errorf("sqlite: count %s: %w", t.name, err)
 		}
+	}
+	// Every row is checked before anything is written, so a bad one is reported with all the
+	// others instead of aborting the copy halfway through.
+	if err := checkRows(ctx, stx, tables); err != nil {
+		return err
 	}
 	for i, t := range tables {
 		progress.start(t.name, counts[i].source)

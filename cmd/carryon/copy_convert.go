@@ -56,8 +56,11 @@ func converter(pgType string) func(any) (any, error) {
 			default:
 				return nil, fmt.Errorf("%T is not text", v)
 			}
-			if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
-				return nil, fmt.Errorf("text that PostgreSQL cannot store (invalid UTF-8 or a NUL byte)")
+			if !utf8.ValidString(s) {
+				return nil, fmt.Errorf("text that PostgreSQL cannot store: it is not valid UTF-8")
+			}
+			if strings.ContainsRune(s, 0) {
+				return nil, fmt.Errorf("text that PostgreSQL cannot store: it holds a NUL character")
 			}
 			return s, nil
 		}

@@ -24,6 +24,8 @@ type copyTable struct {
 	selfFrom, selfTo string
 	// rowid is the column that is the table's INTEGER PRIMARY KEY (its rowid), if any.
 	rowid string
+	// pk are the columns of the table's primary key, in key order (they name a row in reports).
+	pk []string
 	// joins are the full-text tables read along (LEFT JOIN … ON rowid), for columns that SQLite
 	// keeps in the index and PostgreSQL in the table.
 	joins []string
@@ -208,6 +210,10 @@ func sqliteTable(ctx context.Context, stx *sql.Tx, name string, pg map[string]pg
 		}
 		if pkPos > 0 {
 			pkCols++
+			for len(t.pk) < pkPos {
+				t.pk = append(t.pk, "")
+			}
+			t.pk[pkPos-1] = col
 		}
 		if pkPos == 1 {
 			pk = col

@@ -35,6 +35,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	sweep := fs.Duration("sweep-interval", 10*time.Minute, "how often expired sessions and request ids are swept (env CARRYON_SWEEP_INTERVAL)")
 	requireVersion := fs.Bool("require-version", false, "refuse writes without an expected version with 428 (env CARRYON_REQUIRE_VERSION)")
 	maxBody := fs.Int64("max-body", 4<<20, "request body limit in bytes (env CARRYON_MAX_BODY)")
+	bodyTimeout := fs.Duration("body-timeout", httpapi.DefaultBodyReadTimeout, "how long a request body may take to arrive before the answer is 408 (env CARRYON_BODY_TIMEOUT)")
 	logJSON := fs.Bool("log-json", false, "log as JSON lines instead of text (env CARRYON_LOG_JSON)")
 	leaseTTL := fs.Duration("lease-ttl", 15*time.Second, "how long a runner's lease on a run lasts without a heartbeat; a run whose runner died is taken over after it (env CARRYON_LEASE_TTL)")
 	workers := fs.Int("workers", 8, "runs this instance executes at once; 0 serves the API and streams only (env CARRYON_WORKERS)")
@@ -102,7 +103,8 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	handler := httpapi.NewServer(httpapi.Config{
 		StreamsDone: streamsDone,
 		Sessions:    ss, Users: us, Runs: rs, Memory: ms, Logger: log, Ready: raw.Ping, MaxBodyBytes: *maxBody,
-		RequireVersion: *requireVersion, Registry: reg,
+		BodyReadTimeout: *bodyTimeout,
+		RequireVersion:  *requireVersion, Registry: reg,
 		Context: func(ctx context.Context, id string) (*contextbuild.Context, error) {
 			return eng.Builder().Build(ctx, id, contextbuild.Options{Model: eng.Model()})
 		},
