@@ -134,7 +134,7 @@ func checkedClient(t testing.TB, c *http.Client) *http.Client {
 	done := false
 	t.Cleanup(func() { mu.Lock(); done = true; mu.Unlock() })
 	checked := *c
-	checked.Transport = ck.Transport(c.Transport, func(err error) {
+	checked.Transport = ck.Transport(c.Transport, func(_ *http.Request, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if !done {

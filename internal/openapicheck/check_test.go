@@ -130,7 +130,7 @@ func TestTransport(t *testing.T) {
 	defer srv.Close()
 	var mu sync.Mutex
 	var reports []string
-	client := &http.Client{Transport: c.Transport(nil, func(err error) {
+	client := &http.Client{Transport: c.Transport(nil, func(_ *http.Request, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		reports = append(reports, err.Error())

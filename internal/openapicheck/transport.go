@@ -12,10 +12,10 @@ import (
 )
 
 // Transport returns a RoundTripper that sends requests with base (http.DefaultTransport when nil)
-// and checks every answer, reporting each failed check to report. The answer is handed on
+// and checks every answer, reporting each failed check, with its request, to report. The answer is handed on
 // unchanged: a body is read whole to be checked and then given back to be read again, except an
 // event stream, which is checked event by event as the caller reads it.
-func (c *Checker) Transport(base http.RoundTripper, report func(error)) http.RoundTripper {
+func (c *Checker) Transport(base http.RoundTripper, report func(*http.Request, error)) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
@@ -25,7 +25,7 @@ func (c *Checker) Transport(base http.RoundTripper, report func(error)) http.Rou
 type transport struct {
 	c      *Checker
 	base   http.RoundTripper
-	report func(error)
+	report func(*http.Request, error)
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -35,7 +35,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	method, path := req.Method, req.URL.EscapedPath()
 	if mediaType(resp.Header) == "text/event-stream" && method != http.MethodHead {
-		t.stream(resp, method, path)
+		t.stream(req, resp)
 		return resp, nil
 	}
 	body, rerr := io.ReadAll(resp.Body)
@@ -47,15 +47,15 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	if err := t.c.Check(Answer{Method: method, Path: path, Status: resp.StatusCode, Header: resp.Header, Body: body}); err != nil {
-		t.report(err)
+		t.report(req, err)
 	}
 	return resp, nil
 }
 
 // stream checks the status and headers of an event stream now, and wraps its body to check each
 // event as it is read.
-func (t *transport) stream(resp *http.Response, method, path string) {
-	ptr, route, err := t.c.response(method, path, resp.StatusCode, resp.Header)
+func (t *transport) stream(req *http.Request, resp *http.Response) {
+	ptr, route, err := t.c.response(req.Method, req.URL.EscapedPath(), resp.StatusCode, resp.Header)
 	if err == nil {
 		ptr += "/content/" + escape("text/event-stream") + "/x-event-schema"
 		if _, err = t.c.node(ptr); err != nil {
@@ -63,10 +63,11 @@ func (t *transport) stream(resp *http.Response, method, path string) {
 		}
 	}
 	if err != nil {
-		t.report(&Error{Route: route, Status: resp.StatusCode, Err: err})
+		t.report(req, &Error{Route: route, Status: resp.StatusCode, Err: err})
 		return
 	}
-	resp.Body = &eventChecker{ReadCloser: resp.Body, c: t.c, ptr: ptr, route: route, status: resp.StatusCode, report: t.report}
+	resp.Body = &eventChecker{ReadCloser: resp.Body, c: t.c, ptr: ptr, route: route, status: resp.StatusCode,
+		report: func(err error) { t.report(req, err) }}
 }
 
 type errReader struct{ err error }
