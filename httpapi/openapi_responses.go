@@ -84,7 +84,7 @@ func problemCodes(rt *Route) []string {
 	if rt.Auth == AuthAdmin {
 		add(carryon.EFORBIDDEN)
 	}
-	if strings.Contains(rt.Pattern, "{") {
+	if strings.Contains(rt.Pattern, "{") && rt.Method != http.MethodPut { // a PUT makes what it names
 		add(carryon.ENOTFOUND)
 	}
 	if rt.Request != nil || rt.BodyOptional {
@@ -139,7 +139,8 @@ func (g *schemaGen) responses(rt *Route) obj {
 	out := obj{strconv.Itoa(rt.Status): g.success(rt)}
 	if rt.Method == http.MethodPost && rt.Pattern == "/v1/sessions/{id}/runs" {
 		out["200"] = sseResponse("With Accept: text/event-stream: the run's events as they happen, until its last.",
-			obj{"Location": header("Location"), "Carryon-Run-Id": obj{"required": true, "schema": obj{"type": "string"}, "description": "The id of the run started."}})
+			obj{"Location": header("Location"), "Idempotent-Replayed": header("Idempotent-Replayed"),
+				"Carryon-Run-Id": obj{"required": true, "schema": obj{"type": "string"}, "description": "The id of the run started."}})
 	}
 	if isType[carryon.SessionView](rt.Response) {
 		out["304"] = obj{"description": "Not modified: the session is still at a version in If-None-Match.",
