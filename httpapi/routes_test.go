@@ -124,7 +124,7 @@ func TestOpenAPIIsWellFormed(t *testing.T) {
 		}
 	}
 	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
-	for _, name := range []string{"Session", "SessionView", "Message", "NewSession", "AppendRequest", "AppendResult", "WorkingMemoryState", "Problem", "User", "APIKey"} {
+	for _, name := range []string{"Session", "SessionView", "Message", "ModelMessage", "ContextPreview", "Event", "ToolCall", "NewSession", "AppendRequest", "AppendResult", "WorkingMemoryState", "Problem", "User", "APIKey"} {
 		if _, ok := schemas[name]; !ok {
 			t.Errorf("schema %s is missing", name)
 		}
