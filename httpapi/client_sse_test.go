@@ -18,8 +18,9 @@ import (
 // cutter is a proxy in front of the server that cuts every event stream abruptly after a number
 // of whole events and half of the next one, and records the Last-Event-ID of each connection.
 type cutter struct {
-	backend string
-	after   int // whole events per connection before the cut
+	backend   string
+	transport http.RoundTripper // to the backend
+	after     int               // whole events per connection before the cut
 
 	mu      sync.Mutex
 	streams int      // event stream connections
@@ -33,7 +34,7 @@ func (p *cutter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		panic(err)
 	}
 	out.Header = r.Header.Clone()
-	resp, err := http.DefaultTransport.RoundTrip(out)
+	resp, err := p.transport.RoundTrip(out)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
@@ -89,7 +90,7 @@ func TestClientEventsReconnect(t *testing.T) {
 	e := newEnv(t, nil)
 	direct := e.client(e.aliceKey)
 	cx := ctx(t)
-	p := &cutter{backend: e.srv.URL, after: 3}
+	p := &cutter{backend: e.srv.URL, transport: e.http.Transport, after: 3}
 	proxy := httptest.NewServer(p)
 	defer proxy.Close()
 	c := httpapi.NewClient(proxy.URL, e.aliceKey)

@@ -147,6 +147,7 @@ func FuzzAppendBody(f *testing.F) {
 		r.Header.Set("Authorization", "Bearer "+shared.aliceKey)
 		w := httptest.NewRecorder()
 		shared.handler.ServeHTTP(w, r)
+		checkRecorded(t, r, w)
 		if w.Code == http.StatusCreated {
 			return
 		}

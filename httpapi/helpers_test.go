@@ -17,6 +17,7 @@ import (
 	"github.com/carryon-hub/carryon/contextbuild"
 	"github.com/carryon-hub/carryon/engine"
 	"github.com/carryon-hub/carryon/httpapi"
+	"github.com/carryon-hub/carryon/internal/openapicheck"
 	"github.com/carryon-hub/carryon/memory"
 	"github.com/carryon-hub/carryon/model/scripted"
 	"github.com/carryon-hub/carryon/runs"
@@ -35,6 +36,7 @@ type env struct {
 	t        testing.TB
 	srv      *httptest.Server
 	handler  http.Handler // the server's handler, for in-process requests
+	http     *http.Client // the client of srv; it checks every answer against the OpenAPI document
 	sessions *sessions.Service
 	users    *users.Service
 	memory   *memory.Service
@@ -120,8 +122,46 @@ func newEnvOn(t testing.TB, db store.Store, change func(*httpapi.Config)) *env {
 	}
 	e.handler = httpapi.NewServer(cfg)
 	e.srv = httptest.NewServer(e.handler)
+	e.http = checkedClient(t, e.srv.Client())
 	t.Cleanup(e.srv.Close)
 	return e
+}
+
+// openAPI is the server's OpenAPI document, compiled once for every test.
+var openAPI = sync.OnceValues(func() (*openapicheck.Checker, error) { return openapicheck.New(httpapi.OpenAPI()) })
+
+// checkedClient returns a copy of c whose every answer is checked against the OpenAPI document; a
+// mismatch fails t (until t ends: streams read after that are not t's).
+func checkedClient(t testing.TB, c *http.Client) *http.Client {
+	t.Helper()
+	ck, err := openAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	done := false
+	t.Cleanup(func() { mu.Lock(); done = true; mu.Unlock() })
+	checked := *c
+	checked.Transport = ck.Transport(c.Transport, func(_ *http.Request, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			t.Errorf("%v", err)
+		}
+	})
+	return &checked
+}
+
+// checkRecorded checks an answer served in process against the OpenAPI document.
+func checkRecorded(t testing.TB, r *http.Request, w *httptest.ResponseRecorder) {
+	t.Helper()
+	ck, err := openAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ck.Check(openapicheck.Answer{Method: r.Method, Path: r.URL.EscapedPath(), Status: w.Code, Header: w.Result().Header, Body: w.Body.Bytes()}); err != nil {
+		t.Errorf("%v", err)
+	}
 }
 
 type actionSource func(ctx context.Context, id string, n int) ([]*carryon.Action, error)
@@ -132,7 +172,7 @@ func (f actionSource) RecentActions(ctx context.Context, id string, n int) ([]*c
 
 // client returns a Client of the server with key.
 func (e *env) client(key string) *httpapi.Client {
-	return httpapi.NewClient(e.srv.URL, key, httpapi.WithHTTPClient(e.srv.Client()))
+	return httpapi.NewClient(e.srv.URL, key, httpapi.WithHTTPClient(e.http))
 }
 
 // answer is a response with its body read.
@@ -171,7 +211,7 @@ func (e *env) do(r req) *answer {
 			hr.Header.Set(r.header[i], r.header[i+1])
 		}
 	}
-	resp, err := e.srv.Client().Do(hr)
+	resp, err := e.http.Do(hr)
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", r.method, r.path, err)
 	}
@@ -181,7 +221,7 @@ func (e *env) do(r req) *answer {
 		e.t.Fatalf("%s %s: read body: %v", r.method, r.path, err)
 	}
 	a := &answer{status: resp.StatusCode, header: resp.Header, body: body}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json") {
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json") && len(body) > 0 { // HEAD: no body
 		if err := json.Unmarshal(body, &a.problem); err != nil {
 			e.t.Fatalf("%s %s: problem body %q: %v", r.method, r.path, body, err)
 		}

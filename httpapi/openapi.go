@@ -19,11 +19,19 @@ type obj = map[string]any
 // pathParam finds the wildcards of a route pattern.
 var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
 
+// OpenAPI returns the OpenAPI 3.1 document the server serves at /openapi.json, for tools that
+// read it offline (`carryon openapi` prints it).
+func OpenAPI() []byte { return buildOpenAPI(routeTable()) }
+
 // buildOpenAPI generates the OpenAPI 3.1 document of the routes: paths and operations from the
-// route table, schemas from the Go types of the bodies (see schemaGen).
+// route table, schemas from the Go types of the bodies (see schemaGen), answers from what the
+// handlers and services can answer (see responses). Every GET route also answers HEAD (net/http
+// serves HEAD with the GET handler and drops the body), so each has a head operation too.
 func buildOpenAPI(routes []Route) []byte {
-	g := &schemaGen{schemas: obj{}}
+	g := newSchemaGen()
 	g.ref(reflect.TypeFor[Problem]())
+	g.ref(reflect.TypeFor[carryon.Event]())    // the data of the events streams send
+	g.ref(reflect.TypeFor[carryon.ToolCall]()) // the items of a message's tool_calls
 	paths := obj{}
 	for i := range routes {
 		rt := &routes[i]
@@ -32,15 +40,32 @@ func buildOpenAPI(routes []Route) []byte {
 			item = obj{}
 			paths[rt.Pattern] = item
 		}
-		item[strings.ToLower(rt.Method)] = g.operation(rt)
+		item[strings.ToLower(rt.Method)] = g.operation(rt, rt.Method)
+		if rt.Method == http.MethodGet {
+			item["head"] = g.operation(rt, http.MethodHead)
+		}
 	}
 	doc := obj{
 		"openapi": "3.1.0",
 		"info": obj{
 			"title":   "carryon",
 			"version": carryon.Version,
+			"summary": "The durable session hub for LLM agents.",
 			"description": "The durable session hub for LLM agents. Errors are RFC 9457 problem+json documents with a `code`. " +
-				"Writes take an expected version (`If-Match` or `expected_version`) and an idempotency key (`Idempotency-Key` or `request_id`).",
+				"Writes take an expected version (`If-Match` or `expected_version`) and an idempotency key (`Idempotency-Key` or `request_id`). " +
+				"Every answer carries `X-Request-Id`. Every GET route also answers HEAD with the same status and headers and no body.",
+		},
+		"servers": []any{
+			obj{"url": "/", "description": "The server that serves this document"},
+			obj{"url": "http://{host}", "description": "A local server (`carryon serve` listens on 127.0.0.1:8420 unless told otherwise)",
+				"variables": obj{"host": obj{"default": "127.0.0.1:8420", "description": "host and port"}}},
+		},
+		"tags": []any{
+			obj{"name": "sessions", "description": "Sessions, their messages, working memory, context and runs"},
+			obj{"name": "runs", "description": "Runs of the agent, their events and tool journal; the short path /v1/chat"},
+			obj{"name": "memories", "description": "The caller's long-term memory"},
+			obj{"name": "users", "description": "The caller, users and API keys"},
+			obj{"name": "operations", "description": "Health, readiness, metrics and this document"},
 		},
 		"paths": paths,
 		"components": obj{
@@ -48,12 +73,8 @@ func buildOpenAPI(routes []Route) []byte {
 			"securitySchemes": obj{
 				"bearer": obj{"type": "http", "scheme": "bearer", "description": "An API key: Authorization: Bearer ck_..."},
 			},
-			"responses": obj{
-				"Problem": obj{
-					"description": "An error, as RFC 9457 problem details; `code` says which.",
-					"content":     obj{"application/problem+json": obj{"schema": obj{"$ref": "#/components/schemas/Problem"}}},
-				},
-			},
+			"headers":    componentHeaders,
+			"parameters": componentParameters,
 		},
 		"security": []any{obj{"bearer": []any{}}},
 	}
@@ -66,30 +87,25 @@ func buildOpenAPI(routes []Route) []byte {
 
 // operationID names an operation after its method and path: POST /v1/sessions/{id}/fork is
 // post_sessions_id_fork.
-func operationID(rt *Route) string {
-	p := strings.TrimPrefix(rt.Pattern, "/v1")
+func operationID(method, pattern string) string {
+	p := strings.TrimPrefix(pattern, "/v1")
 	p = strings.NewReplacer("{", "", "}", "", ".", "_", "/", "_").Replace(p)
-	return strings.ToLower(rt.Method) + strings.TrimRight(p, "_")
+	return strings.ToLower(method) + strings.TrimRight(p, "_")
 }
 
-// operation describes one route.
-func (g *schemaGen) operation(rt *Route) obj {
-	op := obj{"operationId": operationID(rt), "summary": rt.Summary, "tags": []string{tagOf(rt.Pattern)}}
-	var params []any
+// operation describes one route served under method (the route's own, or HEAD for a GET route).
+func (g *schemaGen) operation(rt *Route, method string) obj {
+	summary := rt.Summary
+	if method == http.MethodHead {
+		summary = "Headers of GET " + rt.Pattern
+	}
+	op := obj{"operationId": operationID(method, rt.Pattern), "summary": summary, "tags": []string{tagOf(rt.Pattern)}}
+	if method == http.MethodHead {
+		op["description"] = "The status and headers GET " + rt.Pattern + " would answer (" + rt.Summary + "); no body is sent."
+	}
+	params := []any{obj{"$ref": "#/components/parameters/X-Request-Id"}}
 	for _, m := range pathParam.FindAllStringSubmatch(rt.Pattern, -1) {
-		desc := "an id"
-		if rt.SessionScoped {
-			desc = "the session id"
-		} else if strings.HasPrefix(rt.Pattern, "/v1/users/") {
-			desc = "a user id or name"
-		} else if strings.HasPrefix(rt.Pattern, "/v1/keys/") {
-			desc = "a key id"
-		} else if m[1] == "namespace" {
-			desc = "a namespace: dot-separated segments of a-z, 0-9, _ and -"
-		} else if m[1] == "key" {
-			desc = "a key: 1 to 200 characters of A-Z, a-z, 0-9, _ . : @ -"
-		}
-		params = append(params, obj{"name": m[1], "in": "path", "required": true, "description": desc, "schema": obj{"type": "string"}})
+		params = append(params, obj{"name": m[1], "in": "path", "required": true, "description": pathParamDescription(rt, m[1]), "schema": obj{"type": "string"}})
 	}
 	for _, p := range rt.Query {
 		s := obj{"type": p.Type}
@@ -103,26 +119,26 @@ func (g *schemaGen) operation(rt *Route) obj {
 	}
 	if rt.Versioned {
 		params = append(params, obj{"name": "If-Match", "in": "header", "schema": obj{"type": "string"},
-			"description": `The expected session version, "N"; a stale one answers 412. Same as expected_version (which answers 409).`})
+			"description": `The expected session version, "N" (also W/"N" or N), or * for any; a stale one answers 412. Same as expected_version (which answers 409).`})
 	}
 	if rt.Write {
 		params = append(params,
 			obj{"name": "Idempotency-Key", "in": "header", "schema": obj{"type": "string", "maxLength": carryon.MaxRequestIDLength},
 				"description": "Makes the write safe to retry: a repeat answers the first response with Idempotent-Replayed: true. Same as request_id."})
 	}
-	if rt.Method == "GET" && rt.SessionScoped && isType[carryon.SessionView](rt.Response) {
+	if isType[carryon.SessionView](rt.Response) {
 		params = append(params, obj{"name": "If-None-Match", "in": "header", "schema": obj{"type": "string"},
-			"description": `A version the client has, "N"; answers 304 when the session is still at it.`})
+			"description": `Versions the client has, "N" (comma-separated, or *); answers 304 when the session is still at one of them.`})
 	}
-	if params != nil {
-		op["parameters"] = params
+	if rt.Pattern == "/v1/runs/{id}/events" {
+		params = append(params, obj{"name": "Last-Event-ID", "in": "header", "schema": obj{"type": "string", "pattern": "^ *[0-9]+ *$"},
+			"description": "The id of the last event the client has (EventSource sends it when it reconnects); wins over `after`."})
 	}
-	if rt.Request != nil {
-		content := obj{mediaJSON: obj{"schema": g.ref(reflect.TypeOf(rt.Request))}}
-		if isType[MemoryPatchRequest](rt.Request) {
-			content[mediaMergePatch] = obj{"schema": obj{"type": "object", "description": "the merge patch itself"}}
+	op["parameters"] = params
+	if method != http.MethodHead {
+		if body := g.requestBody(rt); body != nil {
+			op["requestBody"] = body
 		}
-		op["requestBody"] = obj{"required": !rt.BodyOptional, "content": content}
 	}
 	op["responses"] = g.responses(rt)
 	if rt.Auth == AuthPublic {
@@ -131,81 +147,53 @@ func (g *schemaGen) operation(rt *Route) obj {
 	return op
 }
 
-// responses lists the answers of a route: its success and the problems it can answer.
-func (g *schemaGen) responses(rt *Route) obj {
-	ok := obj{"description": http.StatusText(rt.Status)}
-	headers := obj{}
+// pathParamDescription says what a path wildcard names.
+func pathParamDescription(rt *Route, name string) string {
 	switch {
-	case rt.Response != nil:
-		ok["content"] = obj{mediaJSON: obj{"schema": g.ref(reflect.TypeOf(rt.Response))}}
-	case rt.Pattern == "/metrics":
-		ok["content"] = obj{"text/plain": obj{"schema": obj{"type": "string"}}}
-	case rt.Pattern == "/openapi.json":
-		ok["content"] = obj{mediaJSON: obj{"schema": obj{"type": "object"}}}
+	case rt.SessionScoped:
+		return "the session id"
+	case strings.HasPrefix(rt.Pattern, "/v1/users/"):
+		return "a user id or name"
+	case strings.HasPrefix(rt.Pattern, "/v1/keys/"):
+		return "a key id"
+	case strings.HasPrefix(rt.Pattern, "/v1/runs/"):
+		return "the run id"
+	case name == "namespace":
+		return "a namespace: dot-separated segments of a-z, 0-9, _ and -"
+	case name == "key":
+		return "a key: 1 to 200 characters of A-Z, a-z, 0-9, _ . : @ -"
 	}
-	switch rt.Response.(type) {
-	case carryon.Session, carryon.SessionView, carryon.WorkingMemoryState, carryon.AppendResult:
-		headers["ETag"] = obj{"description": `The session version, "N".`, "schema": obj{"type": "string"}}
-	}
-	if rt.Status == http.StatusCreated {
-		headers["Location"] = obj{"description": "The URL of what was created.", "schema": obj{"type": "string"}}
-	}
-	if rt.Write {
-		headers["Idempotent-Replayed"] = obj{"description": "true when this is the stored answer of an earlier request with the same key.", "schema": obj{"type": "string"}}
-	}
-	if len(headers) > 0 {
-		ok["headers"] = headers
-	}
-	out := obj{strconv.Itoa(rt.Status): ok, "default": problemRef}
-	add := func(codes ...int) {
-		for _, c := range codes {
-			out[strconv.Itoa(c)] = problemRef
-		}
-	}
-	if rt.Query != nil || rt.Request != nil || rt.Write {
-		add(400)
-	}
-	if rt.Auth != AuthPublic {
-		add(401)
-	}
-	if rt.Auth == AuthAdmin {
-		add(403)
-	}
-	if strings.Contains(rt.Pattern, "{") {
-		add(404)
-	}
-	if rt.Request != nil {
-		add(413, 415)
-	}
-	if rt.Write {
-		add(409, 422)
-	}
-	if rt.Versioned {
-		add(412, 428)
-		if rt.SessionScoped {
-			add(410)
-		}
-	}
-	if rt.Method == "GET" && isType[carryon.SessionView](rt.Response) {
-		out["304"] = obj{"description": "Not modified: the session is still at the version in If-None-Match."}
-	}
-	if rt.Pattern == "/readyz" {
-		add(503)
-	}
-	return out
+	return "an id"
 }
 
-var problemRef = obj{"$ref": "#/components/responses/Problem"}
+// requestBody describes what a route reads, or nil when it reads no body.
+func (g *schemaGen) requestBody(rt *Route) obj {
+	if rt.Request == nil {
+		if !rt.BodyOptional {
+			return nil
+		}
+		// A route that reads an optional body but takes nothing in it (cancel): at most {}.
+		return obj{"required": false, "content": obj{mediaJSON: obj{"schema": obj{"type": "object", "maxProperties": 0,
+			"description": "nothing: an empty body or an empty object"}}}}
+	}
+	content := obj{mediaJSON: obj{"schema": g.ref(reflect.TypeOf(rt.Request))}}
+	if isType[MemoryPatchRequest](rt.Request) {
+		content[mediaMergePatch] = obj{"schema": obj{"type": "object", "description": "the merge patch itself"}}
+	}
+	return obj{"required": !rt.BodyOptional, "content": content}
+}
 
 // tagOf groups operations by the first path segment after /v1.
 func tagOf(pattern string) string {
-	p := strings.Split(strings.TrimPrefix(strings.TrimPrefix(pattern, "/v1"), "/"), "/")[0]
-	switch p {
-	case "me", "users", "keys":
+	p := strings.Split(strings.TrimPrefix(strings.TrimPrefix(pattern, "/v1"), "/"), "/")
+	switch {
+	case p[0] == "me" || p[0] == "users" || p[0] == "keys":
 		return "users"
-	case "sessions":
+	case p[0] == "sessions":
 		return "sessions"
-	case "memories":
+	case p[0] == "runs" || p[0] == "chat":
+		return "runs"
+	case p[0] == "memories":
 		return "memories"
 	}
 	return "operations"

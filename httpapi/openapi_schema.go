@@ -2,24 +2,98 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/contextbuild"
+	"github.com/carryon-hub/carryon/model"
 )
 
 // schemaGen derives JSON Schemas from Go types the way encoding/json encodes them: json tags name
-// properties, fields without omitempty are required, embedded structs are flattened. Named
-// structs become components (referenced with $ref), so the document follows the types.
+// properties, fields without omitempty are required, embedded structs are flattened, a pointer
+// without omitempty may be null. Named structs become components (referenced with $ref), so the
+// document follows the types. Objects admit no other properties: requests are decoded strictly and
+// answers are encoded from these types.
 type schemaGen struct {
 	schemas obj
+	names   map[string]reflect.Type // component name → the type it describes
+}
+
+func newSchemaGen() *schemaGen {
+	return &schemaGen{schemas: obj{}, names: map[string]reflect.Type{}}
+}
+
+// componentNames renames the types whose own name says too little or collides with another's
+// (the model's Message is not a session's Message).
+var componentNames = map[reflect.Type]string{
+	reflect.TypeFor[model.Message]():        "ModelMessage",
+	reflect.TypeFor[model.ToolCall]():       "ModelToolCall",
+	reflect.TypeFor[contextbuild.Context](): "ContextPreview",
+	reflect.TypeFor[contextbuild.Part]():    "ContextPart",
 }
 
 // enums lists the values of the string types that have a fixed set.
 var enums = map[reflect.Type][]string{
 	reflect.TypeFor[carryon.SessionStatus](): {string(carryon.SessionActive), string(carryon.SessionClosed), string(carryon.SessionExpired)},
 	reflect.TypeFor[carryon.Role]():          {string(carryon.RoleSystem), string(carryon.RoleUser), string(carryon.RoleAssistant), string(carryon.RoleTool)},
+	reflect.TypeFor[carryon.RunStatus](): {string(carryon.RunQueued), string(carryon.RunRunning), string(carryon.RunWaitingApproval),
+		string(carryon.RunSucceeded), string(carryon.RunFailed), string(carryon.RunCancelled), string(carryon.RunInterrupted)},
+	reflect.TypeFor[carryon.EventType](): {string(carryon.EventRunQueued), string(carryon.EventRunStarted), string(carryon.EventModelDelta),
+		string(carryon.EventToolStarted), string(carryon.EventToolFinished), string(carryon.EventMemoryUpdated), string(carryon.EventMessageAppended),
+		string(carryon.EventRunWaiting), string(carryon.EventRunApproved), string(carryon.EventRunFinished), string(carryon.EventRunFailed)},
+	reflect.TypeFor[carryon.ActionStatus](): {string(carryon.ActionPending), string(carryon.ActionStarted), string(carryon.ActionSucceeded),
+		string(carryon.ActionFailed), string(carryon.ActionUnknown), string(carryon.ActionSkipped)},
+	reflect.TypeFor[carryon.EffectClass](): {string(carryon.EffectRead), string(carryon.EffectIdempotent), string(carryon.EffectReconcilable), string(carryon.EffectUnsafe)},
+}
+
+// Schemas of single fields whose Go type says less than the API promises.
+var (
+	jsonObject    = obj{"type": "object", "description": "a JSON object"}
+	toolCallArray = obj{"type": "array", "items": obj{"$ref": "#/components/schemas/ToolCall"}}
+	messageKinds  = obj{"type": "string", "enum": []string{carryon.KindMessage, carryon.KindSummary}}
+	multitasks    = obj{"type": "string", "enum": []string{carryon.MultitaskReject, carryon.MultitaskEnqueue, carryon.MultitaskInterrupt}}
+)
+
+// fieldSchemas gives the schema of a field by struct type and JSON name, where the Go type alone
+// (a json.RawMessage, a plain string with a fixed set of values) says too little.
+var fieldSchemas = map[reflect.Type]map[string]obj{
+	reflect.TypeFor[carryon.Session]():       {"metadata": jsonObject},
+	reflect.TypeFor[carryon.NewSession]():    {"metadata": jsonObject},
+	reflect.TypeFor[carryon.SessionUpdate](): {"metadata": jsonObject},
+	reflect.TypeFor[carryon.Message]():       {"metadata": jsonObject, "tool_calls": toolCallArray, "kind": messageKinds},
+	reflect.TypeFor[carryon.NewMessage]():    {"metadata": jsonObject, "tool_calls": toolCallArray, "kind": messageKinds},
+	reflect.TypeFor[carryon.ToolCall]():      {"arguments": jsonObject},
+	reflect.TypeFor[model.ToolCall]():        {"arguments": jsonObject},
+	reflect.TypeFor[model.Message](): {"role": obj{"type": "string",
+		"enum": []string{model.RoleSystem, model.RoleUser, model.RoleAssistant, model.RoleTool}}},
+	reflect.TypeFor[carryon.Action](): {"args": jsonObject},
+	reflect.TypeFor[carryon.Event]():  {"data": jsonObject},
+	reflect.TypeFor[carryon.Run](): {"multitask": multitasks,
+		"stop_requested": obj{"type": "string", "enum": []string{"cancel", "interrupt"}}},
+	reflect.TypeFor[carryon.NewRun]():     {"multitask": multitasks},
+	reflect.TypeFor[carryon.Approval]():   {"decision": obj{"type": "string", "enum": []string{carryon.DecisionRerun, carryon.DecisionMarkDone, carryon.DecisionSkip}}},
+	reflect.TypeFor[carryon.MemoryEdit](): {"op": obj{"type": "string", "enum": []string{"added", "removed", "changed"}}},
+	reflect.TypeFor[Health]():             {"status": obj{"type": "string", "enum": []string{"ok", "ready"}}},
+	reflect.TypeFor[Problem](): {
+		"code":   obj{"type": "string", "enum": problemCodeList()},
+		"status": obj{"type": "integer", "minimum": 400, "maximum": 599},
+		"type":   obj{"type": "string", "format": "uri"},
+	},
+}
+
+// problemCodeList is every code a problem can carry, sorted.
+func problemCodeList() []string {
+	var codes []string
+	for c := range codeInfo {
+		codes = append(codes, c)
+	}
+	codes = append(codes, "method_not_allowed") // the 405 of a path served under other methods
+	slices.Sort(codes)
+	return codes
 }
 
 // ref returns the schema of t: a $ref for a named struct (defined once), inline otherwise.
@@ -41,11 +115,18 @@ func (g *schemaGen) ref(t reflect.Type) obj {
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		name := t.Name()
+		name := componentNames[t]
+		if name == "" {
+			name = t.Name()
+		}
 		if name == "" {
 			return g.object(t)
 		}
+		if other, ok := g.names[name]; ok && other != t {
+			panic(fmt.Sprintf("httpapi: OpenAPI schema %s would describe both %v and %v; name one in componentNames", name, other, t))
+		}
 		if _, ok := g.schemas[name]; !ok {
+			g.names[name] = t
 			g.schemas[name] = obj{} // placeholder: stops recursion
 			g.schemas[name] = g.object(t)
 		}
@@ -72,7 +153,7 @@ func (g *schemaGen) ref(t reflect.Type) obj {
 func (g *schemaGen) object(t reflect.Type) obj {
 	props, required := obj{}, []string{}
 	g.fields(t, props, &required)
-	s := obj{"type": "object", "properties": props}
+	s := obj{"type": "object", "properties": props, "additionalProperties": false}
 	if len(required) > 0 {
 		s["required"] = required
 	}
@@ -95,8 +176,16 @@ func (g *schemaGen) fields(t reflect.Type, props obj, required *[]string) {
 		if name == "" {
 			name = f.Name
 		}
-		props[name] = g.ref(f.Type)
-		if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
+		omitted := strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")
+		s, ok := fieldSchemas[t][name]
+		if !ok {
+			s = g.ref(f.Type)
+		}
+		if f.Type.Kind() == reflect.Pointer && !omitted {
+			s = obj{"anyOf": []any{s, obj{"type": "null"}}}
+		}
+		props[name] = s
+		if !omitted {
 			*required = append(*required, name)
 		}
 	}

@@ -73,6 +73,8 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 		return runCopy(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		return runVersion(stdout)
+	case "openapi": // not in the usage: CI lints the document it prints
+		return runOpenAPI(stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -31,6 +31,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build carryon: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	if err := checkAnswers(); err != nil {
+		fmt.Fprintf(os.Stderr, "the OpenAPI document: %v\n", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -103,6 +107,7 @@ func startServerEnv(t *testing.T, data string, env []string, extra ...string) *s
 			t.Fatalf("unexpected first line %q", line)
 		}
 		s.url, _, _ = strings.Cut(rest, " ")
+		watchAnswers(t, strings.TrimPrefix(s.url, "http://"))
 	case <-time.After(30 * time.Second):
 		t.Fatalf("server did not start; logs:\n%s", logs)
 	}
