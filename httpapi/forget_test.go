@@ -28,3 +28,22 @@ func TestReplayAfterDeleteIsNotFound(t *testing.T) {
 		t.Fatalf("repeat of the DELETE: Idempotent-Replayed = %q", del.header.Get("Idempotent-Replayed"))
 	}
 }
+
+// TestChatReplayAfterDelete: a chat's request id belongs to its session, also when the chat made
+// the session, so deleting the session forgets it: a repeat of a chat that named the session is a
+// 404, and a repeat of one that made it makes a new session instead of answering the deleted one.
+func TestChatReplayAfterDelete(t *testing.T) {
+	e := newEnv(t, nil)
+	const task = `{"message":"Write the notes: outline, then draft"}`
+	first := decodeBody[carryon.ChatResult](t, e.json("POST", "/v1/chat", e.aliceKey, task, "Idempotency-Key", "k-new"))
+	named := `{"session_id":"` + first.SessionID + `","message":"continue the task"}`
+	wantStatus(t, e.json("POST", "/v1/chat", e.aliceKey, named, "Idempotency-Key", "k-named"), http.StatusOK)
+	wantStatus(t, e.json("DELETE", "/v1/sessions/"+first.SessionID, e.aliceKey, ""), http.StatusNoContent)
+
+	wantProblem(t, e.json("POST", "/v1/chat", e.aliceKey, named, "Idempotency-Key", "k-named"), http.StatusNotFound, carryon.ENOTFOUND)
+	again := e.json("POST", "/v1/chat", e.aliceKey, task, "Idempotency-Key", "k-new")
+	wantStatus(t, again, http.StatusOK)
+	if again.header.Get("Idempotent-Replayed") != "" || decodeBody[carryon.ChatResult](t, again).SessionID == first.SessionID {
+		t.Fatalf("the repeat answered the deleted session: %s", again.body)
+	}
+}

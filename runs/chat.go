@@ -27,6 +27,9 @@ type chatAnswer struct {
 	Result    *carryon.ChatResult `json:"result,omitempty"`
 }
 
+// WrittenSession names the chat's session, which forgets the chat's request id when it is deleted.
+func (a chatAnswer) WrittenSession() string { return a.SessionID }
+
 // Chat is the seed's short path: it creates the session when no id is given, starts a run with
 // the message and waits for it to end (or to wait for an approval). The session, the message and
 // the run are written in one transaction under the caller's request id, so a chat that is refused

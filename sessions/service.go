@@ -106,12 +106,21 @@ func Write[T any](ctx context.Context, s *Service, op, target, requestID string,
 	})
 }
 
+// SessionNamer is a write's answer that names the session the write belongs to, for answers that
+// are no session, run or chat result of the root package (the short path's stored answer).
+type SessionNamer interface {
+	// WrittenSession is the id of the session the write belongs to.
+	WrittenSession() string
+}
+
 // recordSession returns the session a write's request id belongs to, which forgets the id when it
 // is deleted or purged: the session the answer is or names (a create's or a fork's new session, a
 // run's or a chat's session), otherwise the target. A delete's own id belongs to no session: its
 // answer holds nothing of the session, and a repeat of the delete is answered as the first one was.
 func recordSession(op, target string, out any) string {
 	switch v := out.(type) {
+	case SessionNamer:
+		return v.WrittenSession()
 	case *carryon.Session:
 		if v != nil {
 			return v.ID
