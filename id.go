@@ -8,6 +8,9 @@ import (
 
 var idEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
 
+// SessionIDPrefix starts every session id.
+const SessionIDPrefix = "sess_"
+
 // NewID returns prefix followed by 128 random bits in lower-case base32, e.g. "sess_…".
 func NewID(prefix string) string {
 	return prefix + RandomToken(16)

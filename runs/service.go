@@ -166,8 +166,10 @@ func (s *Service) startTx(ctx context.Context, sessionID string, in carryon.NewR
 				}
 			}
 		}
-		// Runs of a session go in the order their starts took the session's lock: created_at
-		// must follow every active run's, even when this start read the clock before waiting.
+		// Runs of a session go in the order their starts took the session's lock. now is read
+		// under that lock (sessions.Write), so it never precedes an active run's created_at, but
+		// it may equal it (two starts within one microsecond, or a test's fixed clock): created_at
+		// must be strictly after, or the (created_at, id) order would be left to the ids.
 		created := now
 		for _, a := range active {
 			if !a.CreatedAt.Before(created) {

@@ -50,7 +50,7 @@ func (s *Service) Fork(ctx context.Context, id string, in carryon.ForkInput) (*c
 			title = parent.Title
 		}
 		child := &carryon.Session{
-			ID: carryon.NewID("sess_"), OwnerID: own, Title: title, Status: carryon.SessionActive,
+			ID: carryon.NewID(carryon.SessionIDPrefix), OwnerID: own, Title: title, Status: carryon.SessionActive,
 			Version: 1, ParentID: parent.ID, ForkSeq: forkSeq, ForkVersion: at,
 			CreatedAt: now, UpdatedAt: now, LastActiveAt: now,
 			ExpiresAt:      now.Add(time.Duration(parent.IdleTTLSeconds) * time.Second),

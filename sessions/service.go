@@ -8,6 +8,7 @@ package sessions
 
 import (
 	"context"
+	"strings"
 	"log/slog"
 	"time"
 
@@ -95,14 +96,23 @@ type WriteFunc[T any] func(tx store.Tx, owner string, now time.Time) (T, error)
 // and runs nothing; the answer is stored in the same transaction as the effect. input must not
 // hold the request id. Other hub services (runs) use it to extend a session write in the same
 // transaction.
+//
+// fn's now is read once the transaction holds the write lock of the target session (SQLite: the
+// database's, from BEGIN IMMEDIATE; PostgreSQL: the session row's, which this takes first), so
+// the times of a session's writes follow the order in which they commit.
 func Write[T any](ctx context.Context, s *Service, op, target, requestID string, input any, fn WriteFunc[T]) (T, error) {
 	own, err := owner(ctx)
 	if err != nil {
 		return *new(T), err
 	}
-	now := s.now()
-	return idempotency.Write(ctx, s.st, s.request(own, op, target, requestID, input, now), func(tx store.Tx) (T, error) {
-		return fn(tx, own, now)
+	return idempotency.Write(ctx, s.st, s.request(own, op, target, requestID, input, s.now()), func(tx store.Tx) (T, error) {
+		if strings.HasPrefix(target, carryon.SessionIDPrefix) {
+			// Take the session's lock before the clock; a missing session is fn's to report.
+			if _, err := tx.GetSession(ctx, own, target); err != nil && carryon.ErrorCode(err) != carryon.ENOTFOUND {
+				return *new(T), err
+			}
+		}
+		return fn(tx, own, s.now())
 	})
 }
 

@@ -73,7 +73,7 @@ func (s *Service) CreateInTx(ctx context.Context, tx store.Tx, owner, title stri
 func insertTx(ctx context.Context, in carryon.NewSession, ttl int64, doc []byte) WriteFunc[*carryon.Session] {
 	return func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
 		sess := &carryon.Session{
-			ID: carryon.NewID("sess_"), OwnerID: own, Title: in.Title, Status: carryon.SessionActive,
+			ID: carryon.NewID(carryon.SessionIDPrefix), OwnerID: own, Title: in.Title, Status: carryon.SessionActive,
 			Version: 1, CreatedAt: now, UpdatedAt: now, LastActiveAt: now,
 			ExpiresAt: now.Add(time.Duration(ttl) * time.Second), IdleTTLSeconds: ttl,
 			Metadata: compactJSON(in.Metadata),
