@@ -8,8 +8,8 @@ package sessions
 
 import (
 	"context"
-	"strings"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/carryon-hub/carryon"
