@@ -70,6 +70,9 @@ type Config struct {
 	DeltaEvery time.Duration
 	// Memories is the users' long-term memory, handed to tools (remember, recall); nil for none.
 	Memories carryon.MemoryService
+	// Now is the clock of the journal's times (default time.Now); the coalescing of model deltas
+	// (DeltaEvery) runs on the wall clock.
+	Now func() time.Time
 }
 
 // Engine runs the agent loop.
@@ -88,8 +91,13 @@ func New(cfg Config, provider model.Provider, tools *tool.Registry, builder *con
 	if cfg.DeltaEvery <= 0 {
 		cfg.DeltaEvery = 100 * time.Millisecond
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	return &Engine{cfg: cfg, provider: provider, tools: tools, builder: builder}
 }
+
+func (e *Engine) now() time.Time { return e.cfg.Now().UTC().Truncate(time.Microsecond) }
 
 // Model returns the model name the engine runs with.
 func (e *Engine) Model() string { return e.cfg.Model }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/carryon-hub/carryon"
@@ -31,7 +30,7 @@ func (e *NeedsApproval) Error() string {
 
 // plan turns the model's tool calls into the step's pending actions.
 func (e *Engine) plan(run *carryon.Run, step int, calls []model.ToolCall) []*carryon.Action {
-	now := time.Now().UTC().Truncate(time.Microsecond)
+	now := e.now()
 	out := make([]*carryon.Action, len(calls))
 	for i, c := range calls {
 		a := &carryon.Action{
@@ -93,7 +92,7 @@ func (e *Engine) settle(ctx context.Context, hub Hub, run *carryon.Run, a *carry
 		outcome, err := r.Reconcile(ctx, e.call(hub, run, a))
 		switch {
 		case err == nil && outcome == tool.Applied:
-			now := time.Now().UTC().Truncate(time.Microsecond)
+			now := e.now()
 			a.Status, a.Result, a.FinishedAt, a.Attempt = carryon.ActionSucceeded, "done (completed before an interruption; the result was checked)", &now, run.Attempt
 			if err := hub.FinishAction(ctx, run, a); err != nil {
 				return err
@@ -114,7 +113,7 @@ func (e *Engine) settle(ctx context.Context, hub Hub, run *carryon.Run, a *carry
 // is journaled before the run stops. Losing the run (fencing) or a shutdown does cut it off; the
 // journal then keeps it started for the next attempt to settle.
 func (e *Engine) execute(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, emit emitFunc) error {
-	a.Status, a.Attempt, a.StartedAt = carryon.ActionStarted, run.Attempt, time.Now().UTC().Truncate(time.Microsecond)
+	a.Status, a.Attempt, a.StartedAt = carryon.ActionStarted, run.Attempt, e.now()
 	if err := hub.StartAction(ctx, run, a); err != nil {
 		return fmt.Errorf("journal tool call %s: %w", a.Tool, err)
 	}
@@ -129,7 +128,7 @@ func (e *Engine) execute(ctx context.Context, hub Hub, run *carryon.Run, a *carr
 		return context.Cause(tctx) // cut off: the journal keeps it started for recovery to settle
 	}
 	failpoint.Hit(failpoint.ActionRan)
-	now := time.Now().UTC().Truncate(time.Microsecond)
+	now := e.now()
 	a.FinishedAt = &now
 	a.FingerprintBefore, a.FingerprintAfter = res.FingerprintBefore, res.FingerprintAfter
 	if err != nil {
