@@ -28,10 +28,6 @@ type Problem struct {
 	ActiveRunID    string `json:"active_run_id,omitempty"`
 }
 
-// codeFenced is carryon.EFENCED (a runner wrote for a run another runner took over), spelled out
-// so this package builds whichever lands first.
-const codeFenced = "run_fenced"
-
 // codeInfo is the one code→status map of the HTTP API.
 var codeInfo = map[string]struct {
 	status int
@@ -48,7 +44,7 @@ var codeInfo = map[string]struct {
 	carryon.ECLOSED:         {http.StatusConflict, "Session closed"},
 	carryon.EEXPIRED:        {http.StatusGone, "Session expired"},
 	carryon.ECONFLICT:       {http.StatusConflict, "Conflict"},
-	codeFenced:              {http.StatusConflict, "Run fenced"},
+	carryon.EFENCED:         {http.StatusConflict, "Run fenced"},
 	carryon.EVERSIONNEEDED:  {http.StatusPreconditionRequired, "Version required"},
 	carryon.ETOOLARGE:       {http.StatusRequestEntityTooLarge, "Payload too large"},
 	carryon.ETIMEOUT:        {http.StatusRequestTimeout, "Request timeout"},
