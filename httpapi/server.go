@@ -8,6 +8,11 @@
 // not make business decisions: versions, request ids, ownership and expiry are decided by the
 // services, and the server only translates their answers.
 //
+// Every write route is served by one pipeline (writeRoute in write.go): read the body, merge the
+// write controls of the headers, call the service with a write receipt, then answer with
+// Idempotent-Replayed, ETag and Location as the result calls for. A new write route states its
+// types, its call and its status, and gets the rest.
+//
 // Choices worth knowing:
 //   - Write controls come from headers or the body and mean the same: If-Match "N" (also W/"N" or
 //     N) is expected_version, Idempotency-Key is request_id; both given and different is 400. A
