@@ -37,7 +37,6 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/contextbuild"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -72,7 +71,7 @@ type Config struct {
 	Memory carryon.MemoryService
 	// Context previews the model context of a session (GET /v1/sessions/{id}/context); without
 	// it that route answers 501.
-	Context func(ctx context.Context, sessionID string) (*contextbuild.Context, error)
+	Context func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)
 	// Closing StreamsDone ends every open event stream (a server shutting down closes it so that
 	// the graceful shutdown does not wait for them; clients resume elsewhere with Last-Event-ID).
 	StreamsDone <-chan struct{}
@@ -88,7 +87,7 @@ type server struct {
 	runs           carryon.RunService
 	memory         carryon.MemoryService
 	streamsDone    <-chan struct{}
-	context        func(ctx context.Context, sessionID string) (*contextbuild.Context, error)
+	context        func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)
 	logger         *slog.Logger
 	ready          func(context.Context) error
 	maxBody        int64
