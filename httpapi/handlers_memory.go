@@ -12,10 +12,7 @@ import (
 // withMemory makes a long-term memory route's handler with the memory service; on a server that
 // keeps no long-term memory, every such route answers 501.
 func (s *server) withMemory(handler func(carryon.MemoryService) http.HandlerFunc) http.HandlerFunc {
-	if s.memory == nil {
-		return s.notImplemented("this server keeps no long-term memory")
-	}
-	return handler(s.memory)
+	return withService(s, s.memory, "this server keeps no long-term memory", handler)
 }
 
 func (s *server) handleMemoryPut() http.HandlerFunc {
@@ -32,14 +29,9 @@ func (s *server) handleMemoryPut() http.HandlerFunc {
 
 func (s *server) handleMemoryItemGet() http.HandlerFunc {
 	return s.withMemory(func(ms carryon.MemoryService) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			it, err := ms.Get(r.Context(), r.PathValue("namespace"), r.PathValue("key"))
-			if err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-			s.writeJSON(w, r, http.StatusOK, it)
-		}
+		return readRoute(s, func(r *http.Request, _ *query) (*carryon.MemoryItem, error) {
+			return ms.Get(r.Context(), r.PathValue("namespace"), r.PathValue("key"))
+		})
 	})
 }
 
@@ -58,35 +50,26 @@ func (s *server) handleMemoryDelete() http.HandlerFunc {
 
 func (s *server) handleMemoryList() http.HandlerFunc {
 	return s.withMemory(func(ms carryon.MemoryService) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			q := &query{values: r.URL.Query()}
-			page, err := ms.List(r.Context(), carryon.MemoryFilter{Namespace: q.str("namespace"),
+		return readRoute(s, func(r *http.Request, q *query) (*carryon.MemoryPage, error) {
+			return ms.List(r.Context(), carryon.MemoryFilter{Namespace: q.str("namespace"),
 				Limit: int(q.int("limit", 1, carryon.MaxMessageWindow, 0)), Cursor: q.str("cursor")})
-			if err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-			s.writeJSON(w, r, http.StatusOK, page)
-		}
+		})
 	})
 }
 
+// handleMemorySearch serves a read that takes a body (the query may be long); it is no write.
 func (s *server) handleMemorySearch() http.HandlerFunc {
 	return s.withMemory(func(ms carryon.MemoryService) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
+		return readRoute(s, func(r *http.Request, _ *query) (*carryon.MemoryResults, error) {
 			in, err := decode[carryon.MemorySearch](s, r, bodyOptions{})
 			var res *carryon.MemoryResults
 			if err == nil {
 				res, err = ms.Search(r.Context(), in)
 			}
-			if err != nil {
-				s.writeError(w, r, err)
-				return
+			if err == nil {
+				res.Items = orEmpty(res.Items)
 			}
-			if res.Items == nil {
-				res.Items = []*carryon.MemoryItem{}
-			}
-			s.writeJSON(w, r, http.StatusOK, res)
-		}
+			return res, err
+		})
 	})
 }

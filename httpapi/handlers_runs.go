@@ -29,10 +29,7 @@ func wantsStream(r *http.Request) bool {
 // withRuns makes a run route's handler with the run service; on a server that runs no agent,
 // every run route answers 501.
 func (s *server) withRuns(handler func(carryon.RunService) http.HandlerFunc) http.HandlerFunc {
-	if s.runs == nil {
-		return s.notImplemented("this server runs no agent")
-	}
-	return handler(s.runs)
+	return withService(s, s.runs, "this server runs no agent", handler)
 }
 
 func (s *server) handleRunStart() http.HandlerFunc {
@@ -52,50 +49,36 @@ func (s *server) handleRunStart() http.HandlerFunc {
 
 func (s *server) handleRunList() http.HandlerFunc {
 	return s.withRuns(func(rs carryon.RunService) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			q := &query{values: r.URL.Query()}
+		return readRoute(s, func(r *http.Request, q *query) (*carryon.RunPage, error) {
 			page, err := rs.ListRuns(r.Context(), r.PathValue("id"), carryon.RunFilter{
 				Limit: int(q.int("limit", 1, carryon.MaxMessageWindow, 0)), Cursor: q.str("cursor"),
 			})
-			if err != nil {
-				s.writeError(w, r, err)
-				return
+			if err == nil {
+				page.Items = orEmpty(page.Items)
 			}
-			if page.Items == nil {
-				page.Items = []*carryon.Run{} // an empty page is [], as on every listing
-			}
-			s.writeJSON(w, r, http.StatusOK, page)
-		}
+			return page, err
+		})
 	})
 }
 
 func (s *server) handleRunGet() http.HandlerFunc {
 	return s.withRuns(func(rs carryon.RunService) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			run, err := rs.GetRun(r.Context(), r.PathValue("id"))
-			if err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-			s.writeJSON(w, r, http.StatusOK, run)
-		}
+		return readRoute(s, func(r *http.Request, _ *query) (*carryon.Run, error) {
+			return rs.GetRun(r.Context(), r.PathValue("id"))
+		})
 	})
 }
 
 func (s *server) handleRunActions() http.HandlerFunc {
 	return s.withRuns(func(rs carryon.RunService) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
+		return readRoute(s, func(r *http.Request, q *query) (ActionList, error) {
 			acts, err := rs.Actions(r.Context(), r.PathValue("id"))
 			var out ActionList
 			if err == nil {
-				out.Items, out.NextCursor, err = pageOf(acts, actionKey, &query{values: r.URL.Query()})
+				out.Items, out.NextCursor, err = pageOf(acts, actionKey, q)
 			}
-			if err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-			s.writeJSON(w, r, http.StatusOK, out)
-		}
+			return out, err
+		})
 	})
 }
 

@@ -35,23 +35,19 @@ func (s *server) handleSessionCreate() http.HandlerFunc {
 }
 
 func (s *server) handleSessionList() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		q := &query{values: r.URL.Query()}
+	return readRoute(s, func(r *http.Request, q *query) (carryon.SessionPage, error) {
 		page, err := s.sessions.List(r.Context(), carryon.SessionFilter{
 			Status: carryon.SessionStatus(q.str("status")),
 			Limit:  int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
 			Cursor: q.str("cursor"),
 		})
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return carryon.SessionPage{}, err
 		}
 		out := *page
-		if out.Items == nil {
-			out.Items = []*carryon.Session{}
-		}
-		s.writeJSON(w, r, http.StatusOK, out)
-	}
+		out.Items = orEmpty(out.Items)
+		return out, nil
+	})
 }
 
 func (s *server) handleSessionGet() http.HandlerFunc {
@@ -153,23 +149,19 @@ func (s *server) handleMessagesAppend() http.HandlerFunc {
 }
 
 func (s *server) handleMessagesList() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		q := &query{values: r.URL.Query()}
+	return readRoute(s, func(r *http.Request, q *query) (carryon.MessagePage, error) {
 		page, err := s.sessions.ListMessages(r.Context(), r.PathValue("id"), carryon.MessageFilter{
 			Cursor:   q.str("cursor"),
 			AfterSeq: q.int("after_seq", 0, 1<<53-1, 0),
 			Limit:    int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
 		})
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return carryon.MessagePage{}, err
 		}
 		out := *page
-		if out.Items == nil {
-			out.Items = []*carryon.Message{}
-		}
-		s.writeJSON(w, r, http.StatusOK, out)
-	}
+		out.Items = orEmpty(out.Items)
+		return out, nil
+	})
 }
 
 // workingMemoryAnswer is a working memory state as it is answered (an empty document is {}).
@@ -235,38 +227,29 @@ func (s *server) decodeMemoryPatch(r *http.Request) (MemoryPatchRequest, error) 
 }
 
 func (s *server) handleMemoryHistory() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		q := &query{values: r.URL.Query()}
+	return readRoute(s, func(r *http.Request, q *query) (carryon.RevisionPage, error) {
 		page, err := s.sessions.MemoryHistory(r.Context(), r.PathValue("id"), carryon.RevisionFilter{
 			Cursor:              q.str("cursor"),
 			BeforeMemoryVersion: q.int("before", 1, 1<<53-1, 0),
 			Limit:               int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
 		})
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return carryon.RevisionPage{}, err
 		}
 		out := *page
-		if out.Items == nil {
-			out.Items = []*carryon.MemoryRevision{}
-		}
-		s.writeJSON(w, r, http.StatusOK, out)
-	}
+		out.Items = orEmpty(out.Items)
+		return out, nil
+	})
 }
 
 func (s *server) handleMemoryDiff() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		q := &query{values: r.URL.Query()}
-		from, to := q.int("from", 0, 1<<53-1, 0), q.int("to", 0, 1<<53-1, 0)
-		diff, err := s.sessions.MemoryDiff(r.Context(), r.PathValue("id"), from, to)
+	return readRoute(s, func(r *http.Request, q *query) (carryon.MemoryDiff, error) {
+		diff, err := s.sessions.MemoryDiff(r.Context(), r.PathValue("id"), q.int("from", 0, 1<<53-1, 0), q.int("to", 0, 1<<53-1, 0))
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return carryon.MemoryDiff{}, err
 		}
 		out := *diff
-		if out.Changes == nil {
-			out.Changes = []carryon.MemoryEdit{}
-		}
-		s.writeJSON(w, r, http.StatusOK, out)
-	}
+		out.Changes = orEmpty(out.Changes)
+		return out, nil
+	})
 }

@@ -29,18 +29,14 @@ func (s *server) handleUserCreate() http.HandlerFunc {
 }
 
 func (s *server) handleUserList() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return readRoute(s, func(r *http.Request, q *query) (UserList, error) {
 		users, err := s.users.ListUsers(r.Context())
 		var out UserList
 		if err == nil {
-			out.Items, out.NextCursor, err = pageOf(users, func(u *carryon.User) string { return u.Name }, &query{values: r.URL.Query()})
+			out.Items, out.NextCursor, err = pageOf(users, func(u *carryon.User) string { return u.Name }, q)
 		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		s.writeJSON(w, r, http.StatusOK, out)
-	}
+		return out, err
+	})
 }
 
 func (s *server) handleKeyCreate() http.HandlerFunc {
@@ -57,18 +53,14 @@ func (s *server) handleKeyCreate() http.HandlerFunc {
 }
 
 func (s *server) handleKeyList() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return readRoute(s, func(r *http.Request, q *query) (KeyList, error) {
 		keys, err := s.users.ListKeys(r.Context(), r.PathValue("id"))
 		var out KeyList
 		if err == nil {
-			out.Items, out.NextCursor, err = pageOf(keys, keyKey, &query{values: r.URL.Query()})
+			out.Items, out.NextCursor, err = pageOf(keys, keyKey, q)
 		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		s.writeJSON(w, r, http.StatusOK, out)
-	}
+		return out, err
+	})
 }
 
 func (s *server) handleKeyRevoke() http.HandlerFunc {

@@ -151,6 +151,19 @@ func NewServer(cfg Config) http.Handler {
 	})
 }
 
+// withService makes the handler of a route that needs the optional service svc (the run manager,
+// long-term memory) when the server was given one; otherwise the route answers 501 with missing
+// as the detail. It is decided once, when the server is made.
+func withService[S comparable](s *server, svc S, missing string, handler func(S) http.HandlerFunc) http.HandlerFunc {
+	var none S
+	if svc == none {
+		return func(w http.ResponseWriter, r *http.Request) {
+			s.writeError(w, r, carryon.Errorf(carryon.ENOTIMPLEMENTED, "%s", missing))
+		}
+	}
+	return handler(svc)
+}
+
 // handleUnclean refuses a path that is not in canonical form (an empty, . or .. segment).
 func (s *server) handleUnclean(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, r, carryon.Errorf(carryon.EINVALID,

@@ -134,11 +134,3 @@ func noResult[In any](call func(context.Context, string, In) error) func(context
 		return struct{}{}, call(ctx, id, in)
 	}
 }
-
-// notImplemented answers every request with ENOTIMPLEMENTED: the route needs a service this
-// server was not given.
-func (s *server) notImplemented(msg string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, carryon.Errorf(carryon.ENOTIMPLEMENTED, "%s", msg))
-	}
-}
