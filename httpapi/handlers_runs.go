@@ -213,16 +213,10 @@ func chatWrite(s *server, r *http.Request, in *carryon.ChatInput) error {
 }
 
 func (s *server) handleContext() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if s.context == nil {
-			s.writeError(w, r, carryon.Errorf(carryon.ENOTIMPLEMENTED, "this server builds no model context"))
-			return
-		}
-		c, err := s.context(r.Context(), r.PathValue("id"))
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		s.writeJSON(w, r, http.StatusOK, c)
+	if s.context == nil {
+		return s.notImplemented("this server builds no model context")
 	}
+	return readRoute(s, func(r *http.Request, _ *query) (*carryon.ContextPreview, error) {
+		return s.context(r.Context(), r.PathValue("id"))
+	})
 }

@@ -71,9 +71,7 @@ func (s *server) handleSessionGet() http.HandlerFunc {
 		if out.WorkingMemory == nil {
 			out.WorkingMemory = carryon.WorkingMemory{}
 		}
-		if out.Messages == nil {
-			out.Messages = []*carryon.Message{}
-		}
+		out.Messages = orEmpty(out.Messages)
 		s.writeJSON(w, r, http.StatusOK, out)
 	}
 }
@@ -130,9 +128,7 @@ func (s *server) handleMessagesAppend() http.HandlerFunc {
 				return carryon.AppendResult{}, err
 			}
 			out := *res
-			if out.Messages == nil {
-				out.Messages = []*carryon.Message{}
-			}
+			out.Messages = orEmpty(out.Messages)
 			return out, nil
 		},
 		status:  http.StatusCreated,

@@ -157,11 +157,16 @@ func NewServer(cfg Config) http.Handler {
 func withService[S comparable](s *server, svc S, missing string, handler func(S) http.HandlerFunc) http.HandlerFunc {
 	var none S
 	if svc == none {
-		return func(w http.ResponseWriter, r *http.Request) {
-			s.writeError(w, r, carryon.Errorf(carryon.ENOTIMPLEMENTED, "%s", missing))
-		}
+		return s.notImplemented(missing)
 	}
 	return handler(svc)
+}
+
+// notImplemented answers every request with 501 (ENOTIMPLEMENTED) and detail msg.
+func (s *server) notImplemented(msg string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, carryon.Errorf(carryon.ENOTIMPLEMENTED, "%s", msg))
+	}
 }
 
 // handleUnclean refuses a path that is not in canonical form (an empty, . or .. segment).
