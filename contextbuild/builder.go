@@ -20,7 +20,6 @@ import (
 	"strings"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/model"
 )
 
 // DefaultSystemPrompt tells the model how carryon sessions work.
@@ -112,55 +111,6 @@ type Options struct {
 	Summarize bool
 }
 
-// Part is one section of the context with its token count. The parts' counts add up to
-// Context.Tokens: the system message's framing is counted with the system prompt, each
-// message's framing with the messages.
-type Part struct {
-	Name    string `json:"name"`
-	Tokens  int    `json:"tokens"`
-	Content string `json:"content,omitempty"`
-	// Items counts the entries of a list part (messages, tool calls).
-	Items int `json:"items,omitempty"`
-}
-
-// Context is exactly what is sent to the model, with its accounting.
-type Context struct {
-	SessionID string `json:"session_id"`
-	Version   int64  `json:"version"`
-	Model     string `json:"model"`
-	Encoding  string `json:"encoding"`
-	// Estimated is true when the token counts are estimates (no vocabulary of the model).
-	Estimated bool   `json:"estimated"`
-	Budget    int    `json:"budget"`
-	Tokens    int    `json:"tokens"`
-	Parts     []Part `json:"parts"`
-	System    string `json:"system"`
-	// Messages is the conversation after the system message.
-	Messages []model.Message `json:"messages"`
-	// FirstSeq and LastSeq are the seqs of the first and last message included (0 when none).
-	FirstSeq int64 `json:"first_seq"`
-	LastSeq  int64 `json:"last_seq"`
-	// SummaryCoversTo is the last seq the summary in the context stands for (0: no summary).
-	SummaryCoversTo int64 `json:"summary_covers_to"`
-	// Unsummarized is how many messages were cut without a summary covering them yet (a
-	// preview, or no summarizer); a run stores a summary first.
-	Unsummarized int `json:"unsummarized"`
-	// Notes say what the builder had to work around, in sentences: tool messages or calls of an
-	// old session left out because a model API would refuse them, or a summary that could not
-	// be made (the older messages are then left out unsummarized, and the run goes on).
-	Notes []string `json:"notes,omitempty"`
-	// NewSummary is the summary message the caller must store before sending (nil: none).
-	NewSummary *carryon.NewMessage `json:"-"`
-	// WorkingMemory is the document rendered into the context.
-	WorkingMemory carryon.WorkingMemory `json:"-"`
-	OwnerID       string                `json:"-"`
-}
-
-// Request returns the model request for this context.
-func (c *Context) Request(tools []model.ToolSpec) model.Request {
-	return model.Request{Model: c.Model, System: c.System, Messages: c.Messages, Tools: tools}
-}
-
 // Build assembles the context of a session as the model would get it now.
 func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Context, error) {
 	view, err := b.src.Get(ctx, sessionID, carryon.GetOptions{Messages: b.cfg.Window})
@@ -168,11 +118,11 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 		return nil, err
 	}
 	counter := CounterFor(opt.Model)
-	out := &Context{
+	out := &Context{ContextPreview: carryon.ContextPreview{
 		SessionID: view.ID, Version: view.Version, Model: opt.Model, Encoding: counter.Encoding,
-		Estimated: counter.Estimated, Budget: b.cfg.Budget, WorkingMemory: view.WorkingMemory, OwnerID: view.OwnerID,
-	}
-	sections := []Part{
+		Estimated: counter.Estimated, Budget: b.cfg.Budget,
+	}, WorkingMemory: view.WorkingMemory, OwnerID: view.OwnerID}
+	sections := []carryon.ContextPart{
 		{Name: "system_prompt", Content: b.cfg.SystemPrompt},
 		{Name: "working_memory", Content: HeadingMemory + "\n" + RenderWorkingMemory(view.WorkingMemory)},
 	}
@@ -187,7 +137,7 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 			return nil, err
 		}
 		if len(acts) > 0 {
-			sections = append(sections, Part{Name: "tool_digest", Content: HeadingTools + "\n" + RenderToolDigest(acts), Items: len(acts)})
+			sections = append(sections, carryon.ContextPart{Name: "tool_digest", Content: HeadingTools + "\n" + RenderToolDigest(acts), Items: len(acts)})
 		}
 	}
 	// The newest summary in the window covers everything up to its CoversTo.
@@ -251,7 +201,7 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 	convo, notes := pairTools(convo)
 	out.Notes = append(out.Notes, notes...)
 	if s := summaryPart(summaryText, out.SummaryCoversTo); s != "" {
-		sections = append(sections, Part{Name: "summary", Content: s})
+		sections = append(sections, carryon.ContextPart{Name: "summary", Content: s})
 	}
 	var sys []string
 	for i := range sections {
@@ -265,7 +215,7 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 		}
 	}
 	out.System = strings.Join(sys, "\n\n")
-	msgPart := Part{Name: "messages", Items: len(convo)}
+	msgPart := carryon.ContextPart{Name: "messages", Items: len(convo)}
 	for _, m := range convo {
 		msgPart.Tokens += counter.message(m)
 		out.Messages = append(out.Messages, toModel(m))
@@ -277,7 +227,7 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 	out.Tokens += msgPart.Tokens
 	out.Parts = append(sections, msgPart)
 	if out.Messages == nil {
-		out.Messages = []model.Message{}
+		out.Messages = []carryon.ModelMessage{}
 	}
 	return out, nil
 }
@@ -302,13 +252,13 @@ func summaryPart(text string, coversTo int64) string {
 }
 
 // toModel converts a stored message to the model's form.
-func toModel(m *carryon.Message) model.Message {
-	out := model.Message{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
+func toModel(m *carryon.Message) carryon.ModelMessage {
+	out := carryon.ModelMessage{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
 	if len(m.ToolCalls) > 0 {
 		var calls []carryon.ToolCall
 		_ = json.Unmarshal(m.ToolCalls, &calls)
 		for _, c := range calls {
-			out.ToolCalls = append(out.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			out.ToolCalls = append(out.ToolCalls, carryon.ModelToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
 	}
 	return out

@@ -34,8 +34,8 @@ const maxLongTermQuery = 2000
 // "- namespace/key: text-or-value (score 0.73)", as many as fit in the long-term share of the
 // budget. It renders nothing unless the caller in ctx owns the session: another user's memory is
 // never searched for a session, and a session's owner's memory is never shown to anyone else.
-func (b *Builder) longTerm(ctx context.Context, view *carryon.SessionView, counter *Counter) (Part, error) {
-	part := Part{Name: "long_term_memory"}
+func (b *Builder) longTerm(ctx context.Context, view *carryon.SessionView, counter *Counter) (carryon.ContextPart, error) {
+	part := carryon.ContextPart{Name: "long_term_memory"}
 	if b.cfg.LongTerm == nil || view.OwnerID == "" || carryon.UserIDFromContext(ctx) != view.OwnerID {
 		return part, nil
 	}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/carryon-hub/carryon"
@@ -8,104 +9,67 @@ import (
 
 // Long-term memory routes: /v1/memories. The caller's memory only; the owner is the key's user.
 
-func (s *server) memoryService() (carryon.MemoryService, error) {
-	if s.memory == nil {
-		return nil, carryon.Errorf(carryon.ENOTIMPLEMENTED, "this server keeps no long-term memory")
-	}
-	return s.memory, nil
+// withMemory makes a long-term memory route's handler with the memory service; on a server that
+// keeps no long-term memory, every such route answers 501.
+func (s *server) withMemory(handler func(carryon.MemoryService) http.HandlerFunc) http.HandlerFunc {
+	return withService(s, s.memory, "this server keeps no long-term memory", handler)
 }
 
 func (s *server) handleMemoryPut() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		ms, err := s.memoryService()
-		if err == nil {
-			var in carryon.MemoryPut
-			if in, err = decode[carryon.MemoryPut](s, r, bodyOptions{}); err == nil {
-				in.RetryOptions, err = retryOptions(r, in.RetryOptions)
-			}
-			if err == nil {
-				ctx, rec := receipt(r)
-				var it *carryon.MemoryItem
-				if it, err = ms.Put(ctx, r.PathValue("namespace"), r.PathValue("key"), in); err == nil {
-					markReplay(w, rec)
-					s.writeJSON(w, r, http.StatusOK, it)
-					return
-				}
-			}
-		}
-		s.writeError(w, r, err)
-	}
+	return s.withMemory(func(ms carryon.MemoryService) http.HandlerFunc {
+		return writeRoute[carryon.MemoryPut, *carryon.MemoryItem]{
+			controls: retryWrite(func(in *carryon.MemoryPut) *carryon.RetryOptions { return &in.RetryOptions }),
+			call: func(ctx context.Context, r *http.Request, in carryon.MemoryPut) (*carryon.MemoryItem, error) {
+				return ms.Put(ctx, r.PathValue("namespace"), r.PathValue("key"), in)
+			},
+			status: http.StatusOK,
+		}.handler(s)
+	})
 }
 
 func (s *server) handleMemoryItemGet() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		ms, err := s.memoryService()
-		if err == nil {
-			var it *carryon.MemoryItem
-			if it, err = ms.Get(r.Context(), r.PathValue("namespace"), r.PathValue("key")); err == nil {
-				s.writeJSON(w, r, http.StatusOK, it)
-				return
-			}
-		}
-		s.writeError(w, r, err)
-	}
+	return s.withMemory(func(ms carryon.MemoryService) http.HandlerFunc {
+		return readRoute(s, func(r *http.Request, _ *query) (*carryon.MemoryItem, error) {
+			return ms.Get(r.Context(), r.PathValue("namespace"), r.PathValue("key"))
+		})
+	})
 }
 
 func (s *server) handleMemoryDelete() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		ms, err := s.memoryService()
-		var in carryon.RetryOptions
-		if err == nil {
-			in, err = decode[carryon.RetryOptions](s, r, bodyOptions{optional: true})
-		}
-		if err == nil {
-			in, err = retryOptions(r, in)
-		}
-		if err == nil {
-			ctx, rec := receipt(r)
-			if err = ms.Delete(ctx, r.PathValue("namespace"), r.PathValue("key"), in); err == nil {
-				markReplay(w, rec)
-				w.WriteHeader(http.StatusNoContent)
-				return
-			}
-		}
-		s.writeError(w, r, err)
-	}
+	return s.withMemory(func(ms carryon.MemoryService) http.HandlerFunc {
+		return writeRoute[carryon.RetryOptions, struct{}]{
+			body:     bodyOptions{optional: true},
+			controls: retryWrite(itself[carryon.RetryOptions]),
+			call: func(ctx context.Context, r *http.Request, in carryon.RetryOptions) (struct{}, error) {
+				return struct{}{}, ms.Delete(ctx, r.PathValue("namespace"), r.PathValue("key"), in)
+			},
+			status: http.StatusNoContent,
+		}.handler(s)
+	})
 }
 
 func (s *server) handleMemoryList() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		ms, err := s.memoryService()
-		if err == nil {
-			q := &query{values: r.URL.Query()}
-			var page *carryon.MemoryPage
-			page, err = ms.List(r.Context(), carryon.MemoryFilter{Namespace: q.str("namespace"),
+	return s.withMemory(func(ms carryon.MemoryService) http.HandlerFunc {
+		return readRoute(s, func(r *http.Request, q *query) (*carryon.MemoryPage, error) {
+			return ms.List(r.Context(), carryon.MemoryFilter{Namespace: q.str("namespace"),
 				Limit: int(q.int("limit", 1, carryon.MaxMessageWindow, 0)), Cursor: q.str("cursor")})
-			if err == nil {
-				s.writeJSON(w, r, http.StatusOK, page)
-				return
-			}
-		}
-		s.writeError(w, r, err)
-	}
+		})
+	})
 }
 
+// handleMemorySearch serves a read that takes a body (the query may be long); it is no write.
 func (s *server) handleMemorySearch() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		ms, err := s.memoryService()
-		if err == nil {
-			var in carryon.MemorySearch
-			if in, err = decode[carryon.MemorySearch](s, r, bodyOptions{}); err == nil {
-				var res *carryon.MemoryResults
-				if res, err = ms.Search(r.Context(), in); err == nil {
-					if res.Items == nil {
-						res.Items = []*carryon.MemoryItem{}
-					}
-					s.writeJSON(w, r, http.StatusOK, res)
-					return
-				}
+	return s.withMemory(func(ms carryon.MemoryService) http.HandlerFunc {
+		return readRoute(s, func(r *http.Request, _ *query) (*carryon.MemoryResults, error) {
+			in, err := decode[carryon.MemorySearch](s, r, bodyOptions{})
+			var res *carryon.MemoryResults
+			if err == nil {
+				res, err = ms.Search(r.Context(), in)
 			}
-		}
-		s.writeError(w, r, err)
-	}
+			if err == nil {
+				res.Items = orEmpty(res.Items)
+			}
+			return res, err
+		})
+	})
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -25,163 +26,99 @@ func wantsStream(r *http.Request) bool {
 	return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 }
 
-func (s *server) runService() (carryon.RunService, error) {
-	if s.runs == nil {
-		return nil, carryon.Errorf(carryon.ENOTIMPLEMENTED, "this server runs no agent")
-	}
-	return s.runs, nil
+// withRuns makes a run route's handler with the run service; on a server that runs no agent,
+// every run route answers 501.
+func (s *server) withRuns(handler func(carryon.RunService) http.HandlerFunc) http.HandlerFunc {
+	return withService(s, s.runs, "this server runs no agent", handler)
 }
 
 func (s *server) handleRunStart() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		rs, err := s.runService()
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		in, err := decode[carryon.NewRun](s, r, bodyOptions{})
-		if err == nil {
-			in.WriteOptions, err = s.writeOptions(r, in.WriteOptions, true)
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		ctx, rec := receipt(r)
-		run, err := rs.Start(ctx, r.PathValue("id"), in)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		markReplay(w, rec)
-		w.Header().Set("Location", runPath(run.ID))
-		if wantsStream(r) {
-			w.Header().Set("Carryon-Run-Id", run.ID)
-			s.streamEvents(w, r, rs, run.ID, 0)
-			return
-		}
-		s.writeJSON(w, r, http.StatusAccepted, run)
-	}
+	return s.withRuns(func(rs carryon.RunService) http.HandlerFunc {
+		return writeRoute[carryon.NewRun, *carryon.Run]{
+			controls: sessionWrite(func(in *carryon.NewRun) *carryon.WriteOptions { return &in.WriteOptions }, true),
+			call:     onID(rs.Start),
+			status:   http.StatusAccepted,
+			location: func(_ *http.Request, run *carryon.Run) string { return runPath(run.ID) },
+			stream: func(w http.ResponseWriter, r *http.Request, run *carryon.Run) {
+				w.Header().Set("Carryon-Run-Id", run.ID)
+				s.streamEvents(w, r, rs, run.ID, 0)
+			},
+		}.handler(s)
+	})
 }
 
 func (s *server) handleRunList() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		rs, err := s.runService()
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		q := &query{values: r.URL.Query()}
-		page, err := rs.ListRuns(r.Context(), r.PathValue("id"), carryon.RunFilter{
-			Limit: int(q.int("limit", 1, carryon.MaxMessageWindow, 0)), Cursor: q.str("cursor"),
+	return s.withRuns(func(rs carryon.RunService) http.HandlerFunc {
+		return readRoute(s, func(r *http.Request, q *query) (*carryon.RunPage, error) {
+			page, err := rs.ListRuns(r.Context(), r.PathValue("id"), carryon.RunFilter{
+				Limit: int(q.int("limit", 1, carryon.MaxMessageWindow, 0)), Cursor: q.str("cursor"),
+			})
+			if err == nil {
+				page.Items = orEmpty(page.Items)
+			}
+			return page, err
 		})
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		if page.Items == nil {
-			page.Items = []*carryon.Run{} // an empty page is [], as on every listing
-		}
-		s.writeJSON(w, r, http.StatusOK, page)
-	}
+	})
 }
 
 func (s *server) handleRunGet() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		rs, err := s.runService()
-		if err == nil {
-			var run *carryon.Run
-			if run, err = rs.GetRun(r.Context(), r.PathValue("id")); err == nil {
-				s.writeJSON(w, r, http.StatusOK, run)
-				return
-			}
-		}
-		s.writeError(w, r, err)
-	}
+	return s.withRuns(func(rs carryon.RunService) http.HandlerFunc {
+		return readRoute(s, func(r *http.Request, _ *query) (*carryon.Run, error) {
+			return rs.GetRun(r.Context(), r.PathValue("id"))
+		})
+	})
 }
 
 func (s *server) handleRunActions() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		rs, err := s.runService()
-		if err == nil {
-			var acts []*carryon.Action
-			if acts, err = rs.Actions(r.Context(), r.PathValue("id")); err == nil {
-				var out ActionList
-				if out.Items, out.NextCursor, err = pageOf(acts, actionKey, &query{values: r.URL.Query()}); err == nil {
-					s.writeJSON(w, r, http.StatusOK, out)
-					return
-				}
+	return s.withRuns(func(rs carryon.RunService) http.HandlerFunc {
+		return readRoute(s, func(r *http.Request, q *query) (ActionList, error) {
+			acts, err := rs.Actions(r.Context(), r.PathValue("id"))
+			var out ActionList
+			if err == nil {
+				out.Items, out.NextCursor, err = pageOf(acts, actionKey, q)
 			}
-		}
-		s.writeError(w, r, err)
-	}
+			return out, err
+		})
+	})
 }
 
 func (s *server) handleRunCancel() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		rs, err := s.runService()
-		var in carryon.RetryOptions
-		if err == nil {
-			in, err = decode[carryon.RetryOptions](s, r, bodyOptions{optional: true})
-		}
-		if err == nil {
-			in, err = retryOptions(r, in)
-		}
-		if err == nil {
-			ctx, rec := receipt(r)
-			var run *carryon.Run
-			if run, err = rs.Cancel(ctx, r.PathValue("id"), in); err == nil {
-				markReplay(w, rec)
-				s.writeJSON(w, r, http.StatusOK, run)
-				return
-			}
-		}
-		s.writeError(w, r, err)
-	}
+	return s.withRuns(func(rs carryon.RunService) http.HandlerFunc {
+		return writeRoute[carryon.RetryOptions, *carryon.Run]{
+			body:     bodyOptions{optional: true},
+			controls: retryWrite(itself[carryon.RetryOptions]),
+			call:     onID(rs.Cancel),
+			status:   http.StatusOK,
+		}.handler(s)
+	})
 }
 
 func (s *server) handleRunApprove() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		rs, err := s.runService()
-		var in carryon.Approval
-		if err == nil {
-			in, err = decode[carryon.Approval](s, r, bodyOptions{})
-		}
-		if err == nil {
-			in.RetryOptions, err = retryOptions(r, in.RetryOptions)
-		}
-		if err == nil {
-			ctx, rec := receipt(r)
-			var run *carryon.Run
-			if run, err = rs.Approve(ctx, r.PathValue("id"), in); err == nil {
-				markReplay(w, rec)
-				s.writeJSON(w, r, http.StatusOK, run)
-				return
-			}
-		}
-		s.writeError(w, r, err)
-	}
+	return s.withRuns(func(rs carryon.RunService) http.HandlerFunc {
+		return writeRoute[carryon.Approval, *carryon.Run]{
+			controls: retryWrite(func(in *carryon.Approval) *carryon.RetryOptions { return &in.RetryOptions }),
+			call:     onID(rs.Approve),
+			status:   http.StatusOK,
+		}.handler(s)
+	})
 }
 
 func (s *server) handleRunEvents() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		rs, err := s.runService()
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		q := &query{values: r.URL.Query()}
-		after := q.int("after", 0, 1<<53-1, 0)
-		if last := r.Header.Get("Last-Event-ID"); last != "" {
-			n, err := strconv.ParseInt(strings.TrimSpace(last), 10, 64)
-			if err != nil || n < 0 {
-				s.writeError(w, r, carryon.Errorf(carryon.EINVALID, "Last-Event-ID must be an event id this server sent, not %q", last))
-				return
+	return s.withRuns(func(rs carryon.RunService) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			q := &query{values: r.URL.Query()}
+			after := q.int("after", 0, 1<<53-1, 0)
+			if last := r.Header.Get("Last-Event-ID"); last != "" {
+				n, err := strconv.ParseInt(strings.TrimSpace(last), 10, 64)
+				if err != nil || n < 0 {
+					s.writeError(w, r, carryon.Errorf(carryon.EINVALID, "Last-Event-ID must be an event id this server sent, not %q", last))
+					return
+				}
+				after = n
 			}
-			after = n
+			s.streamEvents(w, r, rs, r.PathValue("id"), after)
 		}
-		s.streamEvents(w, r, rs, r.PathValue("id"), after)
-	}
+	})
 }
 
 // streamEvents answers with the run's events after seq as Server-Sent Events (id = the event's
@@ -255,45 +192,31 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, rs carryon
 }
 
 func (s *server) handleChat() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		rs, err := s.runService()
-		var in carryon.ChatInput
-		if err == nil {
-			in, err = decode[carryon.ChatInput](s, r, bodyOptions{})
-		}
-		if err == nil {
-			// A chat on an existing session is a write to it (versions apply as to a run); a chat
-			// without session_id makes a new session, which has no version yet.
-			var opts carryon.WriteOptions
-			opts, err = s.writeOptions(r, carryon.WriteOptions{RequestID: in.RequestID, ExpectedVersion: in.ExpectedVersion}, in.SessionID != "")
-			in.RequestID, in.ExpectedVersion = opts.RequestID, opts.ExpectedVersion
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		ctx, rec := receipt(r)
-		res, err := rs.Chat(ctx, in)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		markReplay(w, rec)
-		s.writeJSON(w, r, http.StatusOK, res)
-	}
+	return s.withRuns(func(rs carryon.RunService) http.HandlerFunc {
+		return writeRoute[carryon.ChatInput, *carryon.ChatResult]{
+			controls: chatWrite,
+			call: func(ctx context.Context, _ *http.Request, in carryon.ChatInput) (*carryon.ChatResult, error) {
+				return rs.Chat(ctx, in)
+			},
+			status: http.StatusOK,
+		}.handler(s)
+	})
+}
+
+// chatWrite takes the controls of a chat, which keeps them in fields of its own. A chat on an
+// existing session is a write to it (versions apply as to a run); a chat without session_id makes
+// a new session, which has no version yet.
+func chatWrite(s *server, r *http.Request, in *carryon.ChatInput) error {
+	opts, err := s.writeOptions(r, carryon.WriteOptions{RequestID: in.RequestID, ExpectedVersion: in.ExpectedVersion}, in.SessionID != "")
+	in.RequestID, in.ExpectedVersion = opts.RequestID, opts.ExpectedVersion
+	return err
 }
 
 func (s *server) handleContext() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if s.context == nil {
-			s.writeError(w, r, carryon.Errorf(carryon.ENOTIMPLEMENTED, "this server builds no model context"))
-			return
-		}
-		c, err := s.context(r.Context(), r.PathValue("id"))
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		s.writeJSON(w, r, http.StatusOK, c)
+	if s.context == nil {
+		return s.notImplemented("this server builds no model context")
 	}
+	return readRoute(s, func(r *http.Request, _ *query) (*carryon.ContextPreview, error) {
+		return s.context(r.Context(), r.PathValue("id"))
+	})
 }

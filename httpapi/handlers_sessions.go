@@ -13,56 +13,41 @@ import (
 // sessionPath is the URL of a session.
 func sessionPath(id string) string { return "/v1/sessions/" + url.PathEscape(id) }
 
-// answerSession answers with a session, tagged with its version.
-func (s *server) answerSession(w http.ResponseWriter, r *http.Request, rec *carryon.WriteReceipt, status int, sess *carryon.Session) {
-	if rec != nil {
-		markReplay(w, rec)
+// answersSession completes a write that answers the session it wrote: the answer is tagged with
+// the session's version, and a write that makes a session (201) says where it is.
+func answersSession[In any](wr writeRoute[In, *carryon.Session]) writeRoute[In, *carryon.Session] {
+	wr.version = func(sess *carryon.Session) int64 { return sess.Version }
+	if wr.status == http.StatusCreated {
+		wr.location = func(_ *http.Request, sess *carryon.Session) string { return sessionPath(sess.ID) }
 	}
-	if status == http.StatusCreated {
-		w.Header().Set("Location", sessionPath(sess.ID))
-	}
-	setETag(w, sess.Version)
-	s.writeJSON(w, r, status, sess)
+	return wr
 }
 
 func (s *server) handleSessionCreate() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		in, err := decode[carryon.NewSession](s, r, bodyOptions{optional: true})
-		if err == nil {
-			in.WriteOptions, err = s.writeOptions(r, in.WriteOptions, false)
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		ctx, rec := receipt(r)
-		sess, err := s.sessions.Create(ctx, in)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		s.answerSession(w, r, rec, http.StatusCreated, sess)
-	}
+	return answersSession(writeRoute[carryon.NewSession, *carryon.Session]{
+		body:     bodyOptions{optional: true},
+		controls: sessionWrite(func(in *carryon.NewSession) *carryon.WriteOptions { return &in.WriteOptions }, false),
+		call: func(ctx context.Context, _ *http.Request, in carryon.NewSession) (*carryon.Session, error) {
+			return s.sessions.Create(ctx, in)
+		},
+		status: http.StatusCreated,
+	}).handler(s)
 }
 
 func (s *server) handleSessionList() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		q := &query{values: r.URL.Query()}
+	return readRoute(s, func(r *http.Request, q *query) (carryon.SessionPage, error) {
 		page, err := s.sessions.List(r.Context(), carryon.SessionFilter{
 			Status: carryon.SessionStatus(q.str("status")),
 			Limit:  int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
 			Cursor: q.str("cursor"),
 		})
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return carryon.SessionPage{}, err
 		}
 		out := *page
-		if out.Items == nil {
-			out.Items = []*carryon.Session{}
-		}
-		s.writeJSON(w, r, http.StatusOK, out)
-	}
+		out.Items = orEmpty(out.Items)
+		return out, nil
+	})
 }
 
 func (s *server) handleSessionGet() http.HandlerFunc {
@@ -86,52 +71,27 @@ func (s *server) handleSessionGet() http.HandlerFunc {
 		if out.WorkingMemory == nil {
 			out.WorkingMemory = carryon.WorkingMemory{}
 		}
-		if out.Messages == nil {
-			out.Messages = []*carryon.Message{}
-		}
+		out.Messages = orEmpty(out.Messages)
 		s.writeJSON(w, r, http.StatusOK, out)
 	}
 }
 
 func (s *server) handleSessionUpdate() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		in, err := decode[carryon.SessionUpdate](s, r, bodyOptions{})
-		if err == nil {
-			in.WriteOptions, err = s.writeOptions(r, in.WriteOptions, true)
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		ctx, rec := receipt(r)
-		sess, err := s.sessions.Update(ctx, r.PathValue("id"), in)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		s.answerSession(w, r, rec, http.StatusOK, sess)
-	}
+	return answersSession(writeRoute[carryon.SessionUpdate, *carryon.Session]{
+		controls: sessionWrite(func(in *carryon.SessionUpdate) *carryon.WriteOptions { return &in.WriteOptions }, true),
+		call:     onID(s.sessions.Update),
+		status:   http.StatusOK,
+	}).handler(s)
 }
 
 // sessionStateChange serves close and restore: an optional body of write options, a session back.
 func (s *server) sessionStateChange(call func(context.Context, string, carryon.WriteOptions) (*carryon.Session, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		in, err := decode[carryon.WriteOptions](s, r, bodyOptions{optional: true})
-		if err == nil {
-			in, err = s.writeOptions(r, in, true)
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		ctx, rec := receipt(r)
-		sess, err := call(ctx, r.PathValue("id"), in)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		s.answerSession(w, r, rec, http.StatusOK, sess)
-	}
+	return answersSession(writeRoute[carryon.WriteOptions, *carryon.Session]{
+		body:     bodyOptions{optional: true},
+		controls: sessionWrite(itself[carryon.WriteOptions], true),
+		call:     onID(call),
+		status:   http.StatusOK,
+	}).handler(s)
 }
 
 func (s *server) handleSessionClose() http.HandlerFunc { return s.sessionStateChange(s.sessions.Close) }
@@ -141,106 +101,72 @@ func (s *server) handleSessionRestore() http.HandlerFunc {
 }
 
 func (s *server) handleSessionDelete() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		in, err := decode[carryon.WriteOptions](s, r, bodyOptions{optional: true})
-		if err == nil {
-			in, err = s.writeOptions(r, in, true)
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		ctx, rec := receipt(r)
-		if err := s.sessions.Delete(ctx, r.PathValue("id"), in); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		markReplay(w, rec)
-		w.WriteHeader(http.StatusNoContent)
-	}
+	return writeRoute[carryon.WriteOptions, struct{}]{
+		body:     bodyOptions{optional: true},
+		controls: sessionWrite(itself[carryon.WriteOptions], true),
+		call:     onID(noResult(s.sessions.Delete)),
+		status:   http.StatusNoContent,
+	}.handler(s)
 }
 
 func (s *server) handleSessionFork() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		in, err := decode[carryon.ForkInput](s, r, bodyOptions{optional: true})
-		if err == nil {
-			// A fork writes a new session and leaves its source alone, so it needs no version.
-			in.WriteOptions, err = s.writeOptions(r, in.WriteOptions, false)
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		ctx, rec := receipt(r)
-		sess, err := s.sessions.Fork(ctx, r.PathValue("id"), in)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		s.answerSession(w, r, rec, http.StatusCreated, sess)
-	}
+	return answersSession(writeRoute[carryon.ForkInput, *carryon.Session]{
+		body: bodyOptions{optional: true},
+		// A fork writes a new session and leaves its source alone, so it needs no version.
+		controls: sessionWrite(func(in *carryon.ForkInput) *carryon.WriteOptions { return &in.WriteOptions }, false),
+		call:     onID(s.sessions.Fork),
+		status:   http.StatusCreated,
+	}).handler(s)
 }
 
 func (s *server) handleMessagesAppend() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		in, err := decode[AppendRequest](s, r, bodyOptions{})
-		if err == nil {
-			in.WriteOptions, err = s.writeOptions(r, in.WriteOptions, true)
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		id := r.PathValue("id")
-		ctx, rec := receipt(r)
-		res, err := s.sessions.AppendMessages(ctx, id, carryon.AppendInput{Messages: in.Messages, WriteOptions: in.WriteOptions})
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		out := *res
-		if out.Messages == nil {
-			out.Messages = []*carryon.Message{}
-		}
-		markReplay(w, rec)
-		loc := sessionPath(id) + "/messages"
-		if len(out.Messages) > 0 {
-			loc += "?after_seq=" + strconv.FormatInt(out.Messages[0].Seq-1, 10)
-		}
-		w.Header().Set("Location", loc)
-		setETag(w, out.Version)
-		s.writeJSON(w, r, http.StatusCreated, out)
-	}
+	return writeRoute[AppendRequest, carryon.AppendResult]{
+		controls: sessionWrite(func(in *AppendRequest) *carryon.WriteOptions { return &in.WriteOptions }, true),
+		call: func(ctx context.Context, r *http.Request, in AppendRequest) (carryon.AppendResult, error) {
+			res, err := s.sessions.AppendMessages(ctx, r.PathValue("id"), carryon.AppendInput{Messages: in.Messages, WriteOptions: in.WriteOptions})
+			if err != nil {
+				return carryon.AppendResult{}, err
+			}
+			out := *res
+			out.Messages = orEmpty(out.Messages)
+			return out, nil
+		},
+		status:  http.StatusCreated,
+		version: func(res carryon.AppendResult) int64 { return res.Version },
+		// Where the appended messages can be read again: the page that starts with the first.
+		location: func(r *http.Request, res carryon.AppendResult) string {
+			loc := sessionPath(r.PathValue("id")) + "/messages"
+			if len(res.Messages) > 0 {
+				loc += "?after_seq=" + strconv.FormatInt(res.Messages[0].Seq-1, 10)
+			}
+			return loc
+		},
+	}.handler(s)
 }
 
 func (s *server) handleMessagesList() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		q := &query{values: r.URL.Query()}
+	return readRoute(s, func(r *http.Request, q *query) (carryon.MessagePage, error) {
 		page, err := s.sessions.ListMessages(r.Context(), r.PathValue("id"), carryon.MessageFilter{
 			Cursor:   q.str("cursor"),
 			AfterSeq: q.int("after_seq", 0, 1<<53-1, 0),
 			Limit:    int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
 		})
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return carryon.MessagePage{}, err
 		}
 		out := *page
-		if out.Items == nil {
-			out.Items = []*carryon.Message{}
-		}
-		s.writeJSON(w, r, http.StatusOK, out)
-	}
+		out.Items = orEmpty(out.Items)
+		return out, nil
+	})
 }
 
-// answerMemory answers with a working memory state, tagged with the session's version.
-func (s *server) answerMemory(w http.ResponseWriter, r *http.Request, st *carryon.WorkingMemoryState) {
+// workingMemoryAnswer is a working memory state as it is answered (an empty document is {}).
+func workingMemoryAnswer(st *carryon.WorkingMemoryState) carryon.WorkingMemoryState {
 	out := *st
 	if out.WorkingMemory == nil {
 		out.WorkingMemory = carryon.WorkingMemory{}
 	}
-	setETag(w, out.Version)
-	s.writeJSON(w, r, http.StatusOK, out)
+	return out
 }
 
 func (s *server) handleMemoryGet() http.HandlerFunc {
@@ -250,29 +176,25 @@ func (s *server) handleMemoryGet() http.HandlerFunc {
 			s.writeError(w, r, err)
 			return
 		}
-		s.answerMemory(w, r, st)
+		setETag(w, st.Version)
+		s.writeJSON(w, r, http.StatusOK, workingMemoryAnswer(st))
 	}
 }
 
 func (s *server) handleMemoryPatch() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		in, err := s.decodeMemoryPatch(r)
-		if err == nil {
-			in.WriteOptions, err = s.writeOptions(r, in.WriteOptions, true)
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		ctx, rec := receipt(r)
-		st, err := s.sessions.PatchWorkingMemory(ctx, r.PathValue("id"), carryon.MemoryPatch{Patch: in.Patch, WriteOptions: in.WriteOptions})
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		markReplay(w, rec)
-		s.answerMemory(w, r, st)
-	}
+	return writeRoute[MemoryPatchRequest, carryon.WorkingMemoryState]{
+		read:     (*server).decodeMemoryPatch,
+		controls: sessionWrite(func(in *MemoryPatchRequest) *carryon.WriteOptions { return &in.WriteOptions }, true),
+		call: func(ctx context.Context, r *http.Request, in MemoryPatchRequest) (carryon.WorkingMemoryState, error) {
+			st, err := s.sessions.PatchWorkingMemory(ctx, r.PathValue("id"), carryon.MemoryPatch{Patch: in.Patch, WriteOptions: in.WriteOptions})
+			if err != nil {
+				return carryon.WorkingMemoryState{}, err
+			}
+			return workingMemoryAnswer(st), nil
+		},
+		status:  http.StatusOK,
+		version: func(st carryon.WorkingMemoryState) int64 { return st.Version },
+	}.handler(s)
 }
 
 // decodeMemoryPatch reads {patch, expected_version?, request_id?} sent as application/json, or a
@@ -301,38 +223,29 @@ func (s *server) decodeMemoryPatch(r *http.Request) (MemoryPatchRequest, error) 
 }
 
 func (s *server) handleMemoryHistory() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		q := &query{values: r.URL.Query()}
+	return readRoute(s, func(r *http.Request, q *query) (carryon.RevisionPage, error) {
 		page, err := s.sessions.MemoryHistory(r.Context(), r.PathValue("id"), carryon.RevisionFilter{
 			Cursor:              q.str("cursor"),
 			BeforeMemoryVersion: q.int("before", 1, 1<<53-1, 0),
 			Limit:               int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
 		})
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return carryon.RevisionPage{}, err
 		}
 		out := *page
-		if out.Items == nil {
-			out.Items = []*carryon.MemoryRevision{}
-		}
-		s.writeJSON(w, r, http.StatusOK, out)
-	}
+		out.Items = orEmpty(out.Items)
+		return out, nil
+	})
 }
 
 func (s *server) handleMemoryDiff() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		q := &query{values: r.URL.Query()}
-		from, to := q.int("from", 0, 1<<53-1, 0), q.int("to", 0, 1<<53-1, 0)
-		diff, err := s.sessions.MemoryDiff(r.Context(), r.PathValue("id"), from, to)
+	return readRoute(s, func(r *http.Request, q *query) (carryon.MemoryDiff, error) {
+		diff, err := s.sessions.MemoryDiff(r.Context(), r.PathValue("id"), q.int("from", 0, 1<<53-1, 0), q.int("to", 0, 1<<53-1, 0))
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return carryon.MemoryDiff{}, err
 		}
 		out := *diff
-		if out.Changes == nil {
-			out.Changes = []carryon.MemoryEdit{}
-		}
-		s.writeJSON(w, r, http.StatusOK, out)
-	}
+		out.Changes = orEmpty(out.Changes)
+		return out, nil
+	})
 }

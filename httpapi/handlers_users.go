@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 
@@ -14,83 +15,61 @@ func (s *server) handleMe() http.HandlerFunc {
 }
 
 func (s *server) handleUserCreate() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		in, err := decode[carryon.NewUser](s, r, bodyOptions{})
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		u, key, err := s.users.CreateUser(r.Context(), in)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		w.Header().Set("Location", "/v1/users/"+url.PathEscape(u.ID))
-		w.Header().Set("Cache-Control", "no-store")
-		s.writeJSON(w, r, http.StatusCreated, CreateUserResponse{User: u, Key: key})
-	}
+	return writeRoute[carryon.NewUser, CreateUserResponse]{
+		call: func(ctx context.Context, _ *http.Request, in carryon.NewUser) (CreateUserResponse, error) {
+			u, key, err := s.users.CreateUser(ctx, in)
+			return CreateUserResponse{User: u, Key: key}, err
+		},
+		status: http.StatusCreated,
+		location: func(_ *http.Request, out CreateUserResponse) string {
+			return "/v1/users/" + url.PathEscape(out.User.ID)
+		},
+		noStore: true,
+	}.handler(s)
 }
 
 func (s *server) handleUserList() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return readRoute(s, func(r *http.Request, q *query) (UserList, error) {
 		users, err := s.users.ListUsers(r.Context())
 		var out UserList
 		if err == nil {
-			out.Items, out.NextCursor, err = pageOf(users, func(u *carryon.User) string { return u.Name }, &query{values: r.URL.Query()})
+			out.Items, out.NextCursor, err = pageOf(users, func(u *carryon.User) string { return u.Name }, q)
 		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		s.writeJSON(w, r, http.StatusOK, out)
-	}
+		return out, err
+	})
 }
 
 func (s *server) handleKeyCreate() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		k, secret, err := s.users.CreateKey(r.Context(), r.PathValue("id"))
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		w.Header().Set("Location", "/v1/keys/"+url.PathEscape(k.ID))
-		w.Header().Set("Cache-Control", "no-store")
-		s.writeJSON(w, r, http.StatusCreated, CreateKeyResponse{Key: k, Secret: secret})
-	}
+	return writeRoute[struct{}, CreateKeyResponse]{
+		read: noBody,
+		call: func(ctx context.Context, r *http.Request, _ struct{}) (CreateKeyResponse, error) {
+			k, secret, err := s.users.CreateKey(ctx, r.PathValue("id"))
+			return CreateKeyResponse{Key: k, Secret: secret}, err
+		},
+		status:   http.StatusCreated,
+		location: func(_ *http.Request, out CreateKeyResponse) string { return "/v1/keys/" + url.PathEscape(out.Key.ID) },
+		noStore:  true,
+	}.handler(s)
 }
 
 func (s *server) handleKeyList() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return readRoute(s, func(r *http.Request, q *query) (KeyList, error) {
 		keys, err := s.users.ListKeys(r.Context(), r.PathValue("id"))
 		var out KeyList
 		if err == nil {
-			out.Items, out.NextCursor, err = pageOf(keys, keyKey, &query{values: r.URL.Query()})
+			out.Items, out.NextCursor, err = pageOf(keys, keyKey, q)
 		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		s.writeJSON(w, r, http.StatusOK, out)
-	}
+		return out, err
+	})
 }
 
 func (s *server) handleKeyRevoke() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		in, err := decode[carryon.RetryOptions](s, r, bodyOptions{optional: true})
-		if err == nil {
-			in, err = retryOptions(r, in)
-		}
-		ctx, rec := receipt(r)
-		if err == nil {
-			err = s.users.RevokeKey(ctx, r.PathValue("id"), in)
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		markReplay(w, rec)
-		w.WriteHeader(http.StatusNoContent)
-	}
+	return writeRoute[carryon.RetryOptions, struct{}]{
+		body:     bodyOptions{optional: true},
+		controls: retryWrite(itself[carryon.RetryOptions]),
+		call:     onID(noResult(s.users.RevokeKey)),
+		status:   http.StatusNoContent,
+	}.handler(s)
 }
 
 func (s *server) handleHealth() http.HandlerFunc {

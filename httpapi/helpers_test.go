@@ -110,8 +110,8 @@ func newEnvOn(t testing.TB, db store.Store, change func(*httpapi.Config)) *env {
 		Users:    e.users,
 		Runs:     rs,
 		Memory:   e.memory,
-		Context: func(ctx context.Context, id string) (*contextbuild.Context, error) {
-			return builder.Build(ctx, id, contextbuild.Options{Model: "scripted"})
+		Context: func(ctx context.Context, id string) (*carryon.ContextPreview, error) {
+			return builder.Preview(ctx, id, "scripted")
 		},
 		Logger:   slog.New(slog.NewJSONHandler(e.logs, nil)),
 		Ready:    db.Ping,

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/contextbuild"
-	"github.com/carryon-hub/carryon/model"
 )
 
 // schemaGen derives JSON Schemas from Go types the way encoding/json encodes them: json tags name
@@ -27,14 +25,10 @@ func newSchemaGen() *schemaGen {
 	return &schemaGen{schemas: obj{}, names: map[string]reflect.Type{}}
 }
 
-// componentNames renames the types whose own name says too little or collides with another's
-// (the model's Message is not a session's Message).
-var componentNames = map[reflect.Type]string{
-	reflect.TypeFor[model.Message]():        "ModelMessage",
-	reflect.TypeFor[model.ToolCall]():       "ModelToolCall",
-	reflect.TypeFor[contextbuild.Context](): "ContextPreview",
-	reflect.TypeFor[contextbuild.Part]():    "ContextPart",
-}
+// componentNames renames the types whose own name says too little or collides with another's.
+// (None does today: the domain's names are the document's, such as ContextPreview and
+// ModelMessage, the model's form of a message, which is not a session's Message.)
+var componentNames = map[reflect.Type]string{}
 
 // enums lists the values of the string types that have a fixed set.
 var enums = map[reflect.Type][]string{
@@ -67,9 +61,9 @@ var fieldSchemas = map[reflect.Type]map[string]obj{
 	reflect.TypeFor[carryon.Message]():       {"metadata": jsonObject, "tool_calls": toolCallArray, "kind": messageKinds},
 	reflect.TypeFor[carryon.NewMessage]():    {"metadata": jsonObject, "tool_calls": toolCallArray, "kind": messageKinds},
 	reflect.TypeFor[carryon.ToolCall]():      {"arguments": jsonObject},
-	reflect.TypeFor[model.ToolCall]():        {"arguments": jsonObject},
-	reflect.TypeFor[model.Message](): {"role": obj{"type": "string",
-		"enum": []string{model.RoleSystem, model.RoleUser, model.RoleAssistant, model.RoleTool}}},
+	reflect.TypeFor[carryon.ModelToolCall](): {"arguments": jsonObject},
+	reflect.TypeFor[carryon.ModelMessage](): {"role": obj{"type": "string",
+		"enum": []string{string(carryon.RoleSystem), string(carryon.RoleUser), string(carryon.RoleAssistant), string(carryon.RoleTool)}}},
 	reflect.TypeFor[carryon.Action](): {"args": jsonObject},
 	reflect.TypeFor[carryon.Event]():  {"data": jsonObject},
 	reflect.TypeFor[carryon.Run](): {"multitask": multitasks,

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/contextbuild"
 )
 
 // AuthKind says who may call a route.
@@ -142,7 +141,7 @@ func routeTable() []Route {
 			Response: carryon.MemoryDiff{}, handler: (*server).handleMemoryDiff}),
 		// Context, runs and the short path.
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/context", Status: 200, Summary: "What the context builder would send the model now, with tokens per part",
-			Response: contextbuild.Context{}, handler: (*server).handleContext}),
+			Response: carryon.ContextPreview{}, handler: (*server).handleContext}),
 		sess(write(Route{Method: "POST", Pattern: "/v1/sessions/{id}/runs", Status: 202, Summary: "Start a run with a user message (with Accept: text/event-stream, its events as SSE)",
 			Request: carryon.NewRun{}, Response: carryon.Run{}, handler: (*server).handleRunStart})),
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/runs", Status: 200, Summary: "List a session's runs, newest first",

@@ -8,6 +8,11 @@
 // not make business decisions: versions, request ids, ownership and expiry are decided by the
 // services, and the server only translates their answers.
 //
+// Every write route is served by one pipeline (writeRoute in write.go): read the body, merge the
+// write controls of the headers, call the service with a write receipt, then answer with
+// Idempotent-Replayed, ETag and Location as the result calls for. A new write route states its
+// types, its call and its status, and gets the rest.
+//
 // Choices worth knowing:
 //   - Write controls come from headers or the body and mean the same: If-Match "N" (also W/"N" or
 //     N) is expected_version, Idempotency-Key is request_id; both given and different is 400. A
@@ -32,7 +37,6 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/contextbuild"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -67,7 +71,7 @@ type Config struct {
 	Memory carryon.MemoryService
 	// Context previews the model context of a session (GET /v1/sessions/{id}/context); without
 	// it that route answers 501.
-	Context func(ctx context.Context, sessionID string) (*contextbuild.Context, error)
+	Context func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)
 	// Closing StreamsDone ends every open event stream (a server shutting down closes it so that
 	// the graceful shutdown does not wait for them; clients resume elsewhere with Last-Event-ID).
 	StreamsDone <-chan struct{}
@@ -83,7 +87,7 @@ type server struct {
 	runs           carryon.RunService
 	memory         carryon.MemoryService
 	streamsDone    <-chan struct{}
-	context        func(ctx context.Context, sessionID string) (*contextbuild.Context, error)
+	context        func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)
 	logger         *slog.Logger
 	ready          func(context.Context) error
 	maxBody        int64
@@ -145,6 +149,24 @@ func NewServer(cfg Config) http.Handler {
 		}
 		s.mux.ServeHTTP(w, r)
 	})
+}
+
+// withService makes the handler of a route that needs the optional service svc (the run manager,
+// long-term memory) when the server was given one; otherwise the route answers 501 with missing
+// as the detail. It is decided once, when the server is made.
+func withService[S comparable](s *server, svc S, missing string, handler func(S) http.HandlerFunc) http.HandlerFunc {
+	var none S
+	if svc == none {
+		return s.notImplemented(missing)
+	}
+	return handler(svc)
+}
+
+// notImplemented answers every request with 501 (ENOTIMPLEMENTED) and detail msg.
+func (s *server) notImplemented(msg string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, carryon.Errorf(carryon.ENOTIMPLEMENTED, "%s", msg))
+	}
 }
 
 // handleUnclean refuses a path that is not in canonical form (an empty, . or .. segment).

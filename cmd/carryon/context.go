@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/carryon-hub/carryon/contextbuild"
+	"github.com/carryon-hub/carryon"
 )
 
 const contextUsage = `usage: carryon context SESSION_ID [--json]
@@ -42,7 +42,7 @@ func runContext(ctx context.Context, args []string, getenv env, stdout, stderr i
 		}
 		return printJSON(stdout, v)
 	}
-	var cx contextbuild.Context
+	var cx carryon.ContextPreview
 	if err := json.Unmarshal(raw, &cx); err != nil {
 		return fmt.Errorf("the server's context: %w", err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/contextbuild"
 	"github.com/carryon-hub/carryon/httpapi"
 	"github.com/carryon-hub/carryon/memory"
 	"github.com/carryon-hub/carryon/runs"
@@ -105,8 +104,8 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Sessions:    ss, Users: us, Runs: rs, Memory: ms, Logger: log, Ready: raw.Ping, MaxBodyBytes: *maxBody,
 		BodyReadTimeout: *bodyTimeout,
 		RequireVersion:  *requireVersion, Registry: reg,
-		Context: func(ctx context.Context, id string) (*contextbuild.Context, error) {
-			return eng.Builder().Build(ctx, id, contextbuild.Options{Model: eng.Model()})
+		Context: func(ctx context.Context, id string) (*carryon.ContextPreview, error) {
+			return eng.Builder().Preview(ctx, id, eng.Model())
 		},
 	})
 
