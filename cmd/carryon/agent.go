@@ -30,13 +30,13 @@ type agentFlags struct {
 }
 
 func (a *agentFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&a.provider, "provider", "scripted", "model provider: scripted (offline, no key), openai (any OpenAI-compatible endpoint: OPENAI_API_KEY, OPENAI_BASE_URL) or anthropic (ANTHROPIC_API_KEY) (env CARRYON_PROVIDER)")
-	fs.StringVar(&a.model, "model", "", "model name, e.g. gpt-4o-mini, llama3.1, claude-sonnet-4-5 (env CARRYON_MODEL)")
-	fs.DurationVar(&a.scriptedDelay, "scripted-delay", 0, "latency the scripted model adds per step, e.g. 700ms (env CARRYON_SCRIPTED_DELAY)")
-	fs.IntVar(&a.maxSteps, "max-steps", 12, "model calls one run may make (env CARRYON_MAX_STEPS)")
-	fs.IntVar(&a.tokenBudget, "run-token-budget", 0, "tokens one run may use, 0 for no limit (env CARRYON_RUN_TOKEN_BUDGET)")
-	fs.StringVar(&a.workspaces, "workspaces", "", "directory of the sessions' workspaces; default DATA/workspaces; instances that share a database should share it too (env CARRYON_WORKSPACES)")
-	fs.IntVar(&a.contextBudget, "context-budget", 16000, "input tokens of one model call (env CARRYON_CONTEXT_BUDGET)")
+	fs.StringVar(&a.provider, "provider", "scripted", "model provider: scripted (offline, no key), openai (any OpenAI-compatible endpoint: OPENAI_API_KEY, OPENAI_BASE_URL) or anthropic (ANTHROPIC_API_KEY)")
+	fs.StringVar(&a.model, "model", "", "model name, e.g. gpt-4o-mini, llama3.1, claude-sonnet-4-5")
+	fs.DurationVar(&a.scriptedDelay, "scripted-delay", 0, "latency the scripted model adds per step, e.g. 700ms")
+	fs.IntVar(&a.maxSteps, "max-steps", 12, "model calls one run may make")
+	fs.IntVar(&a.tokenBudget, "run-token-budget", 0, "tokens one run may use, 0 for no limit")
+	fs.StringVar(&a.workspaces, "workspaces", "", "directory of the sessions' workspaces; default DATA/workspaces; instances that share a database should share it too")
+	fs.IntVar(&a.contextBudget, "context-budget", 16000, "input tokens of one model call")
 }
 
 // newEngine builds the agent engine: the provider with bounded retries, the built-in tools and

@@ -18,21 +18,26 @@ const chatUsage = `usage: carryon chat [--session ID [--expected-version N]]
   With --expected-version (or on a new session), the first message expects that session version
   and every later one the version the session reached after the previous run, as a server with
   --require-version needs; a message refused for a stale version is not sent and the chat goes on.
-  /quit or end of input leaves; Ctrl-C during a run cancels the run.`
+  /quit or end of input leaves; Ctrl-C during a run cancels the run.
+
+Examples:
+  carryon chat
+  carryon chat --session sess_...
+  carryon chat --session sess_... --expected-version 7 < messages.txt`
 
 func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("chat", stderr)
+	fs := newFlagSet("chat", chatUsage, stdout)
 	var cf clientFlags
-	cf.register(fs, getenv)
+	cf.register(fs.FlagSet, getenv)
 	sessionID := fs.String("session", "", "the session to continue; default a new one")
 	var vf versionFlag
-	vf.register(fs, "of the first message, with --session")
-	pos, err := parseFlags(fs, getenv, args)
+	vf.register(fs.FlagSet, "of the first message, with --session")
+	pos, err := fs.parse(getenv, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 0 {
-		return usagef("%s", chatUsage)
+		return fs.misuse()
 	}
 	expected, err := vf.get()
 	if err != nil {
@@ -91,7 +96,7 @@ func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 		}
 		run, err := c.Start(ctx, id, carryon.NewRun{Message: line, WriteOptions: carryon.WriteOptions{RequestID: carryon.NewID("req_"), ExpectedVersion: expected}})
 		if e, isAppErr := carryon.AsError(err); isAppErr {
-			fmt.Fprintf(stdout, "error: %s\n", carryon.ErrorMessage(err))
+			fmt.Fprintf(stdout, "error: %s\n", errorText(e))
 			if e.Code == carryon.EVERSION && expected != nil {
 				// Someone else wrote to the session: the user has seen it now and may resend.
 				expected = carryon.Ptr(e.CurrentVersion)

@@ -17,9 +17,9 @@ type clientFlags struct {
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet, getenv env) {
-	fs.StringVar(&c.server, "server", "http://"+DefaultAddr, "server URL (env CARRYON_SERVER)")
-	fs.StringVar(&c.key, "key", "", "API key; default the local key file in the data directory (env CARRYON_KEY)")
-	fs.StringVar(&c.data, "data", defaultDataDir(getenv), "data directory of a local server, for its key file (env CARRYON_DATA)")
+	fs.StringVar(&c.server, "server", "http://"+DefaultAddr, "server URL")
+	fs.StringVar(&c.key, "key", "", "API key; default the local key file in the data directory")
+	fs.StringVar(&c.data, "data", defaultDataDir(getenv), "data directory of a local server, for its key file")
 }
 
 // client returns an HTTP client of the server, authenticated by --key or the local key file.

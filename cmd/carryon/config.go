@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,10 +23,10 @@ type storeFlags struct {
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet, getenv env) {
-	fs.StringVar(&f.data, "data", defaultDataDir(getenv), "data directory: the SQLite database, the local key file, workspaces (env CARRYON_DATA)")
-	fs.StringVar(&f.db, "db", "", "database: a SQLite file path, or postgres://user@host:5432/db for PostgreSQL; default the SQLite file carryon.db in the data directory (env CARRYON_DB)")
-	fs.IntVar(&f.pgMaxConns, "pg-max-conns", 16, "PostgreSQL connection pool size per process (env CARRYON_PG_MAX_CONNS)")
-	fs.StringVar(&f.synchronous, "sqlite-synchronous", "FULL", "SQLite durability: FULL survives power loss, NORMAL only process crashes (env CARRYON_SQLITE_SYNCHRONOUS)")
+	fs.StringVar(&f.data, "data", defaultDataDir(getenv), "data directory: the SQLite database, the local key file, workspaces")
+	fs.StringVar(&f.db, "db", "", "database: a SQLite file path, or postgres://user@host:5432/db for PostgreSQL; default the SQLite file carryon.db in the data directory")
+	fs.IntVar(&f.pgMaxConns, "pg-max-conns", 16, "PostgreSQL connection pool size per process")
+	fs.StringVar(&f.synchronous, "sqlite-synchronous", "FULL", "SQLite durability: FULL survives power loss, NORMAL only process crashes")
 }
 
 // open makes the data directory and opens (and migrates) the database.
@@ -76,25 +75,6 @@ func validScheme(s string) bool {
 	return s != ""
 }
 
-// bindEnv sets every flag whose usage names "(env CARRYON_…)" from that variable when it is set,
-// so that the command line still wins.
-func bindEnv(fs *flag.FlagSet, getenv env) error {
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		_, rest, ok := strings.Cut(f.Usage, "(env ")
-		name, _, _ := strings.Cut(rest, ")")
-		if !ok || err != nil {
-			return
-		}
-		if v := getenv(name); v != "" {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = usagef("%s=%q: %v", name, v, e)
-			}
-		}
-	})
-	return err
-}
-
 // defaultDataDir is $XDG_DATA_HOME/carryon, or ~/.local/share/carryon.
 func defaultDataDir(getenv env) string {
 	if d := getenv("XDG_DATA_HOME"); d != "" {
@@ -104,33 +84,6 @@ func defaultDataDir(getenv env) string {
 		return filepath.Join(h, ".local", "share", "carryon")
 	}
 	return "carryon-data"
-}
-
-// newFlagSet returns a flag set that reports errors instead of exiting.
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-// parseFlags sets flags from the environment, then parses flags that may come before or after
-// positional arguments.
-func parseFlags(fs *flag.FlagSet, getenv env, args []string) ([]string, error) {
-	if err := bindEnv(fs, getenv); err != nil {
-		return nil, err
-	}
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
 }
 
 // isPostgres reports whether a DSN names a PostgreSQL database.

@@ -13,19 +13,23 @@ import (
 
 const contextUsage = `usage: carryon context SESSION_ID [--json]
   What the model would be sent for the session now: the parts with their tokens, then the
-  system message and the messages.`
+  system message and the messages.
+
+Examples:
+  carryon context sess_...
+  carryon context sess_... --json`
 
 func runContext(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
-	fs := newFlagSet("context", stderr)
+	fs := newFlagSet("context", contextUsage, stdout)
 	var cf clientFlags
-	cf.register(fs, getenv)
+	cf.register(fs.FlagSet, getenv)
 	asJSON := fs.Bool("json", false, "print the server's JSON")
-	pos, err := parseFlags(fs, getenv, args)
+	pos, err := fs.parse(getenv, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("%s", contextUsage)
+		return fs.misuse()
 	}
 	c, err := cf.client()
 	if err != nil {

@@ -18,7 +18,14 @@ import (
 	"github.com/carryon-hub/carryon/store/sqlite"
 )
 
-const copyUsage = "usage: carryon copy --from SQLITE_FILE --to postgres://USER@HOST:5432/DB [--progress auto|bar|lines|none]"
+const copyUsage = `usage: carryon copy [--from SQLITE_FILE] --to postgres://USER@HOST:5432/DB [--progress auto|bar|lines|none]
+  Move a deployment from its SQLite database to an empty PostgreSQL database. Every row is
+  checked first (a refused copy lists the bad rows and writes nothing); the copy commits only
+  when the row counts of both sides match. A server may keep running on the source.
+
+Examples:
+  carryon copy --to postgres://carryon@db.internal:5432/carryon
+  carryon copy --from /srv/carryon/carryon.db --to postgres://carryon@db.internal:5432/carryon --progress lines`
 
 // runCopy moves a deployment from the embedded SQLite database to an empty PostgreSQL database:
 // every row is first checked to be storable in PostgreSQL (a refused copy lists the bad rows
@@ -26,17 +33,17 @@ const copyUsage = "usage: carryon copy --from SQLITE_FILE --to postgres://USER@H
 // transaction that commits only when the row counts of both sides match. The source is read in one read transaction, so a server may
 // keep running on it; what it writes after the copy began is not copied.
 func runCopy(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
-	fs := newFlagSet("copy", stderr)
-	data := fs.String("data", defaultDataDir(getenv), "data directory whose carryon.db is the default source (env CARRYON_DATA)")
+	fs := newFlagSet("copy", copyUsage, stdout)
+	data := fs.String("data", defaultDataDir(getenv), "data directory whose carryon.db is the default source")
 	from := fs.String("from", "", "the SQLite database to copy: a file path or sqlite://path (default carryon.db in the data directory)")
 	to := fs.String("to", "", "the PostgreSQL database to copy into, which must be empty: postgres://user@host:5432/db")
 	progressMode := fs.String("progress", "auto", "progress on stderr: auto (a bar on a terminal, lines otherwise), bar, lines or none")
-	pos, err := parseFlags(fs, getenv, args)
+	pos, err := fs.parse(getenv, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 || *to == "" {
-		return usagef(copyUsage)
+		return fs.misuse()
 	}
 	if !isPostgres(*to) {
 		return usagef("--to must be a postgres:// URL, not %q", *to)

@@ -15,6 +15,15 @@ import (
 	"github.com/carryon-hub/carryon/httpapi"
 )
 
+const demoUsage = `usage: carryon demo [--server URL] [--task TEXT]
+  The seed's demo against a running server: a first request states a task and gets a session
+  id; a new process that knows only that id says "continue the task", and its answer states the
+  goal and the next action kept in the session's working memory.
+
+Examples:
+  carryon demo
+  carryon demo --server http://127.0.0.1:9000 --task "Plan a picnic: pick a park, then buy food"`
+
 const demoTask = "Write a short guide to brewing green tea: research the water temperature, then draft the steps, then proofread the guide"
 
 // runDemo is the seed's demo: one process states a task without a session id; a second process,
@@ -22,17 +31,17 @@ const demoTask = "Write a short guide to brewing green tea: research the water t
 // goal and next action. The second process is this program again (CARRYON_BIN names another
 // binary to run, for tests).
 func runDemo(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
-	fs := newFlagSet("demo", stderr)
+	fs := newFlagSet("demo", demoUsage, stdout)
 	var cf clientFlags
-	cf.register(fs, getenv)
+	cf.register(fs.FlagSet, getenv)
 	cont := fs.String("continue", "", "(the demo's second process) continue the task of this session")
 	taskMsg := fs.String("task", demoTask, "the task the first request states")
-	pos, err := parseFlags(fs, getenv, args)
+	pos, err := fs.parse(getenv, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 0 {
-		return usagef("usage: carryon demo [--server URL] [--task TEXT]")
+		return fs.misuse()
 	}
 	if *cont != "" {
 		return demoContinue(ctx, cf, *cont, stdout)

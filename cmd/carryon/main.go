@@ -5,30 +5,54 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/carryon-hub/carryon"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
-	switch {
-	case err == nil:
-	case errors.Is(err, flag.ErrHelp):
-		os.Exit(2)
-	default:
-		fmt.Fprintln(os.Stderr, "carryon:", err)
-		var u usageError
-		if errors.As(err, &u) {
-			os.Exit(2)
-		}
-		os.Exit(1)
+	stop()
+	os.Exit(report(err, os.Stderr))
+}
+
+// report states err on w as "carryon: <sentence>" and returns the exit status: 0 without an
+// error, 2 for a mistake in the command line, 1 for anything else.
+func report(err error, w io.Writer) int {
+	if err == nil {
+		return 0
 	}
+	fmt.Fprintln(w, "carryon:", errorText(err))
+	var u usageError
+	if errors.As(err, &u) {
+		return 2
+	}
+	return 1
+}
+
+// errorText is an error as the program states it: an application error (the server's answer,
+// or the store's) reads as its sentence followed by its code, "session not found (not_found)",
+// wherever it stands in the text of the errors that wrap it.
+func errorText(err error) string {
+	text := err.Error()
+	e, ok := carryon.AsError(err)
+	if !ok {
+		return text
+	}
+	sentence := strings.TrimSuffix(e.Message, ".")
+	if sentence == "" {
+		sentence = e.Code
+	} else if e.Code != "" {
+		sentence += " (" + e.Code + ")"
+	}
+	return strings.Replace(text, e.Error(), sentence, 1)
 }
 
 // usageError is a mistake in the command line.
@@ -43,6 +67,15 @@ type env func(string) string
 
 // run is the whole program; tests call it with their own arguments, environment and streams.
 func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout, stderr io.Writer) error {
+	err := dispatch(ctx, args, getenv, stdin, stdout, stderr)
+	if errors.Is(err, errHelpShown) {
+		return nil
+	}
+	return err
+}
+
+// dispatch runs the command args name.
+func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return usagef("no command given")
@@ -72,12 +105,18 @@ func run(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout
 	case "copy":
 		return runCopy(ctx, rest, getenv, stdout, stderr)
 	case "version":
-		return runVersion(stdout)
+		return runVersion(rest, getenv, stdout)
 	case "openapi": // not in the usage: CI lints the document it prints
 		return runOpenAPI(stdout)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
+	case "help", "-h", "-help", "--help":
+		if len(rest) == 0 || cmd != "help" {
+			fmt.Fprint(stdout, usage)
+			return nil
+		}
+		if rest[0] == "help" || rest[0] == "openapi" {
+			return usagef("usage: carryon help COMMAND")
+		}
+		return dispatch(ctx, []string{rest[0], "--help"}, getenv, stdin, stdout, stderr)
 	}
 	fmt.Fprint(stderr, usage)
 	return usagef("unknown command %q", cmd)
@@ -100,7 +139,9 @@ Usage:
   carryon migrate [--data DIR] [--db DSN]                    bring the database schema up to date
   carryon copy --from SQLITE_FILE --to postgres://...        move a deployment to an empty PostgreSQL
   carryon version                                            print the version
+  carryon help [COMMAND]                                     this text, or a command's usage, examples and flags
 
-Run "carryon COMMAND -h" for a command's flags. Every flag can also be set by an environment
-variable: CARRYON_ADDR, CARRYON_DATA, CARRYON_DB, CARRYON_SERVER, CARRYON_KEY, ...
+Run "carryon help COMMAND" (or "carryon COMMAND --help") for a command's usage, examples and
+flags. A flag its help marks "(env CARRYON_…)" can also be set by that environment variable; the
+command line wins.
 `

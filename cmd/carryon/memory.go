@@ -20,23 +20,35 @@ const memoryUsage = `usage: carryon memory COMMAND [flags]
   search QUERY... [--namespace NS] [--limit N] [--json]
                                                most relevant first; no words lists the newest
   Namespaces are dot-separated segments of a-z, 0-9, _ and - (prefs, projects.alpha); --namespace NS
-  also covers the namespaces under NS. Only the key's user's memory is ever read or written.`
+  also covers the namespaces under NS. Only the key's user's memory is ever read or written.
+
+Examples:
+  carryon memory put prefs editor '"vim"' --text "prefers vim"
+  carryon memory put projects.alpha deadline '"2025-06-30"' --ttl 720h
+  carryon memory search editor preference --namespace prefs
+  carryon memory ls --namespace projects
+  carryon memory rm prefs editor`
 
 func runMemory(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usagef("%s", memoryUsage)
-	}
-	fs := newFlagSet("memory "+args[0], stderr)
+	fs := newFlagSet("memory", memoryUsage, stdout)
 	var cf clientFlags
-	cf.register(fs, getenv)
+	cf.register(fs.FlagSet, getenv)
 	text := fs.String("text", "", "the text search matches (put)")
 	ttl := fs.Duration("ttl", 0, "forget the item after this long, e.g. 720h (put)")
 	ns := fs.String("namespace", "", "only this namespace and those under it (ls, search)")
 	limit := fs.Int("limit", 0, "how many items (ls, search)")
 	asJSON := fs.Bool("json", false, "print JSON (ls, search)")
-	pos, err := parseFlags(fs, getenv, args[1:])
+	if len(args) == 0 {
+		return fs.misuse()
+	} else if isHelp(args[0]) {
+		return fs.help()
+	}
+	pos, err := fs.parse(getenv, args[1:])
 	if err != nil {
 		return err
+	}
+	if want, ok := map[string]int{"put": 3, "get": 2, "rm": 2, "ls": 0, "search": len(pos)}[args[0]]; !ok || len(pos) != want {
+		return fs.misuse()
 	}
 	c, err := cf.client()
 	if err != nil {
@@ -101,7 +113,7 @@ func runMemory(ctx context.Context, args []string, getenv env, stdout, stderr io
 		}
 		return nil
 	}
-	return usagef("%s", memoryUsage)
+	return fs.misuse()
 }
 
 func printMemoryItems(w io.Writer, items []*carryon.MemoryItem) error {

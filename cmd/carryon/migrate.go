@@ -22,16 +22,24 @@ type migrationVersioner interface {
 	MigrationVersion(ctx context.Context) (int, error)
 }
 
+const migrateUsage = `usage: carryon migrate [--data DIR] [--db DSN]
+  Bring the database's schema up to date (serve does it too) and say from which version to
+  which; a database already at the latest version is left as it is.
+
+Examples:
+  carryon migrate
+  carryon migrate --db postgres://carryon@db.internal:5432/carryon`
+
 // runMigrate reads the schema version, opens the database (which applies every pending
 // migration) and reports the version before and after.
 func runMigrate(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
-	fs := newFlagSet("migrate", stderr)
+	fs := newFlagSet("migrate", migrateUsage, stdout)
 	var sf storeFlags
-	sf.register(fs, getenv)
-	if pos, err := parseFlags(fs, getenv, args); err != nil {
+	sf.register(fs.FlagSet, getenv)
+	if pos, err := fs.parse(getenv, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
-		return usagef("usage: carryon migrate [--data DIR] [--db DSN]")
+		return fs.misuse()
 	}
 	dsn, err := sf.dsn()
 	if err != nil {

@@ -11,18 +11,23 @@ import (
 
 const runUsage = `usage: carryon run [--session ID [--expected-version N]] [--multitask reject|enqueue|interrupt] MESSAGE...
   One run: the message goes to the session (a new one without --session) and the agent's work
-  streams as it happens. The exit status is 1 unless the run succeeds; Ctrl-C cancels the run.`
+  streams as it happens. The exit status is 1 unless the run succeeds; Ctrl-C cancels the run.
+
+Examples:
+  carryon run "Task: plan a picnic: pick a park, then buy food, then invite friends"
+  carryon run --session sess_... continue the task
+  carryon run --session sess_... --multitask interrupt stop, and summarise what you have`
 
 // runOnce is `carryon run`: one message, one run, streamed.
 func runOnce(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
-	fs := newFlagSet("run", stderr)
+	fs := newFlagSet("run", runUsage, stdout)
 	var cf clientFlags
-	cf.register(fs, getenv)
+	cf.register(fs.FlagSet, getenv)
 	sessionID := fs.String("session", "", "the session to send the message to; default a new one")
 	multitask := fs.String("multitask", "", "when the session has a run going: reject (default), enqueue or interrupt")
 	var vf versionFlag
-	vf.register(fs, "with --session")
-	pos, err := parseFlags(fs, getenv, args)
+	vf.register(fs.FlagSet, "with --session")
+	pos, err := fs.parse(getenv, args)
 	if err != nil {
 		return err
 	}
@@ -35,7 +40,7 @@ func runOnce(ctx context.Context, args []string, getenv env, stdout, stderr io.W
 	}
 	message := strings.TrimSpace(strings.Join(pos, " "))
 	if message == "" {
-		return usagef("%s", runUsage)
+		return fs.misuse()
 	}
 	c, err := cf.client()
 	if err != nil {

@@ -13,19 +13,26 @@ import (
 
 const runsUsage = `usage: carryon runs COMMAND [flags]
   ls --session ID [--limit N] [--json]   a session's runs, newest first
-  show RUN_ID [--json]                   a run and its tool journal`
+  show RUN_ID [--json]                   a run and its tool journal
+
+Examples:
+  carryon runs ls --session sess_...
+  carryon runs show run_...
+  carryon runs show run_... --json`
 
 func runRuns(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usagef("%s", runsUsage)
-	}
-	fs := newFlagSet("runs "+args[0], stderr)
+	fs := newFlagSet("runs", runsUsage, stdout)
 	var cf clientFlags
-	cf.register(fs, getenv)
+	cf.register(fs.FlagSet, getenv)
 	sessionID := fs.String("session", "", "the session whose runs to list (ls)")
 	limit := fs.Int("limit", 20, "how many runs (ls)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseFlags(fs, getenv, args[1:])
+	if len(args) == 0 {
+		return fs.misuse()
+	} else if isHelp(args[0]) {
+		return fs.help()
+	}
+	pos, err := fs.parse(getenv, args[1:])
 	if err != nil {
 		return err
 	}
@@ -33,7 +40,7 @@ func runRuns(ctx context.Context, args []string, getenv env, stdout, stderr io.W
 	case args[0] == "ls" && *sessionID != "" && len(pos) == 0:
 	case args[0] == "show" && len(pos) == 1:
 	default:
-		return usagef("%s", runsUsage)
+		return fs.misuse()
 	}
 	c, err := cf.client()
 	if err != nil {

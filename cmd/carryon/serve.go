@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,27 +23,40 @@ import (
 	"github.com/carryon-hub/carryon/users"
 )
 
+const serveUsage = `usage: carryon serve [flags]
+  Run the session hub: the HTTP API on --addr over the database in --data (or --db), and
+  runners for the agent's runs. It prints "carryon listening on URL (data DIR)" first, then
+  where the local user's key file is. SIGINT or SIGTERM stops it cleanly; runs in progress
+  resume at the next start.
+
+Examples:
+  carryon serve
+  carryon serve --addr 0.0.0.0:8420 --db postgres://carryon@db.internal:5432/carryon
+  OPENAI_API_KEY=sk-... carryon serve --provider openai --model gpt-4o-mini`
+
 func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", stderr)
+	fs := newFlagSet("serve", serveUsage, stdout)
 	var sf storeFlags
-	sf.register(fs, getenv)
-	addr := fs.String("addr", DefaultAddr, "address to listen on (env CARRYON_ADDR)")
-	idleTTL := fs.Duration("idle-ttl", carryon.DefaultIdleTTL, "idle time after which a session expires (env CARRYON_IDLE_TTL)")
-	purge := fs.Duration("purge-after", carryon.DefaultPurgeAfter, "how long an expired session is kept before it is purged (env CARRYON_PURGE_AFTER)")
-	closedRetention := fs.Duration("closed-retention", 0, "how long a closed session is kept after it was closed before it is purged; 0 keeps closed sessions until they are deleted (env CARRYON_CLOSED_RETENTION)")
-	idemTTL := fs.Duration("request-id-ttl", carryon.DefaultIdempotencyTTL, "how long request ids and their answers are kept (env CARRYON_REQUEST_ID_TTL)")
-	sweep := fs.Duration("sweep-interval", 10*time.Minute, "how often expired sessions and request ids are swept (env CARRYON_SWEEP_INTERVAL)")
-	requireVersion := fs.Bool("require-version", false, "refuse writes without an expected version with 428 (env CARRYON_REQUIRE_VERSION)")
-	maxBody := fs.Int64("max-body", 4<<20, "request body limit in bytes (env CARRYON_MAX_BODY)")
-	bodyTimeout := fs.Duration("body-timeout", httpapi.DefaultBodyReadTimeout, "how long a request body may take to arrive before the answer is 408 (env CARRYON_BODY_TIMEOUT)")
-	logJSON := fs.Bool("log-json", false, "log as JSON lines instead of text (env CARRYON_LOG_JSON)")
-	leaseTTL := fs.Duration("lease-ttl", 15*time.Second, "how long a runner's lease on a run lasts without a heartbeat; a run whose runner died is taken over after it (env CARRYON_LEASE_TTL)")
-	workers := fs.Int("workers", 8, "runs this instance executes at once; 0 serves the API and streams only (env CARRYON_WORKERS)")
-	maxAttempts := fs.Int("max-attempts", 5, "a run whose runner died this many times is parked as failed (env CARRYON_MAX_ATTEMPTS)")
+	sf.register(fs.FlagSet, getenv)
+	addr := fs.String("addr", DefaultAddr, "address to listen on")
+	idleTTL := fs.Duration("idle-ttl", carryon.DefaultIdleTTL, "idle time after which a session expires")
+	purge := fs.Duration("purge-after", carryon.DefaultPurgeAfter, "how long an expired session is kept before it is purged")
+	closedRetention := fs.Duration("closed-retention", 0, "how long a closed session is kept after it was closed before it is purged; 0 keeps closed sessions until they are deleted")
+	idemTTL := fs.Duration("request-id-ttl", carryon.DefaultIdempotencyTTL, "how long request ids and their answers are kept")
+	sweep := fs.Duration("sweep-interval", 10*time.Minute, "how often expired sessions and request ids are swept")
+	requireVersion := fs.Bool("require-version", false, "refuse writes without an expected version with 428")
+	maxBody := fs.Int64("max-body", 4<<20, "request body limit in bytes")
+	bodyTimeout := fs.Duration("body-timeout", httpapi.DefaultBodyReadTimeout, "how long a request body may take to arrive before the answer is 408")
+	logJSON := fs.Bool("log-json", false, "log as JSON lines instead of text")
+	leaseTTL := fs.Duration("lease-ttl", 15*time.Second, "how long a runner's lease on a run lasts without a heartbeat; a run whose runner died is taken over after it")
+	workers := fs.Int("workers", 8, "runs this instance executes at once; 0 serves the API and streams only")
+	maxAttempts := fs.Int("max-attempts", 5, "a run whose runner died this many times is parked as failed")
 	var af agentFlags
-	af.register(fs)
-	if _, err := parseFlags(fs, getenv, args); err != nil {
+	af.register(fs.FlagSet)
+	if pos, err := fs.parse(getenv, args); err != nil {
 		return err
+	} else if len(pos) > 0 {
+		return fs.misuse()
 	}
 	if *closedRetention < 0 {
 		return usagef("--closed-retention must be 0 or more")
@@ -127,9 +141,10 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		close(worked)
 	}
 
-	url := "http://" + ln.Addr().String()
-	log.Info("carryon listening", "url", url, "data", sf.data, "version", carryon.Version, "model", eng.Model())
-	fmt.Fprintf(stdout, "carryon listening on %s (data %s)\n", url, sf.data)
+	// The address and the key file are said once, on stdout: scripts read the first line.
+	log.Info("carryon started", "version", carryon.Version, "model", eng.Model(), "workers", *workers)
+	fmt.Fprintf(stdout, "carryon listening on http://%s (data %s)\n", ln.Addr(), sf.data)
+	fmt.Fprintf(stdout, "local user's key file: %s (the client commands on this machine read it)\n", filepath.Join(sf.data, users.LocalKeyFile))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

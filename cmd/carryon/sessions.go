@@ -13,29 +13,58 @@ import (
 
 const sessionsUsage = `usage: carryon sessions COMMAND [flags]
   ls [--status active|closed|expired] [--limit N] [--json]
-  show ID [--messages N]
+                                  the sessions, newest first: all of them, or the newest N
+  show ID [--messages N]          a session, its working memory and its last messages
   close ID | restore ID | rm ID [--expected-version N]
+                                  close (history kept, writes refused), reopen, delete
   fork ID [--at-version N] [--title T] [--expected-version N]
-  export ID            one session as JSON Lines: the session, its working memory, every message, every memory revision`
+                                  a new session from this one, as it is or was
+  export ID                       one session as JSON Lines: the session, its working memory,
+                                  every message, every memory revision
+  The key's user's sessions, on a server (--server, --key).
+
+Examples:
+  carryon sessions ls --status active
+  carryon sessions show sess_... --messages 50
+  carryon sessions fork sess_... --at-version 3 --title "try the other plan"
+  carryon sessions close sess_... --expected-version 12
+  carryon sessions export sess_... > session.jsonl`
 
 func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usagef("%s", sessionsUsage)
-	}
-	fs := newFlagSet("sessions "+args[0], stderr)
+	fs := newFlagSet("sessions", sessionsUsage, stdout)
 	var cf clientFlags
-	cf.register(fs, getenv)
+	cf.register(fs.FlagSet, getenv)
 	status := fs.String("status", "", "only sessions with this status (ls)")
-	limit := fs.Int("limit", 50, "how many sessions (ls)")
+	limit := fs.Int("limit", 0, "list only the newest N sessions; default all of them, page by page (ls)")
 	asJSON := fs.Bool("json", false, "print JSON (ls)")
 	nmsg := fs.Int("messages", 20, "how many recent messages to show (show)")
 	atVersion := fs.Int64("at-version", 0, "fork the session as it was at this version (fork)")
 	title := fs.String("title", "", "title of the fork (fork)")
 	var vf versionFlag
-	vf.register(fs, "close, restore, rm, fork")
-	pos, err := parseFlags(fs, getenv, args[1:])
+	vf.register(fs.FlagSet, "close, restore, rm, fork")
+	if len(args) == 0 {
+		return fs.misuse()
+	} else if isHelp(args[0]) {
+		return fs.help()
+	}
+	pos, err := fs.parse(getenv, args[1:])
 	if err != nil {
 		return err
+	}
+	cmd := args[0]
+	switch cmd {
+	case "ls":
+		if len(pos) != 0 {
+			return fs.misuse()
+		} else if *limit < 0 {
+			return usagef("--limit must be 1 or more")
+		}
+	case "show", "close", "restore", "rm", "fork", "export":
+		if len(pos) != 1 {
+			return fs.misuse()
+		}
+	default:
+		return fs.misuse()
 	}
 	expected, err := vf.get()
 	if err != nil {
@@ -45,9 +74,8 @@ func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	cmd := args[0]
 	if cmd == "ls" {
-		page, err := c.List(ctx, carryon.SessionFilter{Status: carryon.SessionStatus(*status), Limit: *limit})
+		page, err := listSessions(ctx, c, carryon.SessionFilter{Status: carryon.SessionStatus(*status), Limit: *limit})
 		if err != nil {
 			return err
 		}
@@ -60,9 +88,6 @@ func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr 
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", s.ID, s.Status, s.Version, s.MessageCount, s.LastActiveAt.Local().Format(time.DateTime), s.Title)
 		}
 		return tw.Flush()
-	}
-	if len(pos) != 1 {
-		return usagef("%s", sessionsUsage)
 	}
 	id := pos[0]
 	switch cmd {
@@ -99,7 +124,36 @@ func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr 
 	case "export":
 		return exportSession(ctx, c, id, stdout)
 	}
-	return usagef("%s", sessionsUsage)
+	return fs.misuse()
+}
+
+// listPageSize is how many sessions one request of `sessions ls` asks for.
+const listPageSize = 100
+
+// listSessions returns the sessions the filter selects, following next_cursor from page to
+// page: all of them, or the newest f.Limit when it is set (with the cursor of the rest).
+func listSessions(ctx context.Context, c carryon.SessionService, f carryon.SessionFilter) (*carryon.SessionPage, error) {
+	all := &carryon.SessionPage{Items: []*carryon.Session{}}
+	limit := f.Limit
+	for {
+		f.Limit = listPageSize
+		if limit > 0 {
+			f.Limit = min(listPageSize, limit-len(all.Items))
+		}
+		page, err := c.List(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		all.Items = append(all.Items, page.Items...)
+		if page.NextCursor == f.Cursor && page.NextCursor != "" {
+			return nil, fmt.Errorf("the server answered the cursor %q with the same cursor", f.Cursor)
+		}
+		f.Cursor = page.NextCursor
+		if f.Cursor == "" || limit > 0 && len(all.Items) >= limit {
+			all.NextCursor = f.Cursor
+			return all, nil
+		}
+	}
 }
 
 func printView(w io.Writer, v *carryon.SessionView) error {

@@ -11,19 +11,41 @@ import (
 	"github.com/carryon-hub/carryon/users"
 )
 
+const usersUsage = `usage: carryon users COMMAND [flags]
+  add NAME [--admin]   make a user; prints its API key, shown once, alone on the last line
+  ls                   list the users
+  keys ls USER         a user's keys (their prefixes; a key itself is never stored)
+  keys add USER        another key for a user; prints it, shown once, alone on the last line
+  keys revoke KEY_ID   revoke a key: requests with it are refused from now on
+  Works on the database itself (--data, --db), with or without a running server.
+
+Examples:
+  carryon users add alice
+  carryon users add root --admin --db postgres://carryon@db.internal:5432/carryon
+  carryon users keys add alice
+  carryon users keys revoke key_...`
+
 // runUsers manages users and keys directly on the database in the data directory, so it works
 // with or without a running server (SQLite in WAL mode takes a second writer; Postgres is shared).
 func runUsers(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usagef("usage: carryon users add NAME [--admin] | ls | keys ls USER | keys add USER | keys revoke KEY_ID")
-	}
-	fs := newFlagSet("users "+args[0], stderr)
+	fs := newFlagSet("users", usersUsage, stdout)
 	var sf storeFlags
-	sf.register(fs, getenv)
+	sf.register(fs.FlagSet, getenv)
 	admin := fs.Bool("admin", false, "make the user an admin (users add)")
-	pos, err := parseFlags(fs, getenv, args[1:])
+	if len(args) == 0 {
+		return fs.misuse()
+	} else if isHelp(args[0]) {
+		return fs.help()
+	}
+	pos, err := fs.parse(getenv, args[1:])
 	if err != nil {
 		return err
+	}
+	switch {
+	case args[0] == "add" && len(pos) == 1, args[0] == "ls" && len(pos) == 0:
+	case args[0] == "keys" && len(pos) == 2 && (pos[0] == "ls" || pos[0] == "add" || pos[0] == "revoke"):
+	default:
+		return fs.misuse()
 	}
 	st, err := sf.open(ctx)
 	if err != nil {
@@ -83,5 +105,5 @@ func runUsers(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		_, err := fmt.Fprintf(stdout, "revoked key %s\n", pos[1])
 		return err
 	}
-	return usagef("usage: carryon users add NAME [--admin] | ls | keys ls USER | keys add USER | keys revoke KEY_ID")
+	return fs.misuse()
 }

@@ -9,7 +9,19 @@ import (
 	"github.com/carryon-hub/carryon/httpapi"
 )
 
-func runVersion(stdout io.Writer) error {
+const versionUsage = `usage: carryon version
+  Print carryon's version and the Go version it was built with.
+
+Example:
+  carryon version`
+
+func runVersion(args []string, getenv env, stdout io.Writer) error {
+	fs := newFlagSet("version", versionUsage, stdout)
+	if pos, err := fs.parse(getenv, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return fs.misuse()
+	}
 	_, err := fmt.Fprintf(stdout, "carryon %s (%s)\n", carryon.Version, runtime.Version())
 	return err
 }

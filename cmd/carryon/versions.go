@@ -26,14 +26,15 @@ func (f *versionFlag) get() (*int64, error) {
 	return carryon.Ptr(f.v), nil
 }
 
-// versionHint adds to a refusal for a missing or stale version what the user can do about it.
+// versionHint adds to a refusal for a missing or stale version, on the next line, what the user
+// can do about it.
 func versionHint(err error, sessionID string) error {
 	switch carryon.ErrorCode(err) {
 	case carryon.EVERSIONNEEDED:
-		return fmt.Errorf("%w (pass --expected-version N; `carryon sessions show %s` shows the session's version)", err, sessionID)
+		return fmt.Errorf("%w\n  pass --expected-version N; `carryon sessions show %s` shows the session's version", err, sessionID)
 	case carryon.EVERSION:
 		e, _ := carryon.AsError(err)
-		return fmt.Errorf("%w (the session is at version %d: look at it again, then pass --expected-version %d)", err, e.CurrentVersion, e.CurrentVersion)
+		return fmt.Errorf("%w\n  the session is at version %d: look at it again, then pass --expected-version %d", err, e.CurrentVersion, e.CurrentVersion)
 	}
 	return err
 }
