@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,6 +56,7 @@ func inFlight(r response) bool {
 // applied twice, each client's appends in order, every run executed exactly once (a counting
 // tool that would count a second execution).
 func TestChaosThreeInstances(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts server processes under load")
 	}
@@ -118,6 +120,8 @@ func TestChaosThreeInstances(t *testing.T) {
 		})
 	}
 	killer := make(chan struct{})
+	var kills atomic.Int32
+	instances := int32(len(c.srvs))
 	go func() {
 		defer close(killer)
 		for k := 0; ; k++ {
@@ -130,13 +134,33 @@ func TestChaosThreeInstances(t *testing.T) {
 			c.mu.Lock()
 			c.srvs[i].kill()
 			c.mu.Unlock()
-			time.Sleep(200 * time.Millisecond)
+			kills.Add(1)
+			time.Sleep(200 * time.Millisecond) // down a moment: the clients must go elsewhere
 			c.mu.Lock()
 			c.restart(i)
 			c.mu.Unlock()
 		}
 	}()
-	time.Sleep(9 * time.Second)
+	// The load goes on until every instance was killed at least once (and one twice), and as many
+	// appends as there are clients and at least one run were acknowledged.
+	progress := func() (appends, runs int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, a := range acked {
+			appends += len(a)
+		}
+		for _, ids := range runsBy {
+			runs += len(ids)
+		}
+		return appends, runs
+	}
+	if !within(3*time.Minute, func() bool {
+		appends, runs := progress()
+		return kills.Load() > instances && appends >= clients && runs > 0
+	}) {
+		appends, runs := progress()
+		t.Errorf("after three minutes: %d kills, %d appends and %d runs acknowledged", kills.Load(), appends, runs)
+	}
 	close(stop)
 	wg.Wait()
 	<-killer
