@@ -13,6 +13,7 @@ import (
 // TestSystemMessage: the system message carries the working memory and the tool digest, and the
 // parts' token counts add up to the context's total.
 func TestSystemMessage(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	id := f.session(t)
 	patch := `{"goal":"Ship the 2.0 release","plan":[{"title":"Freeze the API","status":"done"},{"title":"Write the notes","status":"doing"},{"title":"Tag it"}],"next_action":"Draft the notes from the changelog","notes":["CI is green","Docs moved to /docs"]}`
@@ -71,6 +72,7 @@ func TestSystemMessage(t *testing.T) {
 
 // TestEstimated: only models with a known vocabulary get exact counts.
 func TestEstimated(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	id := f.session(t)
 	b := contextbuild.New(contextbuild.Config{}, f.svc, nil, nil)
@@ -88,6 +90,7 @@ func TestEstimated(t *testing.T) {
 // TestBudgetKeepsNewest: with a small budget only the newest messages are sent, and the cut ones
 // are counted as unsummarized when no summary is asked for.
 func TestBudgetKeepsNewest(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	id := f.session(t)
 	f.chat(t, id, 1, 60, 200)
@@ -125,6 +128,7 @@ func TestBudgetKeepsNewest(t *testing.T) {
 // TestBudgetDropsLeadingTool: a cut that lands between a tool call and its result drops the
 // result too (the model API refuses a result without its call); the last message is always kept.
 func TestBudgetDropsLeadingTool(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	id := f.session(t)
 	long := strings.Repeat("a long planning message about the build system and its caches. ", 40)
@@ -163,6 +167,7 @@ func TestBudgetDropsLeadingTool(t *testing.T) {
 // TestReadsOnlyTheWindow: a build asks its source for the configured window of messages, never
 // the whole session.
 func TestReadsOnlyTheWindow(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	id := f.session(t)
 	f.chat(t, id, 1, 1200, 80)

@@ -42,6 +42,7 @@ func (f *fixture) addRaw(tb testing.TB, id string, msgs ...carryon.NewMessage) {
 // An old session with tool messages that answer nothing and calls nobody answered still builds:
 // what a model API would refuse is left out, and the context says so in its notes.
 func TestBuildLeavesOutBrokenToolPairs(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	id := f.session(t)
 	call := func(content, calls string) carryon.NewMessage {
@@ -117,6 +118,7 @@ func (s *failingSummarizer) Summarize(context.Context, string, []*carryon.Messag
 // When summarizing fails, the build does not: it answers the window that fits, unsummarized,
 // asks the caller to store no summary, and says why in a note. A cancelled build still fails.
 func TestBuildGoesOnWhenSummarizingFails(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	id := f.session(t)
 	f.chat(t, id, 1, 60, 2000)
@@ -169,6 +171,7 @@ func (s *recordingSummarizer) Summarize(_ context.Context, previous string, msgs
 // The summarizer's input is bounded by the summary budget: long cut history goes in chunks, in
 // order, each message once, a message too long for a chunk clipped.
 func TestSummaryInputIsBounded(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	id := f.session(t)
 	f.chat(t, id, 1, 39, 2000)
@@ -202,6 +205,7 @@ func TestSummaryInputIsBounded(t *testing.T) {
 // A run on a session whose history needs a summary finishes although the summarizer's model
 // fails: the run is not failed, and neither is the next one.
 func TestRunGoesOnWhenSummarizerModelFails(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	id := f.session(t)
 	f.chat(t, id, 1, 60, 2000)

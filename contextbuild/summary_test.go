@@ -14,6 +14,7 @@ import (
 // caller stored it, later builds send it instead of the messages it covers and ask for no other
 // until the new messages no longer fit.
 func TestSummary(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	id := f.session(t)
 	f.chat(t, id, 1, 100, 2000)

@@ -25,8 +25,10 @@ const report = "# Report\n\nAll done.\n"
 // model sets the working memory, writes a file, then answers; every step's request carries the
 // stored state, and the session, journal and event stream end up exactly as the run went.
 func TestToolConversation(t *testing.T) {
+	t.Parallel()
 	for _, w := range wires {
 		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
 			srv := newFakeLLM(t, w.path, func(n int, body []byte, rw http.ResponseWriter) {
 				v := w.read(t, body)
 				if !slices.Contains(v.Tools, "update_working_memory") || !slices.Contains(v.Tools, "write_file") {
@@ -166,8 +168,10 @@ func checkEvents(t *testing.T, events []*carryon.Event, run *carryon.Run, msgs [
 // TestRateLimitedThenAnswered: a 429 with Retry-After: 0 is retried with the same request and
 // the run succeeds.
 func TestRateLimitedThenAnswered(t *testing.T) {
+	t.Parallel()
 	for _, w := range wires {
 		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
 			srv := newFakeLLM(t, w.path, func(n int, body []byte, rw http.ResponseWriter) {
 				switch n {
 				case 1:
@@ -209,8 +213,10 @@ func TestRateLimitedThenAnswered(t *testing.T) {
 // step 2. The run fails naming the provider and the status, and the session holds step 1 whole
 // and nothing of step 2.
 func TestServerErrorMidRun(t *testing.T) {
+	t.Parallel()
 	for _, w := range wires {
 		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
 			srv := newFakeLLM(t, w.path, func(n int, body []byte, rw http.ResponseWriter) {
 				if n == 1 {
 					w.toolCall(rw, "call_1", "update_working_memory", `{"patch":{"goal":"Survive"}}`)

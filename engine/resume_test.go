@@ -48,6 +48,7 @@ func (s *stallTool) calls() []string {
 // resumes the step from the journal: the model is not asked for step 1 again, the call runs again
 // under the same idempotency key, and the session holds the step once.
 func TestResumeDoesNotAskAgain(t *testing.T) {
+	t.Parallel()
 	w := openaiWire
 	srv := newFakeLLM(t, w.path, func(n int, body []byte, rw http.ResponseWriter) {
 		switch n {

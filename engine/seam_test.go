@@ -136,6 +136,7 @@ func seamRun(t *testing.T, f *fixture, message string) *carryon.Run {
 // iterator does not panic. (On cac1ba6 the step went on after the consumer had stopped, planned
 // and ran the tools, and yielded its error to a consumer that had returned false.)
 func TestConsumerStopsEarly(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, &talker{}, "scripted")
 	hub := &recordingHub{}
 	run := seamRun(t, f, "Write the plan: outline, then draft")
@@ -160,6 +161,7 @@ func TestConsumerStopsEarly(t *testing.T) {
 // planned or run. (On cac1ba6 the engine ignored the failure of its consumer's write and went on
 // running tools.)
 func TestEventWriteFailsMidStep(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, &talker{}, "scripted")
 	hub := &recordingHub{failAt: 1}
 	run := seamRun(t, f, "Write the plan: outline, then draft")
@@ -183,6 +185,7 @@ func TestEventWriteFailsMidStep(t *testing.T) {
 // 64 KiB cut is stored as valid text, and the run goes on. (On cac1ba6 a CJK file cut at 64 KiB
 // split a character and the run failed.)
 func TestOddTextIsStored(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("a", 64<<10-1) + "漢字"
 	odd := &probeTool{name: "odd", out: "bad \xff byte, nul \x00 here; " + big}
 	f := newFixture(t, &callsOnce{tool: "odd"}, "scripted", odd)

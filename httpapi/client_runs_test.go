@@ -56,6 +56,7 @@ func seqs(events []*carryon.Event) string {
 
 // The client speaks every run call of the core contract against the real server.
 func TestClientRunRoundTrip(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	c := e.client(e.aliceKey)
 	cx := ctx(t)
@@ -177,6 +178,7 @@ func TestClientRunRoundTrip(t *testing.T) {
 
 // StartStream starts a run and yields its events from the first, in the same request.
 func TestClientStartStream(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	c := e.client(e.aliceKey)
 	cx := ctx(t)

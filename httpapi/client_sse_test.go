@@ -87,6 +87,7 @@ func (p *cutter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // A stream whose connection breaks every few events reconnects with Last-Event-ID and yields
 // every event once, in order, the same as an unbroken stream.
 func TestClientEventsReconnect(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	direct := e.client(e.aliceKey)
 	cx := ctx(t)
@@ -166,6 +167,7 @@ func ev(seq int64, typ carryon.EventType) string {
 // The parser skips comments, passes what the server sends as events and turns `event: error`
 // into the problem's *carryon.Error; a passing error is retried after the last event.
 func TestClientEventsWire(t *testing.T) {
+	t.Parallel()
 	notFound := "event: error\ndata: {\"type\":\"x\",\"title\":\"Not found\",\"status\":404,\"detail\":\"run run_x is gone\",\"code\":\"not_found\"}\n\n"
 	internal := "event: error\ndata: {\"type\":\"x\",\"title\":\"Internal\",\"status\":500,\"detail\":\"Internal error.\",\"code\":\"internal\"}\n\n"
 	cases := []struct {
@@ -223,6 +225,7 @@ func TestClientEventsWire(t *testing.T) {
 
 // Without follow, a stream of a run still going ends once the server goes quiet.
 func TestClientEventsWithoutFollow(t *testing.T) {
+	t.Parallel()
 	f := &fakeSSE{answers: []string{ev(1, "run.queued") + ev(2, "run.started")}, hold: true}
 	srv := httptest.NewServer(f)
 	defer srv.Close()

@@ -26,6 +26,7 @@ func wantCode(t *testing.T, err error, code string) *carryon.Error {
 
 // The client speaks every session call of the core contract against the real server.
 func TestClientSessionRoundTrip(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	c := e.client(e.aliceKey)
 	cx := ctx(t)
@@ -112,6 +113,7 @@ func TestClientSessionRoundTrip(t *testing.T) {
 
 // Conflicts and replays come back through the client as the services report them.
 func TestClientConflictsAndReplays(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	c := e.client(e.aliceKey)
 	cx := ctx(t)
@@ -157,6 +159,7 @@ func TestClientConflictsAndReplays(t *testing.T) {
 
 // The client manages users and keys through the admin routes and authenticates keys.
 func TestClientUsersAndKeys(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	admin := e.client(e.adminKey)
 	cx := ctx(t)
@@ -204,6 +207,7 @@ func TestClientUsersAndKeys(t *testing.T) {
 
 // An answer without a problem body (a proxy's error page) still becomes a *carryon.Error.
 func TestClientMapsForeignErrors(t *testing.T) {
+	t.Parallel()
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Header().Set("Retry-After", "7")

@@ -27,6 +27,7 @@ func wantReplay(t *testing.T, first, again *answer) {
 // writes: a repeat answers the first answer with Idempotent-Replayed, the same key with another
 // request is 422.
 func TestRetryWithoutVersions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	s := e.newSession("retries")
 	a := e.json("POST", "/v1/sessions/"+s.ID+"/runs", e.aliceKey, `{"message":"`+task+`"}`)
@@ -80,6 +81,7 @@ func TestRetryWithoutVersions(t *testing.T) {
 // never ignored: If-Match where there is no version, Idempotency-Key where there is no answer to
 // replay, expected_version on a new session. Nothing is written.
 func TestControlsThatCannotApplyAreRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	s := e.newSession("controls")
 	run := decodeBody[carryon.Run](t, e.json("POST", "/v1/sessions/"+s.ID+"/runs", e.aliceKey, `{"message":"`+task+`"}`))
@@ -123,6 +125,7 @@ func TestControlsThatCannotApplyAreRefused(t *testing.T) {
 // A PATCH that changes nothing stores nothing: the version and the idle clock stay. Metadata is
 // replaced as a whole, not merged.
 func TestSessionPatchThatChangesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	a := e.json("POST", "/v1/sessions", e.aliceKey, `{"title":"same","metadata":{"a":1,"b":2},"idle_ttl_seconds":3600}`)
 	wantStatus(t, a, http.StatusCreated)
@@ -149,6 +152,7 @@ func TestSessionPatchThatChangesNothing(t *testing.T) {
 // A chat is a write to its session like a run: If-Match and --require-version apply when it
 // names a session; a new session needs no version.
 func TestChatVersions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *httpapi.Config) { c.RequireVersion = true })
 	first := e.json("POST", "/v1/chat", e.aliceKey, `{"message":"`+task+`"}`)
 	wantStatus(t, first, http.StatusOK)
@@ -176,6 +180,7 @@ func TestChatVersions(t *testing.T) {
 // session moved on. A refused chat creates nothing and leaves its request id free; the internal
 // names of a chat's writes never show; a request id of the full 255 bytes works.
 func TestChatRetries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	sessions := func() int {
 		return len(decodeBody[carryon.SessionPage](t, e.json("GET", "/v1/sessions", e.aliceKey, "")).Items)

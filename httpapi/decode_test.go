@@ -16,6 +16,7 @@ import (
 // Every malformed body is refused with a 4xx problem that says what is wrong, and nothing is
 // written.
 func TestDecodingRefusesBadBodies(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	s := e.newSession("decode")
 	path := "/v1/sessions/" + s.ID + "/messages"
@@ -75,6 +76,7 @@ func TestDecodingRefusesBadBodies(t *testing.T) {
 
 // A body over the limit is refused with 413, whether its length is announced or streamed.
 func TestDecodingRefusesLargeBodies(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	s := e.newSession("large")
 	big := `{"messages":[{"role":"user","content":"` + strings.Repeat("a", 40<<20) + `"}]}`
@@ -99,6 +101,7 @@ func TestDecodingRefusesLargeBodies(t *testing.T) {
 
 // Query parameters are validated: unknown, repeated, malformed and out-of-range values are 400.
 func TestQueryParametersAreValidated(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	s := e.newSession("query")
 	for _, q := range []string{

@@ -14,6 +14,7 @@ import (
 
 // Every error code has its one status.
 func TestStatusOfEveryCode(t *testing.T) {
+	t.Parallel()
 	want := map[string]int{
 		carryon.EINVALID: 400, carryon.EUNAUTHORIZED: 401, carryon.EFORBIDDEN: 403, carryon.ENOTFOUND: 404,
 		carryon.EVERSION: 409, carryon.EINFLIGHT: 409, carryon.EKEYREUSED: 422, carryon.EBUSY: 409,
@@ -41,6 +42,7 @@ func (f faultySessions) AppendMessages(ctx context.Context, id string, in carryo
 // Errors the services return reach the client as problems with their hints; internal errors are
 // logged and never leak; a panic is a 500 problem.
 func TestServiceErrorsBecomeProblems(t *testing.T) {
+	t.Parallel()
 	var fail func() error
 	e := newEnv(t, func(c *httpapi.Config) { c.Sessions = faultySessions{c.Sessions, func() error { return fail() }} })
 	s := e.newSession("faults")
@@ -99,6 +101,7 @@ func TestServiceErrorsBecomeProblems(t *testing.T) {
 
 // /readyz answers 503 while the readiness check fails; /healthz stays 200.
 func TestReadiness(t *testing.T) {
+	t.Parallel()
 	var notReady error
 	e := newEnv(t, func(c *httpapi.Config) { c.Ready = func(context.Context) error { return notReady } })
 	wantStatus(t, e.json("GET", "/readyz", "", ""), http.StatusOK)
@@ -114,6 +117,7 @@ func TestReadiness(t *testing.T) {
 // Metrics are labelled by route pattern, never by raw path; every request is logged once with
 // its route, status, user and request id, and the request id is echoed.
 func TestMetricsAndLogs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	s := e.newSession("metrics")
 	a := e.json("GET", "/v1/sessions/"+s.ID, e.aliceKey, "", "X-Request-Id", "abc-1")

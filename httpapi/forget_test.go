@@ -11,6 +11,7 @@ import (
 // request to a missing session, not a replay of the deleted content; a repeat of the DELETE
 // itself is answered as the first one was.
 func TestReplayAfterDeleteIsNotFound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	s := e.newSession("to be deleted")
 	msgs := "/v1/sessions/" + s.ID + "/messages"
@@ -33,6 +34,7 @@ func TestReplayAfterDeleteIsNotFound(t *testing.T) {
 // the session, so deleting the session forgets it: a repeat of a chat that named the session is a
 // 404, and a repeat of one that made it makes a new session instead of answering the deleted one.
 func TestChatReplayAfterDelete(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	const task = `{"message":"Write the notes: outline, then draft"}`
 	first := decodeBody[carryon.ChatResult](t, e.json("POST", "/v1/chat", e.aliceKey, task, "Idempotency-Key", "k-new"))

@@ -45,6 +45,7 @@ func (e *env) sessionAs(key, msg string) string {
 // Two users with colliding namespaces (u1, u1.x, u10) and identical keys: no memory route and no
 // context ever gives one user the other's items. Every /v1/memories route of the table is walked.
 func TestMemoryNeverCrossesUsers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	users := map[string]string{"alice": e.aliceKey, "bob": e.bobKey}
 	covered := map[string]bool{}
@@ -155,6 +156,7 @@ func other(name string) string {
 
 // Deleting an item removes it from get, list, search and the next context.
 func TestMemoryDeleteRemovesEverywhere(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	alice := e.client(e.aliceKey).Memories()
 	if _, err := alice.Put(ctx(t), "prefs", "editor", carryon.MemoryPut{Value: json.RawMessage(`"helix"`), Text: "uses the helix editor"}); err != nil {
@@ -182,6 +184,7 @@ func TestMemoryDeleteRemovesEverywhere(t *testing.T) {
 
 // Bad input is a 400 problem; a server without a memory service answers 501.
 func TestMemoryRouteErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	for _, c := range []struct{ method, path, body string }{
 		{"PUT", "/v1/memories/Prefs/k", `{"value":1}`},
@@ -202,6 +205,7 @@ func TestMemoryRouteErrors(t *testing.T) {
 // A preference stated in one session of a user (the scripted model calls remember) is in the
 // context of that user's next session, and its answers mention it; another user's is not.
 func TestPreferenceCarriesToNextSessionOfSameUserOnly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	chat := func(key, sessionID, msg string) carryon.ChatResult {
 		t.Helper()

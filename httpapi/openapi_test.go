@@ -17,6 +17,7 @@ import (
 // start and of a run's events, approve's 409, a taken user name's 409, 501 without a service, and
 // HEAD on every GET route.
 func TestOpenAPIDeclaresEdgeAnswers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	c := e.client(e.aliceKey)
 	cx := ctx(t)
@@ -73,6 +74,7 @@ func TestOpenAPIDeclaresEdgeAnswers(t *testing.T) {
 // session's Message shape in a context preview (what the document used to promise), an
 // undeclared status, a problem code the route cannot answer, a missing ETag.
 func TestOpenAPICheckRefusesDrift(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	var doc struct {
 		Servers []struct {

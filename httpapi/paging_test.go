@@ -76,6 +76,7 @@ func str(field string) func(map[string]any) string {
 // size yields what one big page holds, in the same order, each item once; a cursor that the
 // listing did not return is 400.
 func TestEveryListingPagesWithLimitAndCursor(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	var sess []string
 	for i := range 5 {
@@ -163,6 +164,7 @@ func TestEveryListingPagesWithLimitAndCursor(t *testing.T) {
 // The old position parameters stay as aliases of cursor: after_seq for messages, before for the
 // working memory history. A cursor and an alias that name different pages are refused.
 func TestPagingAliases(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	s := e.newSession("aliases").ID
 	for i := range 3 {
@@ -191,6 +193,7 @@ func TestPagingAliases(t *testing.T) {
 // A session written while a client pages through the session list is not skipped: the list is
 // ordered by creation, which a write does not change.
 func TestSessionWrittenWhilePagingIsNotSkipped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	var want []string
 	for i := range 5 {

@@ -23,6 +23,7 @@ type openAPIDoc struct {
 // The OpenAPI document and the router agree both ways: every registered route is documented, and
 // every documented operation is served (neither 404 "no route" nor 405).
 func TestOpenAPIMatchesRoutes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	a := e.json("GET", "/openapi.json", "", "")
 	wantStatus(t, a, http.StatusOK)
@@ -71,6 +72,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 // Every $ref of the OpenAPI document resolves, and every operation has an id, a summary and a
 // success answer.
 func TestOpenAPIIsWellFormed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	a := e.json("GET", "/openapi.json", "", "")
 	var doc map[string]any
@@ -141,6 +143,7 @@ func TestOpenAPIIsWellFormed(t *testing.T) {
 // Without a valid key every non-public route answers 401 with WWW-Authenticate; admin routes
 // refuse a plain user with 403; public routes need no key.
 func TestAuthOnEveryRoute(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	for _, rt := range httpapi.Routes() {
 		path := wildcard.ReplaceAllString(rt.Pattern, "x")
@@ -171,6 +174,7 @@ func TestAuthOnEveryRoute(t *testing.T) {
 
 // The route table marks session routes as session-scoped, and only those.
 func TestRouteTableSessionScope(t *testing.T) {
+	t.Parallel()
 	for _, rt := range httpapi.Routes() {
 		want := strings.HasPrefix(rt.Pattern, "/v1/sessions/{id}")
 		if rt.SessionScoped != want {
@@ -184,6 +188,7 @@ func TestRouteTableSessionScope(t *testing.T) {
 
 // Someone else's session is 404 on every session route, exactly like a missing one.
 func TestForeignSessionIsNotFound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	s := e.newSession("alice's")
 	for _, rt := range httpapi.Routes() {
@@ -222,6 +227,7 @@ func TestForeignSessionIsNotFound(t *testing.T) {
 
 // Unknown paths are 404 problems; known paths with another method are 405 problems with Allow.
 func TestUnknownRouteAndMethod(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	a := e.json("GET", "/v1/nothing-here", e.aliceKey, "")
 	wantProblem(t, a, http.StatusNotFound, carryon.ENOTFOUND)

@@ -16,6 +16,7 @@ import (
 // name in another case, a lone surrogate and a version below 1 are refused with a detail that
 // says what and where, and nothing is written.
 func TestStrictJSONRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	s := e.newSession("strict")
 	msgs := "/v1/sessions/" + s.ID + "/messages"
@@ -67,6 +68,7 @@ func TestStrictJSONRefusals(t *testing.T) {
 
 // A body that starts with a UTF-8 byte-order mark is read as if it had none (RFC 8259 8.1).
 func TestByteOrderMarkIgnored(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	s := e.newSession("bom")
 	a := e.json("POST", "/v1/sessions/"+s.ID+"/messages", e.aliceKey, "\xef\xbb\xbf"+`{"messages":[{"role":"user","content":"hi"}]}`)
@@ -82,6 +84,7 @@ func TestByteOrderMarkIgnored(t *testing.T) {
 // Integers above 2^53 come back exactly, from working memory (set on create, patched, replayed
 // under a request id, in the history), metadata and tool calls.
 func TestBigIntegersRoundTrip(t *testing.T) {
+	t.Parallel()
 	const big = "9007199254740993"
 	e := newEnv(t, nil)
 	a := e.json("POST", "/v1/sessions", e.aliceKey, `{"title":"big","metadata":{"n":`+big+`},"working_memory":{"start":`+big+`}}`)
@@ -121,6 +124,7 @@ func TestBigIntegersRoundTrip(t *testing.T) {
 // Text with a NUL character is refused the same way on every driver: 400 naming the field and
 // index, and nothing is stored (PostgreSQL cannot store it; SQLite could).
 func TestNULRefusedOnEveryDriver(t *testing.T) {
+	t.Parallel()
 	drivers := map[string]func(t *testing.T) *env{"sqlite": func(t *testing.T) *env { return newEnv(t, nil) }}
 	if pgtest.Enabled() {
 		drivers["postgres"] = func(t *testing.T) *env {
@@ -135,6 +139,7 @@ func TestNULRefusedOnEveryDriver(t *testing.T) {
 	}
 	for name, start := range drivers {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			e := start(t)
 			s := e.newSession("nul")
 			path := "/v1/sessions/" + s.ID + "/messages"

@@ -19,6 +19,7 @@ import (
 // A client that trickles its body a byte at a time gets 408 (or a closed connection) once the
 // body read timeout has passed, on every one of many connections at once; none stays open.
 func TestSlowBodiesTimeOut(t *testing.T) {
+	t.Parallel()
 	const timeout = 300 * time.Millisecond
 	e := newEnv(t, func(c *httpapi.Config) { c.BodyReadTimeout = timeout })
 	s := e.newSession("slow")
@@ -105,6 +106,7 @@ func (s slowSessions) AppendMessages(ctx context.Context, id string, in carryon.
 // The body timeout ends with the body: an answer that takes longer than it (here a slow append;
 // in general an event stream) is not cut, and the connection is reused afterwards.
 func TestBodyTimeoutSparesLongAnswers(t *testing.T) {
+	t.Parallel()
 	const timeout = 200 * time.Millisecond
 	e := newEnv(t, func(c *httpapi.Config) {
 		c.BodyReadTimeout = timeout
@@ -119,6 +121,7 @@ func TestBodyTimeoutSparesLongAnswers(t *testing.T) {
 
 // Paths that are not canonical answer a problem, never a redirect.
 func TestUncleanPathsAnswerProblems(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	s := e.newSession("paths")
 	client := *e.srv.Client()

@@ -18,6 +18,7 @@ const hello = `{"messages":[{"role":"user","content":"hello"}]}`
 // A stale If-Match answers 412 with the current version; a stale expected_version answers 409;
 // nothing is written either way.
 func TestStaleVersions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	s := e.newSession("versions")
 	msgs := "/v1/sessions/" + s.ID + "/messages"
@@ -63,6 +64,7 @@ func TestStaleVersions(t *testing.T) {
 // A repeated request id answers the first answer byte for byte with Idempotent-Replayed and
 // appends nothing; the header and the body field mean the same; another body is 422.
 func TestIdempotentReplay(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	s := e.newSession("replay")
 	msgs := "/v1/sessions/" + s.ID + "/messages"
@@ -109,6 +111,7 @@ func TestIdempotentReplay(t *testing.T) {
 // With RequireVersion a write to an existing session without a version is 428; with one (or
 // If-Match: *) it goes through. Creating and forking need none.
 func TestRequireVersion(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *httpapi.Config) { c.RequireVersion = true })
 	s := e.newSession("strict")
 	base := "/v1/sessions/" + s.ID
@@ -131,6 +134,7 @@ func TestRequireVersion(t *testing.T) {
 // Answers about one session carry its version as ETag; If-None-Match with it answers 304; 201s
 // carry Location.
 func TestETagsAndLocation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	a := e.json("POST", "/v1/sessions", e.aliceKey, "")
 	wantStatus(t, a, http.StatusCreated)
@@ -172,6 +176,7 @@ func TestETagsAndLocation(t *testing.T) {
 
 // Closed sessions refuse writes with 409 session_closed until restored.
 func TestClosedSessionRefusesWrites(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	s := e.newSession("closing")
 	wantStatus(t, e.json("POST", "/v1/sessions/"+s.ID+"/close", e.aliceKey, ""), http.StatusOK)
@@ -189,6 +194,7 @@ func etag(v int64) string { return `"` + strconv.FormatInt(v, 10) + `"` }
 // Concurrent writers with the same If-Match: exactly one wins, the others get 412 and write
 // nothing. Concurrent repeats of one Idempotency-Key: one append, every answer the same bytes.
 func TestConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	s := e.newSession("race")
 	msgs := "/v1/sessions/" + s.ID + "/messages"

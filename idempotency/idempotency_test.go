@@ -16,6 +16,7 @@ import (
 // runs nothing; another request with the id is EKEYREUSED; an error stores nothing; Replace
 // changes the answer of the same request only.
 func TestWriteAndReplace(t *testing.T) {
+	t.Parallel()
 	st, err := sqlite.Open(context.Background(), ":memory:")
 	if err != nil {
 		t.Fatal(err)

@@ -84,6 +84,7 @@ type corpus struct {
 // Search ranks the relevant items of the fixed corpus first, on every driver, and another user
 // holding the same corpus changes nothing about what is found.
 func TestSearchRanksCorpus(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("testdata/corpus.json")
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +95,7 @@ func TestSearchRanksCorpus(t *testing.T) {
 	}
 	for name, st := range drivers(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			clk := &clock{t: time.Date(2025, 5, 1, 9, 0, 0, 0, time.UTC)}
 			svc := memory.New(st, clk.now)
 			for _, owner := range []string{"usr_alice", "usr_bob"} {
@@ -131,8 +133,10 @@ func TestSearchRanksCorpus(t *testing.T) {
 
 // Put, Get, List, Delete and Search validate their input and serve only the caller.
 func TestServiceRules(t *testing.T) {
+	t.Parallel()
 	for name, st := range drivers(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			clk := &clock{t: time.Date(2025, 5, 1, 9, 0, 0, 0, time.UTC)}
 			svc := memory.New(st, clk.now)
 			alice, bob := as("usr_alice"), as("usr_bob")
@@ -221,8 +225,10 @@ func TestServiceRules(t *testing.T) {
 // A search pages with limit and cursor: the pages hold the one-page answer in order, scores stay
 // relative to the best result, and a cursor continues only the search it came from.
 func TestSearchPages(t *testing.T) {
+	t.Parallel()
 	for name, st := range drivers(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			svc := memory.New(st, nil)
 			alice := carryon.NewContextWithUser(context.Background(), &carryon.User{ID: "usr_alice", Name: "alice"})
 			for i, text := range []string{"green tea", "green tea green tea", "tea", "black tea", "tea tea tea", "coffee"} {

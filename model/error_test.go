@@ -16,6 +16,7 @@ import (
 )
 
 func TestRetryableStatus(t *testing.T) {
+	t.Parallel()
 	for status, want := range map[int]bool{
 		408: true, 409: true, 429: true, 500: true, 502: true, 503: true, 504: true, 529: true,
 		400: false, 401: false, 403: false, 404: false, 422: false, 501: false, 200: false,
@@ -31,6 +32,7 @@ func TestRetryableStatus(t *testing.T) {
 }
 
 func TestIsRetryable(t *testing.T) {
+	t.Parallel()
 	timeout := &net.OpError{Op: "dial", Err: os.ErrDeadlineExceeded}
 	for name, tc := range map[string]struct {
 		err  error
@@ -55,6 +57,7 @@ func TestIsRetryable(t *testing.T) {
 }
 
 func TestTransportError(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	if e := model.TransportError(ctx, "p", io.ErrUnexpectedEOF, false); !e.Retryable || !errors.Is(e, io.ErrUnexpectedEOF) {
 		t.Errorf("EOF before any delta: %#v", e)
@@ -74,6 +77,7 @@ func TestTransportError(t *testing.T) {
 }
 
 func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		header http.Header
 		want   time.Duration
@@ -97,6 +101,7 @@ func TestParseRetryAfter(t *testing.T) {
 }
 
 func TestErrorMessage(t *testing.T) {
+	t.Parallel()
 	e := &model.Error{Provider: "openai", Status: 429, Message: "slow down", RetryAfter: 2 * time.Second}
 	if got := e.Error(); got != "model: openai: status 429: slow down (retry after 2s)" {
 		t.Errorf("Error() = %q", got)

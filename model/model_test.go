@@ -10,6 +10,7 @@ import (
 )
 
 func TestCollect(t *testing.T) {
+	t.Parallel()
 	call := model.ToolCall{ID: "call_1", Name: "read", Arguments: json.RawMessage(`{"path":"a"}`)}
 	p := &fakeProvider{attempts: [][]step{{
 		{chunk: model.Chunk{Delta: "Hel"}},
@@ -27,6 +28,7 @@ func TestCollect(t *testing.T) {
 }
 
 func TestCollectError(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("boom")
 	p := &fakeProvider{attempts: [][]step{{{chunk: model.Chunk{Delta: "par"}}, {err: boom}}}}
 	resp, err := model.Collect(p.Stream(context.Background(), model.Request{}))
@@ -36,6 +38,7 @@ func TestCollectError(t *testing.T) {
 }
 
 func TestNormalizeArguments(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"":                `{}`,
 		"  ":              `{}`,

@@ -66,6 +66,7 @@ func deltas(seq iter.Seq2[model.Chunk, error]) ([]string, error) {
 }
 
 func TestRetryUntilSuccess(t *testing.T) {
+	t.Parallel()
 	p := &fakeProvider{attempts: [][]step{{{err: retryable}}, {{err: retryable}}, {{chunk: model.Chunk{Delta: "ok"}}, done}}}
 	got, err := deltas(model.WithRetry(p, fast).Stream(context.Background(), model.Request{}))
 	if err != nil || fmt.Sprint(got) != "[ok]" || p.calls.Load() != 3 {
@@ -74,6 +75,7 @@ func TestRetryUntilSuccess(t *testing.T) {
 }
 
 func TestRetryGivesUpAfterMaxAttempts(t *testing.T) {
+	t.Parallel()
 	p := &fakeProvider{attempts: [][]step{{{err: retryable}}}}
 	_, err := deltas(model.WithRetry(p, fast).Stream(context.Background(), model.Request{}))
 	if err != retryable || p.calls.Load() != 4 {
@@ -82,6 +84,7 @@ func TestRetryGivesUpAfterMaxAttempts(t *testing.T) {
 }
 
 func TestRetryNotRetryable(t *testing.T) {
+	t.Parallel()
 	p := &fakeProvider{attempts: [][]step{{{err: fatal}}}}
 	_, err := deltas(model.WithRetry(p, fast).Stream(context.Background(), model.Request{}))
 	if err != fatal || p.calls.Load() != 1 {
@@ -92,6 +95,7 @@ func TestRetryNotRetryable(t *testing.T) {
 // TestNoRetryAfterDelta checks that once a delta went out, a retryable error ends the stream as
 // is: the consumer never sees a delta twice.
 func TestNoRetryAfterDelta(t *testing.T) {
+	t.Parallel()
 	p := &fakeProvider{attempts: [][]step{
 		{{chunk: model.Chunk{Delta: "Hel"}}, {err: retryable}},
 		{{chunk: model.Chunk{Delta: "Hello"}}, done},
@@ -105,6 +109,7 @@ func TestNoRetryAfterDelta(t *testing.T) {
 // TestCancelDuringBackoff checks that a cancelled context ends a long backoff at once, with a
 // non-retryable error that says so.
 func TestCancelDuringBackoff(t *testing.T) {
+	t.Parallel()
 	p := &fakeProvider{attempts: [][]step{{{err: retryable}}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	policy := model.RetryPolicy{BaseDelay: time.Hour, MaxDelay: time.Hour, OnRetry: func(int, error, time.Duration) { cancel() }}
@@ -121,6 +126,7 @@ func TestCancelDuringBackoff(t *testing.T) {
 // TestRetryAfterHonoured checks that the server's wait is used instead of the backoff, and that a
 // wait beyond MaxDelay ends the retries.
 func TestRetryAfterHonoured(t *testing.T) {
+	t.Parallel()
 	asked := &model.Error{Provider: "fake", Status: 429, Retryable: true, RetryAfter: 3 * time.Millisecond}
 	p := &fakeProvider{attempts: [][]step{{{err: asked}}, {done}}}
 	var waits []time.Duration
@@ -142,6 +148,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 
 // TestBackoffGrowsAndIsBounded checks the waits: exponential with jitter within [d/2, d], capped.
 func TestBackoffGrowsAndIsBounded(t *testing.T) {
+	t.Parallel()
 	p := &fakeProvider{attempts: [][]step{{{err: retryable}}}}
 	var waits []time.Duration
 	policy := model.RetryPolicy{MaxAttempts: 6, BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond,
@@ -161,6 +168,7 @@ func TestBackoffGrowsAndIsBounded(t *testing.T) {
 
 // TestConsumerStops checks that breaking out of the loop stops everything: no retry, no more calls.
 func TestConsumerStops(t *testing.T) {
+	t.Parallel()
 	p := &fakeProvider{attempts: [][]step{{{chunk: model.Chunk{Delta: "a"}}, {chunk: model.Chunk{Delta: "b"}}, done}}}
 	for c := range model.WithRetry(p, fast).Stream(context.Background(), model.Request{}) {
 		if c.Delta == "a" {
@@ -173,6 +181,7 @@ func TestConsumerStops(t *testing.T) {
 }
 
 func TestRetryDefaults(t *testing.T) {
+	t.Parallel()
 	p := &fakeProvider{attempts: [][]step{{{err: retryable}}}}
 	var waits []time.Duration
 	ctx, cancel := context.WithCancel(context.Background())

@@ -89,6 +89,7 @@ func (p *pausedWrite) wakeA(t *testing.T) {
 // skipped effect never happens. finished_at stays unset while the run waits and after the
 // approval. (On cac1ba6 A wrote the file, and the waiting run had finished_at set.)
 func TestPausedInToolIsFencedAtTheFile(t *testing.T) {
+	t.Parallel()
 	p := newPausedWrite(t)
 	if w := getRun(t, p.e.st, p.run.ID); w.FinishedAt != nil {
 		t.Fatalf("a run waiting for an approval has finished_at %v", w.FinishedAt)
@@ -114,6 +115,7 @@ func TestPausedInToolIsFencedAtTheFile(t *testing.T) {
 // approval ends that run as interrupted and starts the new one, without a human. (On cac1ba6 the
 // new run stayed queued until someone decided.)
 func TestInterruptWhileWaitingForApproval(t *testing.T) {
+	t.Parallel()
 	p := newPausedWrite(t)
 	next, err := p.b.Start(p.e.alice, p.sid, carryon.NewRun{Message: "Something else", Multitask: carryon.MultitaskInterrupt})
 	if err != nil {

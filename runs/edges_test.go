@@ -23,8 +23,10 @@ import (
 // cac1ba6 A went on after its consumer stopped and panicked: "range function continued iteration
 // after function for loop body returned false".)
 func TestTakeoverWithTalkingModel(t *testing.T) {
+	t.Parallel()
 	for _, d := range drivers() {
 		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
 			e := newHubEnv(t, d.open(t), sessions.Config{})
 			logsA := &syncBuf{}
 			m := newGated()
@@ -69,8 +71,10 @@ func TestTakeoverWithTalkingModel(t *testing.T) {
 // the paused runner that held it: parking moves the attempt on, so the zombie's finish is fenced.
 // (On cac1ba6 the zombie replaced the run's error and appended a second run.failed.)
 func TestZombieCannotRewriteParkedRun(t *testing.T) {
+	t.Parallel()
 	for _, d := range drivers() {
 		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
 			e := newHubEnv(t, d.open(t), sessions.Config{})
 			logsA := &syncBuf{}
 			m := newGated()
@@ -113,6 +117,7 @@ func TestZombieCannotRewriteParkedRun(t *testing.T) {
 // error and releases its lease; the process goes on running other runs. (On cac1ba6 the panic took
 // the process down.)
 func TestRunnerPanicFailsTheRunOnly(t *testing.T) {
+	t.Parallel()
 	logs := &syncBuf{}
 	e := newHubEnv(t, drivers()[0].open(t), sessions.Config{})
 	svc := runner(t, e.st, e.sess, e.data, &panicking{}, runs.Config{Poll: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(logs, nil))})
@@ -143,6 +148,7 @@ func TestRunnerPanicFailsTheRunOnly(t *testing.T) {
 // MaxAttempts 2, is not parked: only takeovers of expired leases count. (On cac1ba6 every claim
 // counted, and the third runner parked the run.)
 func TestRollingRestartsDoNotPark(t *testing.T) {
+	t.Parallel()
 	e := newHubEnv(t, drivers()[0].open(t), sessions.Config{})
 	m := newBlocking()
 	cfg := runs.Config{MaxAttempts: 2, Poll: 20 * time.Millisecond}
@@ -181,8 +187,10 @@ func TestRollingRestartsDoNotPark(t *testing.T) {
 // heartbeat is slow here). (On cac1ba6 the runner only looked at the request between steps, so a
 // long model call went on to its end.)
 func TestCancelFromAnotherInstance(t *testing.T) {
+	t.Parallel()
 	for _, d := range drivers() {
 		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
 			e := newHubEnv(t, d.open(t), sessions.Config{})
 			m := newBlocking()
 			hb := 20 * time.Millisecond
@@ -212,6 +220,7 @@ func TestCancelFromAnotherInstance(t *testing.T) {
 // TestCancelDuringToolCall: a cancel while a tool runs lets the call finish and journals its
 // outcome before the run stops. (On cac1ba6 the finished call stayed "started" in a cancelled run.)
 func TestCancelDuringToolCall(t *testing.T) {
+	t.Parallel()
 	e := newHubEnv(t, drivers()[0].open(t), sessions.Config{})
 	entered, release := make(chan struct{}), make(chan struct{})
 	slow := &probe{name: "slow_step", fn: func(context.Context, tool.Call) { close(entered); <-release }}
@@ -240,6 +249,7 @@ func TestCancelDuringToolCall(t *testing.T) {
 // run on an expired session nor lets the session expire while the run holds it: the heartbeat
 // keeps it alive. (On cac1ba6 the run failed with session_expired.)
 func TestLongStepKeepsSessionAlive(t *testing.T) {
+	t.Parallel()
 	clk := newClock()
 	e := newHubEnv(t, drivers()[0].open(t), sessions.Config{Now: clk.Now})
 	var s *carryon.Session
@@ -278,6 +288,7 @@ func TestLongStepKeepsSessionAlive(t *testing.T) {
 // when the heartbeat did not renew the lease during a long model call. (On cac1ba6 the effect
 // started with whatever was left of the lease taken at the claim.)
 func TestEffectStartsWithWholeLease(t *testing.T) {
+	t.Parallel()
 	clk := newClock()
 	e := newHubEnv(t, drivers()[0].open(t), sessions.Config{Now: clk.Now})
 	const ttl = 10 * time.Second
@@ -305,6 +316,7 @@ func TestEffectStartsWithWholeLease(t *testing.T) {
 
 // TestRunErrorIsASentence: a failed run's error is the error's message, not the code wrapper.
 func TestRunErrorIsASentence(t *testing.T) {
+	t.Parallel()
 	e := newHubEnv(t, drivers()[0].open(t), sessions.Config{})
 	m := newGated()
 	m.fail = carryon.Errorf(carryon.EINVALID, "the model refused the request")
@@ -348,6 +360,7 @@ func (c countingTx) RunnableRuns(ctx context.Context, now time.Time, limit int) 
 // TestClaimsFetchOnlyFreeWorkers: with one of two workers busy, a runner asks for one runnable run,
 // not for as many as it has workers. (On cac1ba6 it always asked for Workers.)
 func TestClaimsFetchOnlyFreeWorkers(t *testing.T) {
+	t.Parallel()
 	cs := &countingStore{Store: drivers()[0].open(t)}
 	e := newHubEnv(t, cs, sessions.Config{})
 	m := newBlocking()

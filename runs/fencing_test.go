@@ -63,6 +63,7 @@ func runner(t *testing.T, st store.Store, sess *sessions.Service, data string, p
 // run over and finishes it; when A wakes up, every write it tries is refused and logged, and the
 // session holds B's work only.
 func TestPausedRunnerIsFenced(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	f.stop() // this test brings its own two runners
 	logsA := &syncBuf{}

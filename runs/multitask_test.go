@@ -1,24 +1,97 @@
 package runs_test
 
 import (
+	"context"
+	"iter"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/model"
 	"github.com/carryon-hub/carryon/model/scripted"
 )
 
-func TestMultitask(t *testing.T) {
-	f := newFixture(t, scripted.New(150*time.Millisecond))
-	s, _ := f.sess.Create(f.alice, carryon.NewSession{})
-	first, err := f.runs.Start(f.alice, s.ID, carryon.NewRun{Message: "Tidy the docs: fix links, then update the index"})
-	if err != nil {
-		t.Fatal(err)
-	}
+// held is the scripted model, except that the first call answering tool results after hold holds
+// until released or until its context ends: a run paused in its model call after its tools ran.
+type held struct {
+	scripted.Provider
+	mu      sync.Mutex
+	armed   chan struct{} // the gate of the next call to hold (nil: none)
+	entered chan struct{} // receives once per held call
+}
 
+func newHeld() *held { return &held{entered: make(chan struct{}, 10)} }
+
+// hold makes the next call that answers tool results wait; release lets it go on.
+func (h *held) hold() (release func()) {
+	gate := make(chan struct{})
+	h.mu.Lock()
+	h.armed = gate
+	h.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { close(gate) }) }
+}
+
+func (h *held) take() chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	gate := h.armed
+	h.armed = nil
+	return gate
+}
+
+func (h *held) Stream(ctx context.Context, req model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == model.RoleTool {
+			if gate := h.take(); gate != nil {
+				h.entered <- struct{}{}
+				select {
+				case <-gate:
+				case <-ctx.Done():
+				}
+				if ctx.Err() != nil {
+					yield(model.Chunk{}, ctx.Err())
+					return
+				}
+			}
+		}
+		for c, err := range h.Provider.Stream(ctx, req) {
+			if !yield(c, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// waitEntered waits until a run is held in its model call.
+func (h *held) waitEntered(t *testing.T) {
+	t.Helper()
+	select {
+	case <-h.entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no run reached its held model call")
+	}
+}
+
+const tidy = "Tidy the docs: fix links, then update the index"
+
+// Each policy on its own session: the first run is held in its model call (after its tools ran)
+// for as long as the policy needs it active.
+func TestMultitask(t *testing.T) {
+	t.Parallel()
 	t.Run("reject", func(t *testing.T) {
-		_, err := f.runs.Start(f.alice, s.ID, carryon.NewRun{Message: "continue"})
+		t.Parallel()
+		m := newHeld()
+		f := newFixture(t, m)
+		s, _ := f.sess.Create(f.alice, carryon.NewSession{})
+		m.hold()
+		first, err := f.runs.Start(f.alice, s.ID, carryon.NewRun{Message: tidy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.runs.Start(f.alice, s.ID, carryon.NewRun{Message: "continue"})
 		wantCode(t, err, carryon.EBUSY)
 		if e, _ := carryon.AsError(err); e.ActiveRunID != first.ID {
 			t.Fatalf("active run id = %q, want %q", e.ActiveRunID, first.ID)
@@ -26,10 +99,20 @@ func TestMultitask(t *testing.T) {
 	})
 
 	t.Run("enqueue", func(t *testing.T) {
+		t.Parallel()
+		m := newHeld()
+		f := newFixture(t, m)
+		s, _ := f.sess.Create(f.alice, carryon.NewSession{})
+		release := m.hold()
+		first, err := f.runs.Start(f.alice, s.ID, carryon.NewRun{Message: tidy})
+		if err != nil {
+			t.Fatal(err)
+		}
 		second, err := f.runs.Start(f.alice, s.ID, carryon.NewRun{Message: "continue the task", Multitask: carryon.MultitaskEnqueue})
 		if err != nil || second.Status != carryon.RunQueued || second.TriggerSeq != 0 {
 			t.Fatalf("enqueue: %v %+v", err, second)
 		}
+		release()
 		a, b := f.wait(t, f.alice, first.ID), f.wait(t, f.alice, second.ID)
 		if a.Status != carryon.RunSucceeded || b.Status != carryon.RunSucceeded {
 			t.Fatalf("statuses %s (%s) and %s (%s)", a.Status, a.Error, b.Status, b.Error)
@@ -50,11 +133,16 @@ func TestMultitask(t *testing.T) {
 	})
 
 	t.Run("interrupt", func(t *testing.T) {
+		t.Parallel()
+		m := newHeld()
+		f := newFixture(t, m)
+		s := f.sessionWithTask(t, tidy)
+		m.hold()
 		long, err := f.runs.Start(f.alice, s.ID, carryon.NewRun{Message: "continue"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		m.waitEntered(t)
 		next, err := f.runs.Start(f.alice, s.ID, carryon.NewRun{Message: "New task: write a changelog", Multitask: carryon.MultitaskInterrupt})
 		if err != nil {
 			t.Fatal(err)
@@ -73,6 +161,11 @@ func TestMultitask(t *testing.T) {
 	})
 
 	t.Run("cancel", func(t *testing.T) {
+		t.Parallel()
+		m := newHeld()
+		f := newFixture(t, m)
+		s := f.sessionWithTask(t, tidy)
+		m.hold()
 		run, err := f.runs.Start(f.alice, s.ID, carryon.NewRun{Message: "continue"})
 		if err != nil {
 			t.Fatal(err)
@@ -86,4 +179,21 @@ func TestMultitask(t *testing.T) {
 		_, err = f.runs.Cancel(f.bob, run.ID, carryon.RetryOptions{})
 		wantCode(t, err, carryon.ENOTFOUND)
 	})
+}
+
+// sessionWithTask is a new session of alice's whose first run set the task's goal and plan.
+func (f *fixture) sessionWithTask(t *testing.T, task string) *carryon.Session {
+	t.Helper()
+	s, err := f.sess.Create(f.alice, carryon.NewSession{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := f.runs.Start(f.alice, s.ID, carryon.NewRun{Message: task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.wait(t, f.alice, run.ID); got.Status != carryon.RunSucceeded {
+		t.Fatalf("the task's run: %s (%s)", got.Status, got.Error)
+	}
+	return s
 }

@@ -13,6 +13,7 @@ import (
 // TestSeedLoop: a first chat without a session creates one and sets goal and next action; a
 // second chat that only says "continue the task" is answered from them.
 func TestSeedLoop(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	first, err := f.runs.Chat(f.alice, carryon.ChatInput{Message: "Write the release notes: collect the merged changes, then group them by area, then draft the notes"})
 	if err != nil {
@@ -53,6 +54,7 @@ func TestSeedLoop(t *testing.T) {
 // TestRetriedRunRequest: the same request id, before and during the run, returns the same run;
 // one user message is stored and one run executed.
 func TestRetriedRunRequest(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	s, _ := f.sess.Create(f.alice, carryon.NewSession{})
 	in := carryon.NewRun{Message: "Plan the migration", WriteOptions: carryon.WriteOptions{RequestID: "r-1"}}
@@ -98,6 +100,7 @@ func TestRetriedRunRequest(t *testing.T) {
 }
 
 func TestBadRunInput(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	s, _ := f.sess.Create(f.alice, carryon.NewSession{})
 	for _, in := range []carryon.NewRun{{}, {Message: "\xff"}, {Message: "x", Multitask: "sometimes"}} {

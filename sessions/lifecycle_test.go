@@ -12,6 +12,7 @@ import (
 )
 
 func TestCloseRestore(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s := f.create(t, f.alice)
 	f.append(t, f.alice, s.ID, "kept")
@@ -32,6 +33,7 @@ func TestCloseRestore(t *testing.T) {
 }
 
 func TestExpiryAndPurge(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s := f.create(t, f.alice)
 	f.append(t, f.alice, s.ID, "morning")
@@ -112,6 +114,7 @@ func TestExpiryAndPurge(t *testing.T) {
 }
 
 func TestForkCopyOnWrite(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s := f.create(t, f.alice)
 	f.append(t, f.alice, s.ID, "a", "b") // v2
@@ -151,6 +154,7 @@ func TestForkCopyOnWrite(t *testing.T) {
 }
 
 func TestWorkingMemoryHistoryAndDiff(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s := f.create(t, f.alice)
 	for _, p := range []string{
@@ -194,6 +198,7 @@ func TestWorkingMemoryHistoryAndDiff(t *testing.T) {
 }
 
 func TestBadInputChangesNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s := f.create(t, f.alice)
 	bad := []carryon.AppendInput{
@@ -224,6 +229,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 }
 
 func TestListPaging(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var ids []string
 	for range 5 {

@@ -10,6 +10,7 @@ import (
 
 // TestOwnership calls every method of the service as Bob on Alice's session.
 func TestOwnership(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s := f.create(t, f.alice)
 	f.append(t, f.alice, s.ID, "secret")

@@ -12,6 +12,7 @@ import (
 // expired sessions, however long ago a closed one was closed; a closed session goes only with a
 // closed retention, that long after it was closed.
 func TestSweepKeepsClosedSessions(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t) // idle TTL 1h, purge horizon 24h
 	closed := f.create(t, f.alice)
 	f.append(t, f.alice, closed.ID, "keep me")
@@ -56,6 +57,7 @@ func TestSweepKeepsClosedSessions(t *testing.T) {
 // writes, so a repeat is not answered with the deleted content: it fails as any request to a
 // missing session does. A repeat of the delete itself is still answered as the first one was.
 func TestDeleteForgetsRequestIDs(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	appendOnce := func(id, key, text string) (*carryon.AppendResult, error) {
 		return f.svc.AppendMessages(f.alice, id, carryon.AppendInput{

@@ -34,6 +34,7 @@ func (f *fixture) wantUnchanged(t *testing.T, id string, version int64) {
 // Text with a NUL character is refused wherever it enters a session, naming the field (and the
 // message's index), and nothing is stored.
 func TestNULRefusedEverywhere(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s := f.create(t, f.alice)
 	user := func(c string) carryon.NewMessage { return carryon.NewMessage{Role: carryon.RoleUser, Content: c} }
@@ -71,6 +72,7 @@ func TestNULRefusedEverywhere(t *testing.T) {
 // and object arguments; the OpenAI shape is refused with a detail that names the expected one; a
 // tool message answers a call earlier in the append or stored before.
 func TestToolCallsCheckedOnAppend(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s := f.create(t, f.alice)
 	asst := func(calls string) carryon.NewMessage {
@@ -122,6 +124,7 @@ func TestToolCallsCheckedOnAppend(t *testing.T) {
 
 // An expected version below 1 is a malformed request (400), not a conflict (409).
 func TestExpectedVersionBelowOneIsInvalid(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s := f.create(t, f.alice)
 	for _, v := range []int64{0, -1} {
@@ -139,6 +142,7 @@ func TestExpectedVersionBelowOneIsInvalid(t *testing.T) {
 // Integers above 2^53 are kept exactly in working memory (create and patch, read back and in
 // the history and diff), in metadata and in tool calls.
 func TestBigIntegersKeptExactly(t *testing.T) {
+	t.Parallel()
 	const big = "9007199254740993" // 2^53 + 1: float64 rounds it to …992
 	f := newFixture(t)
 	s, err := f.svc.Create(f.alice, carryon.NewSession{Title: "t", Metadata: json.RawMessage(`{"n":` + big + `}`),

@@ -51,6 +51,7 @@ func exists(t *testing.T, p string) bool {
 }
 
 func TestDeleteRemovesWorkspace(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	dir, log := f.withWorkspaces(t)
 	gone, kept := f.create(t, f.alice), f.create(t, f.alice)
@@ -89,6 +90,7 @@ func TestDeleteRemovesWorkspace(t *testing.T) {
 }
 
 func TestPurgeRemovesWorkspace(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	dir, log := f.withWorkspaces(t)
 	gone := f.create(t, f.alice)
@@ -113,6 +115,7 @@ func TestPurgeRemovesWorkspace(t *testing.T) {
 }
 
 func TestForkCopiesWorkspace(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	dir, log := f.withWorkspaces(t)
 	s := f.create(t, f.alice)
@@ -163,6 +166,7 @@ func TestForkCopiesWorkspace(t *testing.T) {
 // TestFailedWorkspaceRemovalIsLogged: a workspace that cannot be removed does not fail the delete
 // (the session is gone); the failure is logged.
 func TestFailedWorkspaceRemovalIsLogged(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	dir, log := f.withWorkspaces(t)
 	s := f.create(t, f.alice)

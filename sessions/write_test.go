@@ -10,6 +10,7 @@ import (
 )
 
 func TestLostUpdateRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s := f.create(t, f.alice)
 	f.append(t, f.alice, s.ID, "one")
@@ -39,6 +40,7 @@ func TestLostUpdateRefused(t *testing.T) {
 }
 
 func TestConcurrentDuplicateRequestID(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s := f.create(t, f.alice)
 	in := carryon.AppendInput{Messages: []carryon.NewMessage{{Role: carryon.RoleUser, Content: "hello"}}, WriteOptions: carryon.WriteOptions{RequestID: "req-1"}}
@@ -90,6 +92,7 @@ func TestConcurrentDuplicateRequestID(t *testing.T) {
 }
 
 func TestRequestIDOnEveryWrite(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	opt := carryon.WriteOptions{RequestID: "create-1"}
 	a, err := f.svc.Create(f.alice, carryon.NewSession{Title: "x", WriteOptions: opt})

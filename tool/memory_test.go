@@ -32,6 +32,7 @@ func (e *editor) PatchWorkingMemory(_ context.Context, patch json.RawMessage) (c
 }
 
 func TestUpdateWorkingMemory(t *testing.T) {
+	t.Parallel()
 	m := tool.UpdateWorkingMemory()
 	if m.Name() != "update_working_memory" || m.Effect() != carryon.EffectIdempotent {
 		t.Fatalf("name %s effect %s", m.Name(), m.Effect())
@@ -63,6 +64,7 @@ func TestUpdateWorkingMemory(t *testing.T) {
 }
 
 func TestUpdateWorkingMemoryWithoutEditor(t *testing.T) {
+	t.Parallel()
 	_, err := tool.UpdateWorkingMemory().Call(context.Background(), tool.Call{Args: json.RawMessage(`{"patch":{"goal":"x"}}`)})
 	if err == nil {
 		t.Fatal("no error without a memory editor")

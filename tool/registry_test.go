@@ -30,6 +30,7 @@ const pathSchema = `{"type":"object","properties":{"path":{"type":"string"},"n":
 	"required":["path"],"additionalProperties":false}`
 
 func TestNewRegistryRefusesDuplicatesAndBadSchemas(t *testing.T) {
+	t.Parallel()
 	if _, err := tool.NewRegistry(&fake{name: "a", schema: pathSchema}, &fake{name: "a", schema: pathSchema}); err == nil ||
 		!strings.Contains(err.Error(), `duplicate tool name "a"`) {
 		t.Fatalf("duplicate names: err = %v", err)
@@ -54,6 +55,7 @@ func TestNewRegistryRefusesDuplicatesAndBadSchemas(t *testing.T) {
 }
 
 func TestRegistryListsSorted(t *testing.T) {
+	t.Parallel()
 	r, err := tool.NewRegistry(&fake{name: "zeta", schema: pathSchema}, &fake{name: "alpha", schema: pathSchema},
 		tool.UpdateWorkingMemory())
 	if err != nil {
@@ -80,6 +82,7 @@ func TestRegistryListsSorted(t *testing.T) {
 }
 
 func TestInvokeValidatesArguments(t *testing.T) {
+	t.Parallel()
 	f := &fake{name: "read", schema: pathSchema}
 	r, err := tool.NewRegistry(f, tool.UpdateWorkingMemory())
 	if err != nil {
@@ -131,6 +134,7 @@ func TestInvokeValidatesArguments(t *testing.T) {
 }
 
 func TestInvokeCallsTheTool(t *testing.T) {
+	t.Parallel()
 	f := &fake{name: "read", schema: `{"type":"object","properties":{"path":{"type":"string"}}}`}
 	r, err := tool.NewRegistry(f)
 	if err != nil {
@@ -157,6 +161,7 @@ func TestInvokeCallsTheTool(t *testing.T) {
 }
 
 func TestFingerprint(t *testing.T) {
+	t.Parallel()
 	// sha256 of "abc".
 	const want = "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 	if got := tool.Fingerprint([]byte("abc")); got != want {

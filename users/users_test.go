@@ -24,6 +24,7 @@ func newService(t *testing.T) (*users.Service, store.Store) {
 }
 
 func TestKeysAreHashedAndRevocable(t *testing.T) {
+	t.Parallel()
 	svc, st := newService(t)
 	admin := carryon.NewTrustedContext(context.Background())
 	u, secret, err := svc.CreateUser(admin, carryon.NewUser{Name: "alice"})
@@ -64,6 +65,7 @@ func TestKeysAreHashedAndRevocable(t *testing.T) {
 }
 
 func TestOnlyAdminsManageUsers(t *testing.T) {
+	t.Parallel()
 	svc, _ := newService(t)
 	admin := carryon.NewTrustedContext(context.Background())
 	u, _, err := svc.CreateUser(admin, carryon.NewUser{Name: "bob"})
@@ -88,6 +90,7 @@ func TestOnlyAdminsManageUsers(t *testing.T) {
 }
 
 func TestLocalUserKeyFile(t *testing.T) {
+	t.Parallel()
 	svc, _ := newService(t)
 	dir := t.TempDir()
 	key, err := svc.EnsureLocalUser(context.Background(), dir)

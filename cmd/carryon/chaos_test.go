@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,12 +27,14 @@ func (c *chaos) url() string {
 }
 
 // send retries one request on random instances until one answers (a killed instance refuses
-// connections), for at most a minute.
+// connections), for at most a minute. A request whose id is still in flight (the instance that
+// had it was killed while PostgreSQL still held its transaction) is retried as the API says, to
+// get the first request's answer.
 func (c *chaos) send(t *testing.T, method, path string, body any, headers ...string) response {
 	deadline := time.Now().Add(time.Minute)
 	for {
 		r, err := do(c.url(), c.key, method, path, body, headers...)
-		if err == nil && r.status < 500 {
+		if err == nil && r.status < 500 && !inFlight(r) {
 			return r
 		}
 		if time.Now().After(deadline) {
@@ -42,12 +45,18 @@ func (c *chaos) send(t *testing.T, method, path string, body any, headers ...str
 	}
 }
 
+// inFlight says whether r refuses a request because the same request id is still being processed.
+func inFlight(r response) bool {
+	return r.status == 409 && strings.Contains(string(r.body), `"code":"request_in_flight"`)
+}
+
 // TestChaosThreeInstances: three instances over one PostgreSQL database; 64 clients append with
 // request ids and expected versions, and start runs, through random instances while one instance
 // is SIGKILLed every two seconds and restarted. Afterwards: no acknowledged write lost, none
 // applied twice, each client's appends in order, every run executed exactly once (a counting
 // tool that would count a second execution).
 func TestChaosThreeInstances(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts server processes under load")
 	}
@@ -111,6 +120,8 @@ func TestChaosThreeInstances(t *testing.T) {
 		})
 	}
 	killer := make(chan struct{})
+	var kills atomic.Int32
+	instances := int32(len(c.srvs))
 	go func() {
 		defer close(killer)
 		for k := 0; ; k++ {
@@ -123,13 +134,33 @@ func TestChaosThreeInstances(t *testing.T) {
 			c.mu.Lock()
 			c.srvs[i].kill()
 			c.mu.Unlock()
-			time.Sleep(200 * time.Millisecond)
+			kills.Add(1)
+			time.Sleep(200 * time.Millisecond) // down a moment: the clients must go elsewhere
 			c.mu.Lock()
 			c.restart(i)
 			c.mu.Unlock()
 		}
 	}()
-	time.Sleep(9 * time.Second)
+	// The load goes on until every instance was killed at least once (and one twice), and as many
+	// appends as there are clients and at least one run were acknowledged.
+	progress := func() (appends, runs int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, a := range acked {
+			appends += len(a)
+		}
+		for _, ids := range runsBy {
+			runs += len(ids)
+		}
+		return appends, runs
+	}
+	if !within(3*time.Minute, func() bool {
+		appends, runs := progress()
+		return kills.Load() > instances && appends >= clients && runs > 0
+	}) {
+		appends, runs := progress()
+		t.Errorf("after three minutes: %d kills, %d appends and %d runs acknowledged", kills.Load(), appends, runs)
+	}
 	close(stop)
 	wg.Wait()
 	<-killer

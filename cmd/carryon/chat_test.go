@@ -28,6 +28,7 @@ const picnic = "Task: plan a picnic: pick a park, then buy food, then invite fri
 // The chat REPL: a task, then "continue the task"; tool calls and memory changes stream, and
 // each reply states the goal and the next action.
 func TestChatREPL(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, t.TempDir())
 	out, err := cliRun(context.Background(), srv, strings.NewReader(picnic+"\ncontinue the task\n"), nil, "chat")
 	if err != nil {
@@ -59,6 +60,7 @@ func TestChatREPL(t *testing.T) {
 
 // `carryon run` streams one run and exits 0; runs ls, runs show and context show what it did.
 func TestRunCommandAndJournal(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, t.TempDir())
 	out, err := cliRun(context.Background(), srv, nil, nil, "run", picnic)
 	if err != nil {
@@ -106,7 +108,10 @@ func TestRunCommandAndJournal(t *testing.T) {
 
 // Ctrl-C during a run cancels the run on the server and ends the chat cleanly.
 func TestChatCtrlCCancelsTheRun(t *testing.T) {
-	srv := startServer(t, t.TempDir(), "--scripted-delay", "400ms")
+	t.Parallel()
+	// Each model call takes 3 s unless cancelled: the run is still going when Ctrl-C comes.
+	srv := startServer(t, t.TempDir(), "--scripted-delay", "3s")
+	key := localKey(t, srv.data)
 	ctx, interrupt := context.WithCancel(context.Background())
 	defer interrupt()
 	pr, pw := io.Pipe()
@@ -123,7 +128,15 @@ func TestChatCtrlCCancelsTheRun(t *testing.T) {
 	if _, err := io.WriteString(pw, picnic+"\n"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(600 * time.Millisecond) // the run is in its first or second model call
+	eventually(t, "the chat's run to be in its model call", func() bool {
+		sessions := must(t, srv.url, key, "GET", "/v1/sessions", nil, 200).json(t)["items"].([]any)
+		if len(sessions) != 1 {
+			return false
+		}
+		id := sessions[0].(map[string]any)["id"].(string)
+		runs := must(t, srv.url, key, "GET", "/v1/sessions/"+id+"/runs", nil, 200).json(t)["items"].([]any)
+		return len(runs) == 1 && runs[0].(map[string]any)["status"] == "running"
+	})
 	interrupt()
 	var r result
 	select {
@@ -135,7 +148,7 @@ func TestChatCtrlCCancelsTheRun(t *testing.T) {
 		t.Fatalf("chat after Ctrl-C: %v\n%s", r.err, r.out)
 	}
 	id := sessionLine.FindStringSubmatch(r.out)[1]
-	runs := must(t, srv.url, localKey(t, srv.data), "GET", "/v1/sessions/"+id+"/runs", nil, 200).json(t)["items"].([]any)
+	runs := must(t, srv.url, key, "GET", "/v1/sessions/"+id+"/runs", nil, 200).json(t)["items"].([]any)
 	if len(runs) != 1 || runs[0].(map[string]any)["status"] != "cancelled" {
 		t.Fatalf("runs after Ctrl-C: %v", runs)
 	}

@@ -23,6 +23,7 @@ func cli(t *testing.T, srv *server, args ...string) string {
 }
 
 func TestSessionCommands(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	srv := startServer(t, data)
 	key := localKey(t, data)
@@ -64,6 +65,7 @@ func TestSessionCommands(t *testing.T) {
 
 // TestGracefulShutdown: SIGTERM lets the server finish and exit 0.
 func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, t.TempDir())
 	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -81,6 +83,7 @@ func TestGracefulShutdown(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	for _, args := range [][]string{{}, {"nope"}, {"sessions"}, {"serve", "--addr"}, {"users", "add"}} {
 		if err := run(context.Background(), args, envMap(nil), nil, &out, &out); err == nil {

@@ -19,6 +19,7 @@ func appendBody(content string, extra ...any) map[string]any {
 
 // TestLostUpdateOverHTTP: two clients read version 3; one writes; the other's stale write is refused.
 func TestLostUpdateOverHTTP(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	srv := startServer(t, data)
 	key := localKey(t, data)
@@ -48,6 +49,7 @@ func TestLostUpdateOverHTTP(t *testing.T) {
 // replay after a restart is the same answer; another body with the key is 422; another user's
 // use of the same key is their own request.
 func TestRequestIDAcrossRestart(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	srv := startServer(t, data)
 	key := localKey(t, data)
@@ -102,6 +104,7 @@ func TestRequestIDAcrossRestart(t *testing.T) {
 // TestUsersAddWithAndWithoutServer: `carryon users add` works on the data directory whether or
 // not a server is running, and prints the key alone on the last line.
 func TestUsersAddWithAndWithoutServer(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	carol := addUser(t, data, "carol") // no server yet
 	srv := startServer(t, data)
@@ -148,6 +151,7 @@ func envMap(m map[string]string) env {
 // TestBadInputChangesNothing sends malformed requests to a real server: each gets a 4xx
 // problem+json with a detail, and the session's version stays.
 func TestBadInputChangesNothing(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	srv := startServer(t, data)
 	key := localKey(t, data)

@@ -20,6 +20,7 @@ import (
 // before anything is written, with every bad row named by table, key and column; the
 // destination stays empty, and a copy after the rows are corrected succeeds.
 func TestCopyRefusesUnstorableRowsBeforeWriting(t *testing.T) {
+	t.Parallel()
 	dsn := pgDatabase(t)
 	data := t.TempDir()
 	path := filepath.Join(data, "carryon.db")

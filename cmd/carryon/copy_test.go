@@ -17,6 +17,7 @@ import (
 // and events; the old keys authenticate and request ids still replay. A second copy into the
 // now non-empty database is refused.
 func TestCopySQLiteToPostgres(t *testing.T) {
+	t.Parallel()
 	dsn := pgDatabase(t)
 	data := t.TempDir()
 	srv := startServer(t, data)
@@ -149,6 +150,7 @@ func checkCountsTable(t *testing.T, out string, want map[string]string) {
 // TestCopyCountsAndOrder copies a deployment made without a server (users and keys only) and
 // prints the counts table; tables come out in foreign-key order.
 func TestCopyCountsAndOrder(t *testing.T) {
+	t.Parallel()
 	dsn := pgDatabase(t)
 	data := t.TempDir()
 	addUser(t, data, "carol")
@@ -172,6 +174,7 @@ func TestCopyCountsAndOrder(t *testing.T) {
 // TestCopyRefusesBadSources: a missing SQLite file is an error that names it (and is not
 // created); a source or destination of the wrong kind is a usage error.
 func TestCopyRefusesBadSources(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "nope", "carryon.db")
 	for _, tc := range []struct {
 		args []string
@@ -197,6 +200,7 @@ func TestCopyRefusesBadSources(t *testing.T) {
 
 // TestFKOrder: referenced tables first, creation order otherwise, and a cycle is an error.
 func TestFKOrder(t *testing.T) {
+	t.Parallel()
 	tables := []*copyTable{{name: "b", refs: []string{"a"}}, {name: "c"}, {name: "a", refs: []string{"c"}}, {name: "d", refs: []string{"b", "a"}}}
 	got, err := fkOrder(tables)
 	if err != nil {

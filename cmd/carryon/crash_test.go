@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -11,6 +12,7 @@ import (
 // request ids, restarts it, retries what was not acknowledged, and checks the history: every
 // acknowledged append exactly once, each client's appends in order, retried ones at most once.
 func TestCrashKeepsAcknowledgedAppends(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
@@ -21,8 +23,9 @@ func TestCrashKeepsAcknowledgedAppends(t *testing.T) {
 	id := sess["id"].(string)
 
 	const clients = 8
-	acked := make([][]int, clients) // per client, the acknowledged sequence numbers
-	pending := make([]int, clients) // per client, the request in flight at the crash (-1: none)
+	acked := make([][]int, clients)           // per client, the acknowledged sequence numbers
+	pending := make([]int, clients)           // per client, the request in flight at the crash (-1: none)
+	progress := make([]atomic.Int64, clients) // per client, how many appends were acknowledged so far
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for c := range clients {
@@ -46,10 +49,22 @@ func TestCrashKeepsAcknowledgedAppends(t *testing.T) {
 				}
 				acked[c] = append(acked[c], n)
 				pending[c] = -1
+				progress[c].Add(1)
 			}
 		})
 	}
-	time.Sleep(1500 * time.Millisecond)
+	// The crash comes once every client has had several appends acknowledged, while all of them
+	// are still sending.
+	if !within(time.Minute, func() bool {
+		for c := range progress {
+			if progress[c].Load() < 10 {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Error("after a minute, some client had fewer than 10 appends acknowledged")
+	}
 	srv.kill()
 	close(stop)
 	wg.Wait()

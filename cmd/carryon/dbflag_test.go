@@ -14,6 +14,7 @@ import (
 // scheme, instead of SQLite's "unable to open database file"; an unknown scheme is a usage error
 // and creates nothing.
 func TestDBFlagErrors(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	missing := filepath.Join(tmp, "no", "such", "dir", "x.db")
 	for _, c := range []struct {

@@ -9,6 +9,7 @@ import (
 
 // The demo end to end against a real server process; its second process is the real program.
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, t.TempDir())
 	out, err := cliRun(context.Background(), srv, nil, map[string]string{"CARRYON_BIN": binary}, "demo")
 	if err != nil {

@@ -77,6 +77,7 @@ func newTalkingModel(t *testing.T) *talkingModel {
 // (On cac1ba6 A died: "range function continued iteration after function for loop body returned
 // false".)
 func TestPausedTalkingInstanceIsFenced(t *testing.T) {
+	t.Parallel()
 	m := newTalkingModel(t)
 	env := []string{"OPENAI_BASE_URL=" + m.URL + "/v1", "OPENAI_API_KEY=sk-test"}
 	model := []string{"--provider", "openai", "--model", "gpt-test"}
@@ -101,12 +102,8 @@ func TestPausedTalkingInstanceIsFenced(t *testing.T) {
 	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(a.logs.String(), "run lost to another runner") {
-		if time.Now().After(deadline) {
-			t.Fatalf("A did not give the run up; its logs:\n%s", a.logs)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !within(30*time.Second, func() bool { return strings.Contains(a.logs.String(), "run lost to another runner") }) {
+		t.Fatalf("A did not give the run up; its logs:\n%s", a.logs)
 	}
 	for _, srv := range []*server{a, b} {
 		must(t, srv.url, "", "GET", "/healthz", nil, 200)

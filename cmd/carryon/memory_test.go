@@ -10,6 +10,7 @@ import (
 // (u1, u10) and identical keys: each sees only their own items through put, get, ls, search and
 // rm, and their sessions' answers and exports only ever hold their own memory.
 func TestMemoryCommandsPerUser(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	srv := startServer(t, data)
 	alice := localKey(t, data)

@@ -15,6 +15,7 @@ import (
 // TestMigrateReportsVersions: `carryon migrate` on a new database of either kind reports the
 // version before and after, and a second run reports it up to date.
 func TestMigrateReportsVersions(t *testing.T) {
+	t.Parallel()
 	sqlitePath := filepath.Join(t.TempDir(), "x.db")
 	for _, tc := range []struct {
 		kind, db string

@@ -14,6 +14,7 @@ import (
 // TestTwoInstancesOneWinner: two clients with the same expected version, through two instances
 // over one database: exactly one wins, the other gets the conflict and stores nothing.
 func TestTwoInstancesOneWinner(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 2, nil)
 	a, b := c.srvs[0], c.srvs[1]
 	for round := range 10 {
@@ -90,6 +91,7 @@ func readEvents(t *testing.T, url, key, lastID string, stop func(n int) bool) ([
 // instance B; A is killed; the client resumes through C with Last-Event-ID and misses and repeats
 // nothing.
 func TestStreamAcrossInstances(t *testing.T) {
+	t.Parallel()
 	env := []string{"CARRYON_SCRIPTED_DELAY=700ms"}
 	c := startCluster(t, 3, env, []string{"--workers", "0"}, []string{"--workers", "4"}, []string{"--workers", "0"})
 	a, b, cc := c.srvs[0], c.srvs[1], c.srvs[2]
@@ -125,17 +127,15 @@ func TestStreamAcrossInstances(t *testing.T) {
 // expires, instance B takes the run over and finishes it; when A is continued, its writes are
 // refused and the session holds B's work only.
 func TestPausedInstanceIsFenced(t *testing.T) {
+	t.Parallel()
 	env := []string{"CARRYON_SCRIPTED_DELAY=1500ms"}
 	c := startCluster(t, 1, env, []string{"--lease-ttl", "1s"})
 	a := c.srvs[0]
 	sid := must(t, a.url, c.key, "POST", "/v1/sessions", map[string]any{}, 201).json(t)["id"].(string)
 	runID := must(t, a.url, c.key, "POST", "/v1/sessions/"+sid+"/runs", map[string]any{"message": "Write the notes: outline, then draft"}, 202).json(t)["id"].(string)
-	for range 100 {
-		if must(t, a.url, c.key, "GET", "/v1/runs/"+runID, nil, 200).json(t)["status"] == "running" {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually(t, "the run to be running on A", func() bool {
+		return must(t, a.url, c.key, "GET", "/v1/runs/"+runID, nil, 200).json(t)["status"] == "running"
+	})
 	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -150,11 +150,7 @@ func TestPausedInstanceIsFenced(t *testing.T) {
 	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(a.logs.String(), "run_fenced") && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if !strings.Contains(a.logs.String(), "run_fenced") {
+	if !within(30*time.Second, func() bool { return strings.Contains(a.logs.String(), "run_fenced") }) {
 		t.Fatalf("A's writes were not refused; its logs:\n%s", a.logs)
 	}
 	after := must(t, b.url, c.key, "GET", "/v1/sessions/"+sid+"?messages=100", nil, 200).body

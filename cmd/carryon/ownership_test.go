@@ -42,6 +42,7 @@ var queries = map[string]string{
 // on every session route and changes nothing; no key or a bad key gets 401 on every non-public
 // route; a non-admin gets 403 on admin routes.
 func TestOwnershipOnEveryRoute(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	srv := startServer(t, data)
 	alice := localKey(t, data)
@@ -108,16 +109,16 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 	}
 }
 
-// waitRun polls a run until it leaves queued and running.
+// waitRun polls a run until it leaves queued and running (for at most a minute).
 func waitRun(t *testing.T, srv *server, key, runID string) map[string]any {
 	t.Helper()
-	for range 600 {
-		run := must(t, srv.url, key, "GET", "/v1/runs/"+runID, nil, 200).json(t)
-		if s := run["status"]; s != "queued" && s != "running" {
-			return run
-		}
-		time.Sleep(50 * time.Millisecond)
+	var run map[string]any
+	if !within(time.Minute, func() bool {
+		run = must(t, srv.url, key, "GET", "/v1/runs/"+runID, nil, 200).json(t)
+		s := run["status"]
+		return s != "queued" && s != "running"
+	}) {
+		t.Fatalf("run %s did not end: %v", runID, run)
 	}
-	t.Fatalf("run %s did not end", runID)
-	return nil
+	return run
 }

@@ -51,6 +51,7 @@ func waitExit(t *testing.T, srv *server) {
 // once: the files hold the intended content, the idempotent counter counted once, the working
 // memory changed once, and no message is stored twice.
 func TestCrashPointMatrix(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
@@ -147,6 +148,7 @@ func checkHistory(t *testing.T, srv *server, key, sid string) {
 // TestUnsafeActionWaitsForApproval: an unsafe action cut off by a crash stops the run in
 // waiting_approval; rerun completes it; skip continues with "skipped by the user".
 func TestUnsafeActionWaitsForApproval(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 // TestSeedDemoAcrossRestart is the seed's acceptance test on a real server process: request 1
@@ -12,6 +11,7 @@ import (
 // same data; request 2 sends only the session id and "continue the task", and the answer knows the
 // goal and the next action, which the context the model is sent shows too.
 func TestSeedDemoAcrossRestart(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	srv := startServer(t, data)
 	key := localKey(t, data)
@@ -72,8 +72,9 @@ func TestSeedDemoAcrossRestart(t *testing.T) {
 // TestRetriedRunRequest: a run request retried with the same Idempotency-Key, at the same time as
 // the first, while its run is still going and after it ended, is one run and one user message.
 func TestRetriedRunRequest(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
-	srv := startServer(t, data, "--scripted-delay", "300ms")
+	srv := startServer(t, data, "--scripted-delay", "1s")
 	key := localKey(t, data)
 	id := must(t, srv.url, key, "POST", "/v1/sessions", map[string]any{}, 201).json(t)["id"].(string)
 	path := "/v1/sessions/" + id + "/runs"
@@ -118,13 +119,8 @@ func TestRetriedRunRequest(t *testing.T) {
 		t.Fatalf("the run was %v when retried, not still going: the delay is too short for this test", status)
 	}
 
-	deadline := time.Now().Add(30 * time.Second)
-	for status != "succeeded" {
-		if time.Now().After(deadline) || status == "failed" || status == "cancelled" {
-			t.Fatalf("run %s is %v", runID, status)
-		}
-		time.Sleep(100 * time.Millisecond)
-		status = must(t, srv.url, key, "GET", "/v1/runs/"+runID, nil, 200).json(t)["status"]
+	if status = waitRun(t, srv, key, runID)["status"]; status != "succeeded" {
+		t.Fatalf("run %s is %v", runID, status)
 	}
 	after := must(t, srv.url, key, "POST", path, body, 202, "Idempotency-Key: run-1")
 	if after.json(t)["id"] != runID || after.header.Get("Idempotent-Replayed") != "true" {

@@ -21,21 +21,30 @@ func version(t *testing.T, srv *server, key, id string) int64 {
 // eventually waits up to 30 s for cond, checking it every few milliseconds.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	if !within(30*time.Second, cond) {
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// within checks cond every few milliseconds until it holds (true) or d has passed (false).
+func within(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			return false
 		}
 		<-tick.C
 	}
+	return true
 }
 
 // A client that gives up on a request (here a chat waiting for its run) is not a failure of the
 // server: its request is logged and counted as 499, with no internal error in the logs and no
 // failure in the metrics.
 func TestClientThatLeavesIsNoError(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	srv := startServer(t, data, "--scripted-delay", "3s")
 	key := localKey(t, data)
@@ -102,6 +111,7 @@ func grep(s string, words ...string) string {
 // a stale one is refused with the current version, and a chat keeps expecting the version its
 // last run left.
 func TestCLISendsVersions(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	srv := startServer(t, data, "--require-version")
 	key := localKey(t, data)
@@ -152,6 +162,7 @@ func TestCLISendsVersions(t *testing.T) {
 // An approval is a write like any other: a repeat with the same Idempotency-Key answers the first
 // answer (and decides nothing again), another decision with the key is 422.
 func TestApproveRetried(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}

@@ -65,6 +65,7 @@ const thing = `{"id":"t1","at":"2026-01-02T03:04:05Z"}`
 
 // Each answer is accepted or refused as the document says, with the reason in the error.
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	c := newChecker(t)
 	json := hdr("Content-Type", "application/json; charset=utf-8", "ETag", `"3"`)
 	for _, tc := range []struct {
@@ -109,6 +110,7 @@ func TestCheck(t *testing.T) {
 // The transport checks what a real server answers, hands the body on intact, and checks an event
 // stream event by event as it is read.
 func TestTransport(t *testing.T) {
+	t.Parallel()
 	c := newChecker(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {

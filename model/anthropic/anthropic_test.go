@@ -31,6 +31,7 @@ var hello = []model.Message{{Role: model.RoleUser, Content: "hi"}}
 // checks that each step's request carries the previous tool_use and its tool_result under the
 // same id.
 func TestToolConversation(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
 		if !req.Stream || req.Model != "claude-test" || req.MaxTokens != anthropic.DefaultMaxTokens {
 			t.Errorf("request %d: stream=%v model=%q max_tokens=%d", n, req.Stream, req.Model, req.MaxTokens)
@@ -128,6 +129,7 @@ func checkToolRoundTrip(t *testing.T, req wireRequest, id, city, result string) 
 // TestDeltasInOrder checks that each text_delta is yielded as its own chunk, in order, as it
 // arrives: the server holds back the rest of the stream until the consumer has seen "c".
 func TestDeltasInOrder(t *testing.T) {
+	t.Parallel()
 	seenC := make(chan struct{})
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
 		s := modeltest.StartSSE(w)
@@ -174,6 +176,7 @@ func TestDeltasInOrder(t *testing.T) {
 // TestUsage checks input tokens from message_start (cache reads included) and output tokens from
 // message_delta.
 func TestUsage(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
 		s := modeltest.StartSSE(w)
 		s.Event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
@@ -197,6 +200,7 @@ var fastRetry = model.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, M
 
 // TestRetryAfter429 checks that a 429 with Retry-After: 0 is retried once and then succeeds.
 func TestRetryAfter429(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
 		if n == 1 {
 			sendError(w, http.StatusTooManyRequests, "rate_limit_error", map[string]string{"Retry-After": "0"})
@@ -216,6 +220,7 @@ func TestRetryAfter429(t *testing.T) {
 // TestServerErrorsExhaustRetries checks that a 500 on every attempt ends, after MaxAttempts
 // requests, with a retryable *model.Error.
 func TestServerErrorsExhaustRetries(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
 		sendError(w, http.StatusInternalServerError, "api_error", nil)
 	})
@@ -231,6 +236,7 @@ func TestServerErrorsExhaustRetries(t *testing.T) {
 
 // TestBadRequestNotRetried checks that a 400 is returned at once.
 func TestBadRequestNotRetried(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
 		sendError(w, http.StatusBadRequest, "invalid_request_error", nil)
 	})
@@ -246,6 +252,7 @@ func TestBadRequestNotRetried(t *testing.T) {
 
 // TestContextCancelled checks that a cancelled call is not retryable and not retried.
 func TestContextCancelled(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) { sendText(w, "never") })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -73,6 +73,7 @@ func TestMessageMapping(t *testing.T) {
 // TestErrorEventBeforeText checks that an overloaded error event before any text is retryable and
 // retried, and the retry's text is delivered once.
 func TestErrorEventBeforeText(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
 		if n > 1 {
 			sendText(w, "fine")
@@ -99,6 +100,7 @@ func TestErrorEventBeforeText(t *testing.T) {
 // TestErrorEventAfterText checks that an error event after a delta ends the stream with a
 // *model.Error and is not retried: the consumer never sees a delta twice.
 func TestErrorEventAfterText(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
 		s := modeltest.StartSSE(w)
 		s.AnthropicStart(5)
@@ -126,6 +128,7 @@ func TestErrorEventAfterText(t *testing.T) {
 // TestTruncatedStream checks that a stream without message_stop is io.ErrUnexpectedEOF: retryable
 // when nothing was delivered yet, not retryable once a delta went out.
 func TestTruncatedStream(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		text      bool
@@ -149,6 +152,7 @@ func TestTruncatedStream(t *testing.T) {
 
 // TestInvalidRequest checks errors found before anything is sent.
 func TestInvalidRequest(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) { sendText(w, "ok") })
 	p := anthropic.New(anthropic.Config{BaseURL: f.URL})
 	for name, req := range map[string]model.Request{
@@ -169,6 +173,7 @@ func TestInvalidRequest(t *testing.T) {
 
 // TestFromEnv checks which environments make a provider.
 func TestFromEnv(t *testing.T) {
+	t.Parallel()
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	if _, err := anthropic.FromEnv(env(nil), "claude"); err == nil {
 		t.Error("no key and no base URL: want an error")

@@ -28,6 +28,7 @@ var weatherTool = model.ToolSpec{
 // TestToolConversation drives a three-step tool loop: two tool calls, then text. The fake server
 // checks that each step's request carries the previous call and its result under the same id.
 func TestToolConversation(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
 		if !req.Stream || !req.StreamOptions.IncludeUsage {
 			t.Errorf("request %d: stream=%v include_usage=%v, want both true", n, req.Stream, req.StreamOptions.IncludeUsage)
@@ -117,6 +118,7 @@ func checkToolRoundTrip(t *testing.T, req wireRequest, id, args, result string) 
 // TestDeltasInOrder checks that each text delta is yielded as its own chunk, in order, as it
 // arrives: the server holds back the rest of the stream until the consumer has seen "c".
 func TestDeltasInOrder(t *testing.T) {
+	t.Parallel()
 	seenC := make(chan struct{})
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
 		s := modeltest.StartSSE(w)
@@ -159,6 +161,7 @@ func TestDeltasInOrder(t *testing.T) {
 
 // TestUsage checks that usage reported in the stream's last chunk reaches the response.
 func TestUsage(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) { sendText(w, "x", "y") })
 	resp, err := model.Collect(provider(f).Stream(context.Background(), model.Request{Messages: []model.Message{{Role: "user", Content: "hi"}}}))
 	if err != nil {
@@ -174,6 +177,7 @@ var fastRetry = model.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, M
 
 // TestRetryAfter429 checks that a 429 with Retry-After: 0 is retried once and then succeeds.
 func TestRetryAfter429(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
 		if n == 1 {
 			sendError(w, http.StatusTooManyRequests, map[string]string{"Retry-After": "0"})
@@ -193,6 +197,7 @@ func TestRetryAfter429(t *testing.T) {
 // TestServerErrorsExhaustRetries checks that a 500 on every attempt ends, after MaxAttempts
 // requests, with a retryable *model.Error.
 func TestServerErrorsExhaustRetries(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) { sendError(w, http.StatusInternalServerError, nil) })
 	_, err := model.Collect(model.WithRetry(provider(f), fastRetry).Stream(context.Background(), model.Request{Messages: []model.Message{{Role: "user", Content: "hi"}}}))
 	e, ok := model.AsError(err)
@@ -209,6 +214,7 @@ func TestServerErrorsExhaustRetries(t *testing.T) {
 
 // TestBadRequestNotRetried checks that a 400 is returned at once.
 func TestBadRequestNotRetried(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) { sendError(w, http.StatusBadRequest, nil) })
 	_, err := model.Collect(model.WithRetry(provider(f), fastRetry).Stream(context.Background(), model.Request{Messages: []model.Message{{Role: "user", Content: "hi"}}}))
 	e, ok := model.AsError(err)
@@ -222,6 +228,7 @@ func TestBadRequestNotRetried(t *testing.T) {
 
 // TestSDKDoesNotRetry checks that the SDK's own retries are off: one call, one request.
 func TestSDKDoesNotRetry(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) { sendError(w, http.StatusServiceUnavailable, nil) })
 	_, err := model.Collect(provider(f).Stream(context.Background(), model.Request{Messages: []model.Message{{Role: "user", Content: "hi"}}}))
 	if !model.IsRetryable(err) || f.count() != 1 {
@@ -231,6 +238,7 @@ func TestSDKDoesNotRetry(t *testing.T) {
 
 // TestContextCancelled checks that a cancelled call is not retryable and not retried.
 func TestContextCancelled(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) { sendText(w, "never") })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -14,6 +14,7 @@ import (
 // TestParallelToolCalls checks that fragments of two calls interleaved by index are assembled
 // into two complete calls, in index order.
 func TestParallelToolCalls(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
 		s := modeltest.StartSSE(w)
 		call := func(i int, id, name, args string) map[string]any {
@@ -79,6 +80,7 @@ func TestRequestFields(t *testing.T) {
 // TestTruncatedStream checks that a stream cut before it finished is io.ErrUnexpectedEOF: retryable
 // when nothing was delivered yet, not retryable once a delta went out.
 func TestTruncatedStream(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		pieces    []string
@@ -102,6 +104,7 @@ func TestTruncatedStream(t *testing.T) {
 // TestErrorInStream checks that an error event inside a 200 stream ends it with a *model.Error,
 // and that WithRetry does not retry it once a delta was delivered.
 func TestErrorInStream(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
 		s := modeltest.StartSSE(w)
 		s.Data(modeltest.OpenAIChunk(map[string]any{"content": "partial"}, nil))
@@ -127,6 +130,7 @@ func TestErrorInStream(t *testing.T) {
 
 // TestInvalidRequest checks errors found before anything is sent.
 func TestInvalidRequest(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) { sendText(w, "ok") })
 	p := openai.New(openai.Config{BaseURL: f.URL + "/v1"})
 	for name, req := range map[string]model.Request{
@@ -146,6 +150,7 @@ func TestInvalidRequest(t *testing.T) {
 
 // TestFromEnv checks which environments make a provider.
 func TestFromEnv(t *testing.T) {
+	t.Parallel()
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	if _, err := openai.FromEnv(env(nil), "gpt"); err == nil {
 		t.Error("no key and no base URL: want an error")

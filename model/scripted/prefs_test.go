@@ -7,6 +7,7 @@ import (
 )
 
 func TestPreference(t *testing.T) {
+	t.Parallel()
 	for msg, want := range map[string]string{
 		"I prefer dark mode in the editor.":             "I prefer dark mode in the editor",
 		"Hello. Remember that deploys happen on Friday": "Remember that deploys happen on Friday",
@@ -31,6 +32,7 @@ func TestPreference(t *testing.T) {
 }
 
 func TestParseLongTerm(t *testing.T) {
+	t.Parallel()
 	sys := "intro\n\n" + contextbuild.HeadingLongTerm + "\n- prefs/dark-mode-editor: I prefer dark mode (score 1.00)\n- notes/x: \"raw\" (recent)\n\n## Recent tool calls\n- y: z"
 	got := parseLongTerm(sys)
 	if len(got) != 2 || got[0] != "I prefer dark mode" || got[1] != `"raw"` {

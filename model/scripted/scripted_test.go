@@ -28,6 +28,7 @@ func call(t *testing.T, req model.Request) model.Response {
 }
 
 func TestNewTaskSetsGoalPlanAndNextAction(t *testing.T) {
+	t.Parallel()
 	req := model.Request{System: system(nil), Tools: tools, Messages: []model.Message{
 		{Role: "user", Content: "Write the release notes: collect the merged changes, then group them by area, then draft the notes."}}}
 	res := call(t, req)
@@ -56,6 +57,7 @@ func TestNewTaskSetsGoalPlanAndNextAction(t *testing.T) {
 }
 
 func TestContinueAdvancesThePlanAndAnswersWithGoalAndNextAction(t *testing.T) {
+	t.Parallel()
 	wm := carryon.WorkingMemory{"goal": "Ship the parser", "next_action": "Split the lexer",
 		"plan": []any{map[string]any{"title": "Split the lexer", "status": "doing"}, map[string]any{"title": "Write tests", "status": "todo"}}}
 	req := model.Request{System: system(wm), Tools: tools, Messages: []model.Message{{Role: "user", Content: "continue the task"}}}
@@ -82,6 +84,7 @@ func TestContinueAdvancesThePlanAndAnswersWithGoalAndNextAction(t *testing.T) {
 }
 
 func TestContinueWithoutTask(t *testing.T) {
+	t.Parallel()
 	res := call(t, model.Request{System: system(nil), Tools: tools, Messages: []model.Message{{Role: "user", Content: "continue"}}})
 	if len(res.ToolCalls) != 0 || !strings.Contains(res.Text, "nothing to continue") {
 		t.Fatalf("res = %+v", res)
@@ -89,6 +92,7 @@ func TestContinueWithoutTask(t *testing.T) {
 }
 
 func TestSummary(t *testing.T) {
+	t.Parallel()
 	res := call(t, model.Request{System: contextbuild.SummarizePrompt, Messages: []model.Message{{Role: "user", Content: "user: a\nassistant: b"}}})
 	if res.Text != "- user: a\n- assistant: b" {
 		t.Fatalf("summary = %q", res.Text)

@@ -15,6 +15,7 @@ import (
 
 // remember and recall act for the session's owner only, and refuse a context of another user.
 func TestRememberRecallForOwnerOnly(t *testing.T) {
+	t.Parallel()
 	db, err := sqlite.Open(t.Context(), ":memory:")
 	if err != nil {
 		t.Fatal(err)

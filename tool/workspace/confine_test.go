@@ -55,6 +55,7 @@ func call(t *testing.T, x tool.Tool, ws string, args any) (tool.Result, error) {
 }
 
 func TestToolsRefuseEscapes(t *testing.T) {
+	t.Parallel()
 	ws, outside := setup(t)
 	cases := []struct{ path, want string }{
 		{"../x", "path ../x escapes the workspace"},
@@ -95,6 +96,7 @@ func TestToolsRefuseEscapes(t *testing.T) {
 }
 
 func TestLinksInsideTheWorkspace(t *testing.T) {
+	t.Parallel()
 	ws, _ := setup(t)
 	if err := os.Symlink("a.txt", filepath.Join(ws, "in.txt")); err != nil {
 		t.Fatal(err)
@@ -124,6 +126,7 @@ func TestLinksInsideTheWorkspace(t *testing.T) {
 }
 
 func TestListDoesNotFollowLinks(t *testing.T) {
+	t.Parallel()
 	ws, _ := setup(t)
 	write(t, filepath.Join(ws, "dir", "b.go"), "package b\n")
 	write(t, filepath.Join(ws, "dir.txt"), "x")
@@ -151,6 +154,7 @@ func TestListDoesNotFollowLinks(t *testing.T) {
 }
 
 func TestNoWorkspace(t *testing.T) {
+	t.Parallel()
 	for _, x := range workspace.Tools() {
 		if _, err := call(t, x, "", map[string]string{"path": "a", "content": "x"}); err == nil {
 			t.Errorf("%s ran without a workspace", x.Name())

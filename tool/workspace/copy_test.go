@@ -10,6 +10,7 @@ import (
 )
 
 func TestCopy(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src, dst := filepath.Join(dir, "sess_a"), filepath.Join(dir, "sess_b")
 	write(t, filepath.Join(src, "notes.md"), "notes")

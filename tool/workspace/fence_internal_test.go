@@ -13,6 +13,7 @@ import (
 // file, and whose run was then claimed by a newer attempt: the check right before the rename
 // refuses it, the target keeps its content and the temporary file is removed.
 func TestStaleRenameIsRefused(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	a1 := tool.Fence{RunID: "run_a", Attempt: 1}
 	if err := Claim(ws, a1); err != nil {
@@ -46,6 +47,7 @@ func TestStaleRenameIsRefused(t *testing.T) {
 }
 
 func TestIsTemp(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]bool{
 		tempName("notes.md"):             true,
 		".a.tmp-0123456789abcdef":        true,

@@ -25,6 +25,7 @@ func fencedWrite(ws string, f tool.Fence, path, content string) error {
 }
 
 func TestClaimRefusesStaleWrites(t *testing.T) {
+	t.Parallel()
 	ws := filepath.Join(t.TempDir(), "sess_a")
 	a1, a2 := tool.Fence{RunID: "run_a", Attempt: 1}, tool.Fence{RunID: "run_a", Attempt: 2}
 	if err := workspace.Claim(ws, a1); err != nil {
@@ -90,6 +91,7 @@ func TestClaimRefusesStaleWrites(t *testing.T) {
 }
 
 func TestUnclaimedWorkspaceIsUnfenced(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	if err := fencedWrite(ws, tool.Fence{}, "a.txt", "a"); err != nil {
 		t.Fatalf("an unfenced write to an unclaimed workspace: %v", err)
@@ -100,6 +102,7 @@ func TestUnclaimedWorkspaceIsUnfenced(t *testing.T) {
 }
 
 func TestDamagedFenceRefusesUntilClaimed(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	a1 := tool.Fence{RunID: "run_a", Attempt: 1}
 	if err := workspace.Claim(ws, a1); err != nil {
@@ -124,6 +127,7 @@ func TestDamagedFenceRefusesUntilClaimed(t *testing.T) {
 // the workspace and writes: once the claim returned, no write of attempt 1 may land, so the file
 // ends with attempt 2's content. Concurrent claims of many attempts end with the highest.
 func TestClaimsAndWritesConcurrently(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	a1, a2 := tool.Fence{RunID: "run_a", Attempt: 1}, tool.Fence{RunID: "run_a", Attempt: 2}
 	if err := workspace.Claim(ws, a1); err != nil {
@@ -207,6 +211,7 @@ func TestClaimsAndWritesConcurrently(t *testing.T) {
 // TestClaimCleansTempFiles: a new attempt claiming the workspace is recovery time, so Claim
 // removes what writes cut off by a crash left behind; Clean does the same alone.
 func TestClaimCleansTempFiles(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	temps := []string{".notes.md.tmp-0123456789abcdef", filepath.Join("d", "e", ".x.tmp-fedcba9876543210")}
 	keep := []string{"notes.md", ".env", filepath.Join("d", ".x.tmp-notours"), filepath.Join("d", "e", "x")}

@@ -18,6 +18,7 @@ import (
 )
 
 func TestToolsAndEffects(t *testing.T) {
+	t.Parallel()
 	want := map[string]carryon.EffectClass{
 		"read_file": carryon.EffectRead, "write_file": carryon.EffectReconcilable, "list_files": carryon.EffectRead,
 	}
@@ -39,6 +40,7 @@ func TestToolsAndEffects(t *testing.T) {
 }
 
 func TestWriteAndRead(t *testing.T) {
+	t.Parallel()
 	ws := filepath.Join(t.TempDir(), "ws") // created on demand
 	w, r := workspace.WriteFile(), workspace.ReadFile()
 	res, err := call(t, w, ws, map[string]string{"path": "notes/deep/todo.md", "content": "one"})
@@ -82,6 +84,7 @@ func TestWriteAndRead(t *testing.T) {
 }
 
 func TestWriteKeepsPermissions(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	p := filepath.Join(ws, "run.sh")
 	if err := os.WriteFile(p, []byte("old"), 0o700); err != nil {
@@ -96,6 +99,7 @@ func TestWriteKeepsPermissions(t *testing.T) {
 }
 
 func TestSizeLimits(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	big := strings.Repeat("x", workspace.MaxWriteBytes+1)
 	_, err := call(t, workspace.WriteFile(), ws, map[string]string{"path": "big.txt", "content": big})
@@ -126,6 +130,7 @@ func TestSizeLimits(t *testing.T) {
 }
 
 func TestListIsBounded(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	for i := range workspace.MaxListEntries + 5 {
 		write(t, filepath.Join(ws, "d", fmt.Sprintf("f%04d", i)), "")
@@ -146,6 +151,7 @@ func TestListIsBounded(t *testing.T) {
 // TestWriteIsAtomic writes two large contents in turn while readers read the file in a loop: every
 // read must see one content whole, never a mix or a partial file.
 func TestWriteIsAtomic(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	const size = 512 << 10
 	contents := []string{strings.Repeat("a", size), strings.Repeat("b", size)}
@@ -191,6 +197,7 @@ func TestWriteIsAtomic(t *testing.T) {
 }
 
 func TestReconcile(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	rec := workspace.WriteFile().(tool.Reconciler)
 	reconcile := func(content string) (tool.Outcome, error) {

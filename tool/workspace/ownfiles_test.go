@@ -14,6 +14,7 @@ import (
 // carryon's own directory in a workspace: list_files shows neither, and the file tools refuse
 // their paths.
 func TestListHidesCarryonFiles(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	write(t, filepath.Join(ws, "notes.md"), "notes")
 	write(t, filepath.Join(ws, ".notes.md.tmp-0123456789abcdef"), "half a wri")

@@ -12,6 +12,7 @@ import (
 // TestRootRefusesEscapesAlone checks the second line of defence: with the path checks skipped (as
 // when a link is swapped in after them), the os.Root operations still refuse to leave the workspace.
 func TestRootRefusesEscapesAlone(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws, outside := filepath.Join(dir, "ws"), filepath.Join(dir, "outside")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
