@@ -17,7 +17,7 @@ import (
 // would) with many goroutines each, every write a read-check-write in Write: the row lock of
 // GetSession must serialise them, so no write fails and none is lost.
 func TestTwoPoolsLockedWrites(t *testing.T) {
-	dsn := newDatabase(t)
+	dsn := newSchema(t)
 	dbs := []*postgres.DB{open(t, dsn), open(t, dsn)}
 	s := mkSession(t, dbs[0], "sess_1")
 	const goroutines, each = 8, 15
@@ -56,7 +56,7 @@ func TestTwoPoolsLockedWrites(t *testing.T) {
 // a Read, then stores the next version conditionally in a Write. Losers must get EVERSION (and
 // write nothing); every win moves the version by exactly one, so no update is lost.
 func TestTwoPoolsConditionalUpdates(t *testing.T) {
-	dsn := newDatabase(t)
+	dsn := newSchema(t)
 	dbs := []*postgres.DB{open(t, dsn), open(t, dsn)}
 	s := mkSession(t, dbs[0], "sess_1")
 	const goroutines, each = 8, 15
@@ -122,7 +122,7 @@ var errReplay = errors.New("replayed")
 // store the key, all in one Write. Exactly one does the effect; the others find its record, or,
 // while it is still in flight, are refused with EINFLIGHT.
 func TestIdempotencySameKeyRace(t *testing.T) {
-	dsn := newDatabase(t)
+	dsn := newSchema(t)
 	dbs := []*postgres.DB{open(t, dsn), open(t, dsn)}
 	s := mkSession(t, dbs[0], "sess_1")
 	const racers = 50
@@ -195,7 +195,7 @@ func TestIdempotencySameKeyRace(t *testing.T) {
 // their first lock before either takes its second: Postgres aborts one with a deadlock, and
 // Write must run it again so that both writes succeed.
 func TestWriteRetriesDeadlock(t *testing.T) {
-	db := open(t, newDatabase(t))
+	db := open(t, newSchema(t))
 	a, b := mkSession(t, db, "sess_a"), mkSession(t, db, "sess_b")
 	var (
 		runs    atomic.Int64
@@ -236,7 +236,7 @@ func TestWriteRetriesDeadlock(t *testing.T) {
 	checkSession(t, db, b.ID, 2)
 
 	// Without retries the deadlock reaches the caller, as an internal error.
-	noRetry := open(t, newDatabase(t), postgres.WithRetries(0))
+	noRetry := open(t, newSchema(t), postgres.WithRetries(0))
 	a, b = mkSession(t, noRetry, "sess_a"), mkSession(t, noRetry, "sess_b")
 	holding = sync.WaitGroup{}
 	holding.Add(2)
