@@ -45,8 +45,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/store/sqlq"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -137,7 +137,7 @@ func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 		return wrap(err, "begin read")
 	}
 	defer ptx.Rollback(context.WithoutCancel(ctx))
-	if err := fn(&tx{tx: ptx, readOnly: true}); err != nil {
+	if err := fn(newTx(ptx, true)); err != nil {
 		return err
 	}
 	return wrap(ptx.Commit(ctx), "commit read")
@@ -169,33 +169,30 @@ func (db *DB) writeOnce(ctx context.Context, fn func(store.Tx) error) error {
 		return wrap(err, "begin")
 	}
 	defer ptx.Rollback(context.WithoutCancel(ctx))
-	if err := fn(&tx{tx: ptx}); err != nil {
+	if err := fn(newTx(ptx, false)); err != nil {
 		return err
 	}
 	return wrap(ptx.Commit(ctx), "commit")
 }
 
-// tx implements store.Tx over one PostgreSQL transaction; readOnly tells a Read transaction from
-// a Write one (only the latter locks the rows it reads for a later write).
+// tx implements store.Tx over one PostgreSQL transaction: the shared statements of package sqlq,
+// and the methods PostgreSQL does its own way. ReadOnly tells a Read transaction from a Write one
+// (only the latter locks the rows it reads for a later write).
 type tx struct {
-	tx       pgx.Tx
-	readOnly bool
+	*sqlq.Tx
+	tx pgx.Tx
 }
 
 var _ store.Tx = (*tx)(nil)
 
-// writable refuses a write inside Read.
-func (t *tx) writable() error {
-	if t.readOnly {
-		return carryon.Errorf(carryon.EINTERNAL, "postgres: write inside a read transaction")
-	}
-	return nil
+func newTx(ptx pgx.Tx, readOnly bool) *tx {
+	return &tx{Tx: sqlq.NewTx(dialect, conn{ptx}, readOnly), tx: ptx}
 }
 
 // forWrite returns the row-locking clause a read of a row that may be updated next needs in a
 // write transaction, and nothing in a read transaction.
 func (t *tx) forWrite() string {
-	if t.readOnly {
+	if t.ReadOnly {
 		return ""
 	}
 	return " FOR NO KEY UPDATE"

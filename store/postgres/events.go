@@ -13,7 +13,7 @@ import (
 // appenders to one run take turns and each reads the seq its predecessor committed: seqs have no
 // gaps and no duplicates. ENOTFOUND when the run is not the owner's.
 func (t *tx) AppendEvent(ctx context.Context, owner string, e *carryon.Event) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	var one int

@@ -26,7 +26,7 @@ func idempotencyLockKey(owner, key string) int64 {
 // gets EINFLIGHT at once, and a retry after the first committed reads its record.
 func (t *tx) GetIdempotency(ctx context.Context, owner, key string) (*store.IdempotencyRecord, error) {
 	lock := ""
-	if !t.readOnly {
+	if !t.ReadOnly {
 		if err := t.lockKey(ctx, owner, key); err != nil {
 			return nil, err
 		}
@@ -52,7 +52,7 @@ func (t *tx) GetIdempotency(ctx context.Context, owner, key string) (*store.Idem
 // PutIdempotency inserts the record or replaces the owner's record with the same key (INSERT …
 // ON CONFLICT DO UPDATE, so a concurrent insert of the same key replaces instead of failing).
 func (t *tx) PutIdempotency(ctx context.Context, r *store.IdempotencyRecord) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	var session *string
@@ -69,7 +69,7 @@ func (t *tx) PutIdempotency(ctx context.Context, r *store.IdempotencyRecord) err
 
 // DeleteIdempotency removes the owner's record for key, if any.
 func (t *tx) DeleteIdempotency(ctx context.Context, owner, key string) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	_, err := t.tx.Exec(ctx, `DELETE FROM idempotency WHERE owner_id = $1 AND key = $2`, owner, key)
@@ -78,7 +78,7 @@ func (t *tx) DeleteIdempotency(ctx context.Context, owner, key string) error {
 
 // SweepIdempotency removes every record that expired before t and returns how many.
 func (t *tx) SweepIdempotency(ctx context.Context, before time.Time) (int64, error) {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return 0, err
 	}
 	tag, err := t.tx.Exec(ctx, `DELETE FROM idempotency WHERE expires_at < $1`, micros(before))

@@ -38,7 +38,7 @@ func (t *tx) PutMemoryItem(ctx context.Context, owner string, it *carryon.Memory
 	if err := store.CheckOwner(owner); err != nil {
 		return err
 	}
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	_, err := t.tx.Exec(ctx, `INSERT INTO memories (owner_id, namespace, key, value, text, doc, created_at, updated_at, expires_at)
@@ -69,7 +69,7 @@ func (t *tx) DeleteMemoryItem(ctx context.Context, owner, namespace, key string)
 	if err := store.CheckOwner(owner); err != nil {
 		return err
 	}
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	tag, err := t.tx.Exec(ctx, `DELETE FROM memories WHERE owner_id = $1 AND namespace = $2 AND key = $3`, owner, namespace, key)
@@ -154,7 +154,7 @@ func (t *tx) queryMemories(ctx context.Context, op string, scored bool, query st
 
 // PurgeExpiredMemoryItems removes every item of any owner that expired before t and returns how many.
 func (t *tx) PurgeExpiredMemoryItems(ctx context.Context, before time.Time) (int64, error) {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return 0, err
 	}
 	tag, err := t.tx.Exec(ctx, `DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at < $1`, micros(before))

@@ -38,7 +38,7 @@ func (t *tx) GetMemory(ctx context.Context, owner, sessionID string) (carryon.Wo
 // InsertMemoryRevision stores a revision and makes its document the current one. ENOTFOUND when
 // the session is not the owner's; ECONFLICT when the memory version exists.
 func (t *tx) InsertMemoryRevision(ctx context.Context, owner string, r *carryon.MemoryRevision) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	if err := t.ownSession(ctx, owner, r.SessionID); err != nil {

@@ -61,7 +61,7 @@ func (t *tx) parentOf(ctx context.Context) store.ParentFunc {
 // InsertMessages stores messages as given, in one round trip. ENOTFOUND when a session is not the
 // owner's; ECONFLICT on a seq that exists.
 func (t *tx) InsertMessages(ctx context.Context, owner string, msgs []*carryon.Message) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	checked := map[string]bool{}

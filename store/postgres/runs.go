@@ -77,7 +77,7 @@ func (t *tx) ownRunIn(ctx context.Context, owner, id, sessionID string) error {
 // InsertRun stores a new run. ENOTFOUND when the session is not r.OwnerID's; ECONFLICT when the
 // id exists.
 func (t *tx) InsertRun(ctx context.Context, r *carryon.Run) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	if err := t.ownSession(ctx, r.OwnerID, r.SessionID); err != nil {
@@ -111,7 +111,7 @@ func (t *tx) GetRun(ctx context.Context, owner, id string) (*carryon.Run, error)
 // attempt prevAttempt. ENOTFOUND when missing or foreign; EFENCED when the attempt moved, and
 // then nothing is written.
 func (t *tx) UpdateRun(ctx context.Context, r *carryon.Run, prevAttempt int) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	tag, err := t.tx.Exec(ctx, `UPDATE runs SET status = $1, trigger_seq = $2, step = $3, attempt = $4,
@@ -194,7 +194,7 @@ func (t *tx) skipLocked() string {
 // InsertCheckpoint stores a step's checkpoint of the owner's run. ECONFLICT when the step has
 // one; ENOTFOUND when the run is not the owner's.
 func (t *tx) InsertCheckpoint(ctx context.Context, owner string, c *carryon.Checkpoint) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	if err := t.ownRun(ctx, owner, c.RunID); err != nil {

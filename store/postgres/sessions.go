@@ -37,7 +37,7 @@ func scanSession(r scanner) (*carryon.Session, error) {
 // InsertSession stores a new session row. ECONFLICT when the id exists; ENOTFOUND when ParentID
 // names no session.
 func (t *tx) InsertSession(ctx context.Context, s *carryon.Session) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	var parent *string
@@ -116,7 +116,7 @@ func (t *tx) ListSessions(ctx context.Context, owner string, q store.SessionQuer
 // UPDATE waits for a concurrent writer of the row and then re-checks the version against the
 // committed row, so exactly one of two writers that read version N stores N+1.
 func (t *tx) UpdateSession(ctx context.Context, s *carryon.Session, prev int64) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	tag, err := t.tx.Exec(ctx, `UPDATE sessions SET title = $1, status = $2, version = $3, updated_at = $4,
@@ -149,7 +149,7 @@ func (t *tx) UpdateSession(ctx context.Context, s *carryon.Session, prev int64) 
 // FOR UPDATE first: a fork being made concurrently either commits before (and is materialised
 // here) or fails its foreign key check after. ENOTFOUND.
 func (t *tx) DeleteSession(ctx context.Context, owner, id string) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	head, err := t.ownLink(ctx, owner, id, " FOR UPDATE")

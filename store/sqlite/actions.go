@@ -13,7 +13,7 @@ const actionCols = `id, run_id, session_id, step, idx, attempt, call_id, tool, a
 // InsertAction journals a tool call of the owner's run. ECONFLICT when (run, step, index) or the
 // id exists; ENOTFOUND when the run is not the owner's or not of a.SessionID.
 func (t *tx) InsertAction(ctx context.Context, owner string, a *carryon.Action) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	if err := t.ownRunIn(ctx, owner, a.RunID, a.SessionID); err != nil {
@@ -33,7 +33,7 @@ func (t *tx) InsertAction(ctx context.Context, owner string, a *carryon.Action) 
 // UpdateAction stores the action's status, attempt, fingerprints, result, error and finish time.
 // ENOTFOUND when no action of the owner's run a.RunID has its id.
 func (t *tx) UpdateAction(ctx context.Context, owner string, a *carryon.Action) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	res, err := t.tx.ExecContext(ctx, `UPDATE actions SET status = ?, attempt = ?, fingerprint_before = ?,

@@ -23,8 +23,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/store/sqlq"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
@@ -165,7 +165,7 @@ func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 		return normalize(fmt.Errorf("sqlite: begin read: %w", err))
 	}
 	defer stx.Rollback()
-	if err := fn(&tx{tx: stx, readOnly: true}); err != nil {
+	if err := fn(newTx(stx, true)); err != nil {
 		return err
 	}
 	if err := stx.Commit(); err != nil {
@@ -188,7 +188,7 @@ func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 		return normalize(fmt.Errorf("sqlite: begin immediate: %w", err))
 	}
 	defer stx.Rollback()
-	if err := fn(&tx{tx: stx}); err != nil {
+	if err := fn(newTx(stx, false)); err != nil {
 		return err
 	}
 	if err := stx.Commit(); err != nil {
@@ -197,20 +197,17 @@ func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 	return nil
 }
 
-// tx implements store.Tx over one SQLite transaction.
+// tx implements store.Tx over one SQLite transaction: the shared statements of package sqlq, and
+// the methods SQLite does its own way.
 type tx struct {
-	tx       *sql.Tx
-	readOnly bool
+	*sqlq.Tx
+	tx *sql.Tx
 }
 
 var _ store.Tx = (*tx)(nil)
 
-// writable refuses a write inside Read.
-func (t *tx) writable() error {
-	if t.readOnly {
-		return carryon.Errorf(carryon.EINTERNAL, "sqlite: write inside a read transaction")
-	}
-	return nil
+func newTx(stx *sql.Tx, readOnly bool) *tx {
+	return &tx{Tx: sqlq.NewTx(dialect, conn{stx}, readOnly), tx: stx}
 }
 
 // micros converts t to stored unix microseconds.
@@ -259,3 +256,5 @@ func limitArg(n int) int {
 	}
 	return n
 }
+
+type scanner interface{ Scan(dest ...any) error }

@@ -13,7 +13,7 @@ import (
 // of a write transaction, and SQLite write transactions are serialised, so seqs have no gaps and
 // no duplicates. ENOTFOUND when the run is not the owner's.
 func (t *tx) AppendEvent(ctx context.Context, owner string, e *carryon.Event) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	var seq int64

@@ -28,7 +28,7 @@ func (t *tx) GetIdempotency(ctx context.Context, owner, key string) (*store.Idem
 
 // PutIdempotency inserts the record or replaces the owner's record with the same key.
 func (t *tx) PutIdempotency(ctx context.Context, r *store.IdempotencyRecord) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	session := sql.NullString{String: r.SessionID, Valid: r.SessionID != ""}
@@ -42,7 +42,7 @@ func (t *tx) PutIdempotency(ctx context.Context, r *store.IdempotencyRecord) err
 
 // DeleteIdempotency removes the owner's record for key, if any.
 func (t *tx) DeleteIdempotency(ctx context.Context, owner, key string) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	_, err := t.tx.ExecContext(ctx, `DELETE FROM idempotency WHERE owner_id = ? AND key = ?`, owner, key)
@@ -51,7 +51,7 @@ func (t *tx) DeleteIdempotency(ctx context.Context, owner, key string) error {
 
 // SweepIdempotency removes every record that expired before t and returns how many.
 func (t *tx) SweepIdempotency(ctx context.Context, before time.Time) (int64, error) {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return 0, err
 	}
 	res, err := t.tx.ExecContext(ctx, `DELETE FROM idempotency WHERE expires_at < ?`, micros(before))

@@ -46,7 +46,7 @@ func (t *tx) PutMemoryItem(ctx context.Context, owner string, it *carryon.Memory
 	if err := store.CheckOwner(owner); err != nil {
 		return err
 	}
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	var id int64
@@ -100,7 +100,7 @@ func (t *tx) DeleteMemoryItem(ctx context.Context, owner, namespace, key string)
 	if err := store.CheckOwner(owner); err != nil {
 		return err
 	}
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	var id int64
@@ -191,7 +191,7 @@ func (t *tx) queryMemories(ctx context.Context, op string, scored bool, query st
 // PurgeExpiredMemoryItems removes every item of any owner that expired before t, with its search
 // document, and returns how many.
 func (t *tx) PurgeExpiredMemoryItems(ctx context.Context, before time.Time) (int64, error) {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return 0, err
 	}
 	if _, err := t.tx.ExecContext(ctx, `DELETE FROM memories_fts WHERE rowid IN

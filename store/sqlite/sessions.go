@@ -32,7 +32,7 @@ func scanSession(r scanner) (*carryon.Session, error) {
 // InsertSession stores a new session row. ECONFLICT when the id exists; ENOTFOUND when ParentID
 // names no session.
 func (t *tx) InsertSession(ctx context.Context, s *carryon.Session) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	parent := sql.NullString{String: s.ParentID, Valid: s.ParentID != ""}
@@ -101,7 +101,7 @@ func (t *tx) ListSessions(ctx context.Context, owner string, q store.SessionQuer
 // UpdateSession stores every mutable field of s if the row is s.OwnerID's and at version prev.
 // ENOTFOUND when missing or foreign; EVERSION with CurrentVersion when the version moved.
 func (t *tx) UpdateSession(ctx context.Context, s *carryon.Session, prev int64) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	res, err := t.tx.ExecContext(ctx, `UPDATE sessions SET title = ?, status = ?, version = ?, updated_at = ?,
@@ -136,7 +136,7 @@ func (t *tx) UpdateSession(ctx context.Context, s *carryon.Session, prev int64) 
 // copy of the history it shares (everything visible up to its ForkSeq) and loses its ParentID, so
 // it keeps its whole history; deeper forks read through it unchanged. ENOTFOUND.
 func (t *tx) DeleteSession(ctx context.Context, owner, id string) error {
-	if err := t.writable(); err != nil {
+	if err := t.Writable(); err != nil {
 		return err
 	}
 	head, err := t.ownLink(ctx, owner, id)
