@@ -249,3 +249,12 @@ func limitArg(n int) *int64 {
 	v := int64(n)
 	return &v
 }
+
+// args collects the arguments of a query built piece by piece.
+type args []any
+
+// add appends v and returns its placeholder.
+func (a *args) add(v any) string {
+	*a = append(*a, v)
+	return fmt.Sprintf("$%d", len(*a))
+}
