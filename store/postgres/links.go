@@ -56,4 +56,3 @@ func (t *tx) parentLink(ctx context.Context, l link) (link, error) {
 func (t *tx) parentOf(ctx context.Context) store.ParentFunc {
 	return func(l link) (link, error) { return t.parentLink(ctx, l) }
 }
-
