@@ -189,15 +189,6 @@ func newTx(ptx pgx.Tx, readOnly bool) *tx {
 	return &tx{Tx: sqlq.NewTx(dialect, conn{ptx}, readOnly), tx: ptx}
 }
 
-// forWrite returns the row-locking clause a read of a row that may be updated next needs in a
-// write transaction, and nothing in a read transaction.
-func (t *tx) forWrite() string {
-	if t.ReadOnly {
-		return ""
-	}
-	return " FOR NO KEY UPDATE"
-}
-
 type scanner interface{ Scan(dest ...any) error }
 
 // micros converts t to stored unix microseconds.
