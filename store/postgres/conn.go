@@ -15,6 +15,7 @@ var dialect = &sqlq.Dialect{
 	LockForUpdate: " FOR NO KEY UPDATE",
 	LockForDelete: " FOR UPDATE",
 	LockToClaim:   " FOR NO KEY UPDATE OF r SKIP LOCKED",
+	MemorySearch:  memorySearch,
 }
 
 // conn is a pgx transaction as a sqlq.Conn: it rewrites the shared statements' ? placeholders

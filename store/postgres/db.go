@@ -134,13 +134,13 @@ func (db *DB) Close() error {
 func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 	ptx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return wrap(err, "begin read")
+		return dialect.Wrap(err, "begin read")
 	}
 	defer ptx.Rollback(context.WithoutCancel(ctx))
 	if err := fn(newTx(ptx, true)); err != nil {
 		return err
 	}
-	return wrap(ptx.Commit(ctx), "commit read")
+	return dialect.Wrap(ptx.Commit(ctx), "commit read")
 }
 
 // Write runs fn in a READ COMMITTED transaction and commits when fn returns nil; otherwise it
@@ -166,13 +166,13 @@ func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 func (db *DB) writeOnce(ctx context.Context, fn func(store.Tx) error) error {
 	ptx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadWrite})
 	if err != nil {
-		return wrap(err, "begin")
+		return dialect.Wrap(err, "begin")
 	}
 	defer ptx.Rollback(context.WithoutCancel(ctx))
 	if err := fn(newTx(ptx, false)); err != nil {
 		return err
 	}
-	return wrap(ptx.Commit(ctx), "commit")
+	return dialect.Wrap(ptx.Commit(ctx), "commit")
 }
 
 // tx implements store.Tx over one PostgreSQL transaction: the shared statements of package sqlq,
@@ -187,65 +187,4 @@ var _ store.Tx = (*tx)(nil)
 
 func newTx(ptx pgx.Tx, readOnly bool) *tx {
 	return &tx{Tx: sqlq.NewTx(dialect, conn{ptx}, readOnly), tx: ptx}
-}
-
-type scanner interface{ Scan(dest ...any) error }
-
-// micros converts t to stored unix microseconds.
-func micros(t time.Time) int64 { return t.UnixMicro() }
-
-// fromMicros converts stored unix microseconds to a UTC time.
-func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
-
-// nullMicros stores an optional time (NULL when nil).
-func nullMicros(t *time.Time) *int64 {
-	if t == nil {
-		return nil
-	}
-	us := t.UnixMicro()
-	return &us
-}
-
-// timePtr reads an optional time.
-func timePtr(us *int64) *time.Time {
-	if us == nil {
-		return nil
-	}
-	t := fromMicros(*us)
-	return &t
-}
-
-// nullText stores an optional JSON value as text (NULL when empty).
-func nullText(b []byte) *string {
-	if len(b) == 0 {
-		return nil
-	}
-	s := string(b)
-	return &s
-}
-
-// rawText reads an optional JSON value.
-func rawText(s *string) []byte {
-	if s == nil {
-		return nil
-	}
-	return []byte(*s)
-}
-
-// limitArg turns a page size into a LIMIT argument: zero or less means no limit (LIMIT NULL).
-func limitArg(n int) *int64 {
-	if n <= 0 {
-		return nil
-	}
-	v := int64(n)
-	return &v
-}
-
-// args collects the arguments of a query built piece by piece.
-type args []any
-
-// add appends v and returns its placeholder.
-func (a *args) add(v any) string {
-	*a = append(*a, v)
-	return fmt.Sprintf("$%d", len(*a))
 }

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/jackc/pgx/v5"
@@ -59,33 +58,4 @@ func retryable(err error) bool {
 		return false
 	}
 	return pe.Code == codeDeadlockDetected || pe.Code == codeSerializationFailure
-}
-
-// notFound returns the ENOTFOUND error for a missing or foreign row.
-func notFound(what, id string) error {
-	return carryon.Errorf(carryon.ENOTFOUND, "%s %s not found", what, id)
-}
-
-// conflict returns the ECONFLICT error for a taken key, or err normalised when it is something else.
-func conflict(err error, format string, args ...any) error {
-	err = normalize(err)
-	if carryon.ErrorCode(err) == carryon.ECONFLICT {
-		return carryon.Errorf(carryon.ECONFLICT, format, args...)
-	}
-	return err
-}
-
-// wrap adds what the driver was doing to an internal error; carryon errors pass unchanged.
-func wrap(err error, op string) error {
-	err = normalize(err)
-	if err == nil {
-		return nil
-	}
-	if _, ok := carryon.AsError(err); ok {
-		return err
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return fmt.Errorf("postgres: %s: %w", op, err)
 }

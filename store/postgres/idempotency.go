@@ -37,7 +37,7 @@ func (t *tx) GetIdempotency(ctx context.Context, owner, key string) (*store.Idem
 func (t *tx) lockKey(ctx context.Context, owner, key string) error {
 	var got bool
 	if err := t.tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, idempotencyLockKey(owner, key)).Scan(&got); err != nil {
-		return wrap(err, "lock idempotency key")
+		return t.Wrap(err, "lock idempotency key")
 	}
 	if !got {
 		e := carryon.Errorf(carryon.EINFLIGHT, "request id %q is still being processed by another request; retry later", key)

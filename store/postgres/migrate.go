@@ -13,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/carryon-hub/carryon/store/sqlq"
 )
 
 //go:embed migrations/*.sql
@@ -90,7 +92,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 				return err
 			}
 			_, err := ptx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
-				m.version, m.name, micros(time.Now()))
+				m.version, m.name, sqlq.Micros(time.Now()))
 			return err
 		})
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 
 	"github.com/carryon-hub/carryon"
 	"modernc.org/sqlite"
@@ -37,30 +36,4 @@ func normalize(err error) error {
 		}
 	}
 	return err
-}
-
-// notFound returns the ENOTFOUND error for a missing or foreign row.
-func notFound(what, id string) error {
-	return carryon.Errorf(carryon.ENOTFOUND, "%s %s not found", what, id)
-}
-
-// conflict returns the ECONFLICT error for a taken key, or err normalised when it is something else.
-func conflict(err error, format string, args ...any) error {
-	err = normalize(err)
-	if carryon.ErrorCode(err) == carryon.ECONFLICT {
-		return carryon.Errorf(carryon.ECONFLICT, format, args...)
-	}
-	return err
-}
-
-// wrap adds what the driver was doing to an internal error; carryon errors pass unchanged.
-func wrap(err error, op string) error {
-	err = normalize(err)
-	if err == nil {
-		return nil
-	}
-	if _, ok := carryon.AsError(err); ok {
-		return err
-	}
-	return fmt.Errorf("sqlite: %s: %w", op, err)
 }

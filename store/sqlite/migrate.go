@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/carryon-hub/carryon/store/sqlq"
 )
 
 //go:embed migrations/*.sql
@@ -89,7 +91,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 			return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
 		}
 		if _, err := stx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-			m.version, m.name, micros(time.Now())); err != nil {
+			m.version, m.name, sqlq.Micros(time.Now())); err != nil {
 			return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
 		}
 	}
