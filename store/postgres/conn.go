@@ -51,3 +51,10 @@ func (c conn) ExecEach(ctx context.Context, query string, argLists [][]any) (int
 	}
 	return len(argLists), br.Close()
 }
+
+// ExecScript runs text with no arguments, which pgx sends by the simple protocol: several
+// statements may follow each other.
+func (c conn) ExecScript(ctx context.Context, text string) error {
+	_, err := c.tx.Exec(ctx, text)
+	return err
+}

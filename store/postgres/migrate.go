@@ -5,16 +5,11 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/carryon-hub/carryon/store/sqlq"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/carryon-hub/carryon/store/sqlq"
 )
 
 //go:embed migrations/*.sql
@@ -24,42 +19,15 @@ var migrationFS embed.FS
 // schema, so that instances starting at once apply each migration exactly once.
 const migrationLock int64 = 0x636172_72796f6e // "carryon"
 
-// migration is one embedded schema change; files are named NNNN_name.sql and applied in order.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("postgres: bad migration file name %q", e.Name())
-		}
-		b, err := migrationFS.ReadFile("migrations/" + e.Name())
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	return ms, nil
-}
+func migrations() ([]sqlq.Migration, error) { return dialect.Migrations(migrationFS, "migrations") }
 
 // LatestMigration is the schema version this build of the driver migrates to.
 func LatestMigration() int {
 	ms, err := migrations()
-	if err != nil || len(ms) == 0 {
+	if err != nil {
 		return 0
 	}
-	return ms[len(ms)-1].version
+	return sqlq.Latest(ms)
 }
 
 // Migrate applies the embedded migrations the database does not have yet, in order, each in its
@@ -71,29 +39,18 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := db.lockedMigrationTx(ctx, "create schema_migrations", func(ptx pgx.Tx) error {
-		_, err := ptx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	if err := db.lockedMigrationTx(ctx, "create schema_migrations", func(c conn) error {
+		return c.ExecScript(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 			version    BIGINT PRIMARY KEY,
 			name       TEXT NOT NULL,
 			applied_at BIGINT NOT NULL
 		)`)
-		return err
 	}); err != nil {
 		return err
 	}
 	for _, m := range ms {
-		err := db.lockedMigrationTx(ctx, "migration "+m.name, func(ptx pgx.Tx) error {
-			var applied bool
-			if err := ptx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`,
-				m.version).Scan(&applied); err != nil || applied {
-				return err
-			}
-			if _, err := ptx.Exec(ctx, m.sql); err != nil {
-				return err
-			}
-			_, err := ptx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
-				m.version, m.name, sqlq.Micros(time.Now()))
-			return err
+		err := db.lockedMigrationTx(ctx, "migration "+m.Name, func(c conn) error {
+			return dialect.ApplyMigrations(ctx, c, []sqlq.Migration{m}, time.Now())
 		})
 		if err != nil {
 			return err
@@ -103,12 +60,12 @@ func (db *DB) Migrate(ctx context.Context) error {
 }
 
 // lockedMigrationTx runs fn in a transaction that holds the migration advisory lock.
-func (db *DB) lockedMigrationTx(ctx context.Context, what string, fn func(pgx.Tx) error) error {
+func (db *DB) lockedMigrationTx(ctx context.Context, what string, fn func(conn) error) error {
 	err := pgx.BeginFunc(ctx, db.pool, func(ptx pgx.Tx) error {
 		if _, err := ptx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
 			return err
 		}
-		return fn(ptx)
+		return fn(conn{ptx})
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: %s: %w", what, err)

@@ -53,3 +53,9 @@ func (c conn) ExecEach(ctx context.Context, query string, argLists [][]any) (int
 type sqlRows struct{ *sql.Rows }
 
 func (r sqlRows) Close() { r.Rows.Close() }
+
+// ExecScript runs text with no arguments; SQLite runs each of its statements in turn.
+func (c conn) ExecScript(ctx context.Context, text string) error {
+	_, err := c.tx.ExecContext(ctx, text)
+	return err
+}

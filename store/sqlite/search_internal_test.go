@@ -36,13 +36,13 @@ func TestMemorySearchOwnerInIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range ms {
-		if m.version > 4 {
+		if m.Version > 4 {
 			break
 		}
-		if _, err := raw.Exec(m.sql); err != nil {
-			t.Fatalf("migration %s: %v", m.name, err)
+		if _, err := raw.Exec(m.SQL); err != nil {
+			t.Fatalf("migration %s: %v", m.Name, err)
 		}
-		if _, err := raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, m.version, m.name); err != nil {
+		if _, err := raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, m.Version, m.Name); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -40,6 +40,9 @@ type Conn interface {
 	// database can), and stops at the first failure: it returns the index of the list that
 	// failed (len(argLists) when the failure belongs to none of them) and the error.
 	ExecEach(ctx context.Context, query string, argLists [][]any) (int, error)
+	// ExecScript runs text that may hold several statements, as it is: no placeholders are
+	// rewritten and no arguments bound (a migration file).
+	ExecScript(ctx context.Context, text string) error
 }
 
 // Rows is the result of Conn.Query.
