@@ -11,7 +11,7 @@ import (
 // row locks, so reads that precede a write lock the rows they read.
 var dialect = &sqlq.Dialect{
 	Name:          "postgres",
-	Normalize:     normalize,
+	Codes:         codes,
 	LockForUpdate: " FOR NO KEY UPDATE",
 	LockForDelete: " FOR UPDATE",
 	LockToClaim:   " FOR NO KEY UPDATE OF r SKIP LOCKED",

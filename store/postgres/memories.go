@@ -18,11 +18,7 @@ import (
 // tsvector column and ranked by ts_rank, which reads nothing but the row itself; the shared search
 // keeps only the owner's unexpired rows in the namespace subtree.
 func memorySearch(owner string, terms []string) sqlq.MemorySearch {
-	quoted := make([]string, len(terms))
-	for i, term := range terms {
-		quoted[i] = `'` + strings.ReplaceAll(term, `'`, `''`) + `'`
-	}
-	tsq := strings.Join(quoted, " | ")
+	tsq := strings.Join(sqlq.QuoteEach(terms, `'`), " | ")
 	return sqlq.MemorySearch{
 		From:  `memories m`,
 		Score: `ts_rank(m.tsv, to_tsquery('simple', ?))::float8`, ScoreArgs: []any{tsq},
@@ -34,10 +30,7 @@ func memorySearch(owner string, terms []string) sqlq.MemorySearch {
 // (INSERT … ON CONFLICT DO UPDATE, so a concurrent insert of the same key replaces instead of
 // failing), with its search document.
 func (t *tx) PutMemoryItem(ctx context.Context, owner string, it *carryon.MemoryItem) error {
-	if err := store.CheckOwner(owner); err != nil {
-		return err
-	}
-	if err := t.Writable(); err != nil {
+	if err := t.WritableBy(owner); err != nil {
 		return err
 	}
 	_, err := t.Conn.Exec(ctx, `INSERT INTO memories (owner_id, namespace, key, value, text, doc, created_at, updated_at, expires_at)
@@ -51,10 +44,7 @@ func (t *tx) PutMemoryItem(ctx context.Context, owner string, it *carryon.Memory
 
 // DeleteMemoryItem removes the owner's item. ENOTFOUND when there is none.
 func (t *tx) DeleteMemoryItem(ctx context.Context, owner, namespace, key string) error {
-	if err := store.CheckOwner(owner); err != nil {
-		return err
-	}
-	if err := t.Writable(); err != nil {
+	if err := t.WritableBy(owner); err != nil {
 		return err
 	}
 	n, err := t.Conn.Exec(ctx, `DELETE FROM memories WHERE owner_id = ? AND namespace = ? AND key = ?`, owner, namespace, key)

@@ -162,14 +162,14 @@ func (db *DB) Close() error { return db.sql.Close() }
 func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 	stx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return normalize(fmt.Errorf("sqlite: begin read: %w", err))
+		return dialect.Normalize(fmt.Errorf("sqlite: begin read: %w", err))
 	}
 	defer stx.Rollback()
 	if err := fn(newTx(stx, true)); err != nil {
 		return err
 	}
 	if err := stx.Commit(); err != nil {
-		return normalize(fmt.Errorf("sqlite: commit read: %w", err))
+		return dialect.Normalize(fmt.Errorf("sqlite: commit read: %w", err))
 	}
 	return nil
 }
@@ -177,6 +177,11 @@ func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 // Write runs fn in a BEGIN IMMEDIATE transaction and commits when fn returns nil; otherwise it
 // rolls back and returns fn's error.
 func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
+	return db.writeTx(ctx, func(stx *sql.Tx) error { return fn(newTx(stx, false)) })
+}
+
+// writeTx runs fn in a BEGIN IMMEDIATE transaction, after the writers of this process before it.
+func (db *DB) writeTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	select {
 	case db.writeSem <- struct{}{}:
 	case <-ctx.Done():
@@ -185,14 +190,14 @@ func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 	defer func() { <-db.writeSem }()
 	stx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
-		return normalize(fmt.Errorf("sqlite: begin immediate: %w", err))
+		return dialect.Normalize(fmt.Errorf("sqlite: begin immediate: %w", err))
 	}
 	defer stx.Rollback()
-	if err := fn(newTx(stx, false)); err != nil {
+	if err := fn(stx); err != nil {
 		return err
 	}
 	if err := stx.Commit(); err != nil {
-		return normalize(fmt.Errorf("sqlite: commit: %w", err))
+		return dialect.Normalize(fmt.Errorf("sqlite: commit: %w", err))
 	}
 	return nil
 }

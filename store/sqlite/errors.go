@@ -1,8 +1,6 @@
 package sqlite
 
 import (
-	"context"
-	"database/sql"
 	"errors"
 
 	"github.com/carryon-hub/carryon"
@@ -10,22 +8,9 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// normalize turns driver errors into carryon errors at the store boundary: no row is ENOTFOUND, a
-// taken unique key is ECONFLICT, a missing referenced row is ENOTFOUND. Context errors and
-// *carryon.Error pass through; anything else stays an internal error (wrapped, with its detail).
-func normalize(err error) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := carryon.AsError(err); ok {
-		return err
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return carryon.Errorf(carryon.ENOTFOUND, "not found")
-	}
+// codes says what SQLite's errors mean at the store boundary (sqlq.Dialect.Normalize does the
+// rest): a taken unique key is ECONFLICT, a missing referenced row is ENOTFOUND.
+func codes(err error) error {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() {

@@ -40,20 +40,13 @@ func ownerToken(owner string) string { return fmt.Sprintf("%X", owner) }
 
 // searchMatch is the FTS5 expression that matches the owner's documents holding any of terms.
 func searchMatch(owner string, terms []string) string {
-	quoted := make([]string, len(terms))
-	for i, term := range terms {
-		quoted[i] = `"` + strings.ReplaceAll(term, `"`, `""`) + `"`
-	}
-	return `owner : "` + ownerToken(owner) + `" AND doc : (` + strings.Join(quoted, " OR ") + `)`
+	return `owner : "` + ownerToken(owner) + `" AND doc : (` + strings.Join(sqlq.QuoteEach(terms, `"`), " OR ") + `)`
 }
 
 // PutMemoryItem inserts the item or replaces the owner's item with the same (namespace, key),
 // and rewrites its search document.
 func (t *tx) PutMemoryItem(ctx context.Context, owner string, it *carryon.MemoryItem) error {
-	if err := store.CheckOwner(owner); err != nil {
-		return err
-	}
-	if err := t.Writable(); err != nil {
+	if err := t.WritableBy(owner); err != nil {
 		return err
 	}
 	var id int64
@@ -77,10 +70,7 @@ func (t *tx) PutMemoryItem(ctx context.Context, owner string, it *carryon.Memory
 
 // DeleteMemoryItem removes the owner's item and its search document. ENOTFOUND when there is none.
 func (t *tx) DeleteMemoryItem(ctx context.Context, owner, namespace, key string) error {
-	if err := store.CheckOwner(owner); err != nil {
-		return err
-	}
-	if err := t.Writable(); err != nil {
+	if err := t.WritableBy(owner); err != nil {
 		return err
 	}
 	var id int64

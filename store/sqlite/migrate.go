@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"fmt"
 	"time"
@@ -16,10 +17,7 @@ func migrations() ([]sqlq.Migration, error) { return dialect.Migrations(migratio
 
 // LatestMigration is the schema version this build of the driver migrates to.
 func LatestMigration() int {
-	ms, err := migrations()
-	if err != nil {
-		return 0
-	}
+	ms, _ := migrations() // none when the embedded files are bad, which Open reports
 	return sqlq.Latest(ms)
 }
 
@@ -30,32 +28,17 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	select {
-	case db.writeSem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-db.writeSem }()
-	stx, err := db.sql.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite: migrate: begin: %w", err)
-	}
-	defer stx.Rollback()
-	c := conn{stx}
-	if err := c.ExecScript(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    INTEGER PRIMARY KEY,
-		name       TEXT NOT NULL,
-		applied_at INTEGER NOT NULL
-	)`); err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
-	}
-	if err := dialect.ApplyMigrations(ctx, c, ms, time.Now()); err != nil {
-		return err
-	}
-	if err := stx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: migrate: commit: %w", err)
-	}
-	return nil
+	return db.writeTx(ctx, func(stx *sql.Tx) error {
+		c := conn{stx}
+		if err := c.ExecScript(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version    INTEGER PRIMARY KEY,
+			name       TEXT NOT NULL,
+			applied_at INTEGER NOT NULL
+		)`); err != nil {
+			return fmt.Errorf("sqlite: migrate: %w", err)
+		}
+		return dialect.ApplyMigrations(ctx, c, ms, time.Now())
+	})
 }
 
 // MigrationVersion returns the highest migration applied to the database (0 for none).

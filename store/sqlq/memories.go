@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/carryon-hub/carryon"
@@ -29,6 +30,25 @@ type MemorySearch struct {
 	// Match is the SQL condition that keeps the matching rows, with MatchArgs for its placeholders.
 	Match     string
 	MatchArgs []any
+}
+
+// WritableBy refuses a write of long-term memory without an owner (store.CheckOwner) or inside a
+// Read transaction.
+func (t *Tx) WritableBy(owner string) error {
+	if err := store.CheckOwner(owner); err != nil {
+		return err
+	}
+	return t.Writable()
+}
+
+// QuoteEach returns each term between quote characters, a quote inside doubled: the quoting of
+// SQL strings (') and of FTS5 strings (").
+func QuoteEach(terms []string, quote string) []string {
+	out := make([]string, len(terms))
+	for i, term := range terms {
+		out[i] = quote + strings.ReplaceAll(term, quote, quote+quote) + quote
+	}
+	return out
 }
 
 // scanMemory reads a row of MemoryCols and, when score is not nil, a score after them.

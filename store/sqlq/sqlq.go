@@ -65,10 +65,10 @@ var ErrNoRows = sql.ErrNoRows
 type Dialect struct {
 	// Name prefixes the driver's internal errors ("sqlite", "postgres").
 	Name string
-	// Normalize turns the database's errors into carryon errors where they have a meaning for the
+	// Codes turns the database's own errors into carryon errors where they have a meaning for the
 	// caller (a taken key ECONFLICT, a missing referenced row ENOTFOUND, …) and returns the others
-	// as they are.
-	Normalize func(error) error
+	// as they are. Normalize calls it for what it does not handle itself.
+	Codes func(error) error
 	// LockForUpdate ends a read, in a write transaction, of a row the transaction changes next
 	// (PostgreSQL: " FOR NO KEY UPDATE"), so that writers of one row queue and each reads what the
 	// previous one committed. Empty where write transactions are serialised (SQLite).
@@ -122,6 +122,26 @@ func (t *Tx) lockIfWriting(lock string) string {
 // context errors pass unchanged, and the database's own error stays reachable through errors.As.
 func (t *Tx) Wrap(err error, op string) error {
 	return t.d.Wrap(err, op)
+}
+
+// Normalize turns a driver's error into a carryon error at the store boundary: no row is
+// ENOTFOUND, and Codes says what the database's own errors mean (a taken key, a missing
+// referenced row, …). Context errors and *carryon.Error pass through; anything else is returned
+// as it is, an internal error.
+func (d *Dialect) Normalize(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := carryon.AsError(err); ok {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if errors.Is(err, ErrNoRows) {
+		return carryon.Errorf(carryon.ENOTFOUND, "not found")
+	}
+	return d.Codes(err)
 }
 
 // Wrap is Tx.Wrap for code outside a transaction.
