@@ -27,33 +27,26 @@ func LatestMigration() int {
 	return sqlq.Latest(ms)
 }
 
-// Migrate applies the embedded migrations the database does not have yet, in order, each in its
-// own transaction that first takes a transaction advisory lock (pg_advisory_xact_lock) and then
-// checks schema_migrations again: several instances may call it at once and each migration is
-// applied exactly once. Running it again changes nothing. Open calls it.
+// Migrate applies the embedded migrations the database does not have yet, in order, in one
+// transaction that first takes a transaction advisory lock (pg_advisory_xact_lock) and then reads
+// schema_migrations: several instances may call it at once and each migration is applied exactly
+// once, and a migration that fails leaves the schema as it was. Running it again changes nothing.
+// Open calls it.
 func (db *DB) Migrate(ctx context.Context) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
 	}
-	if err := db.lockedMigrationTx(ctx, "create schema_migrations", func(c conn) error {
-		return c.ExecScript(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	return db.lockedMigrationTx(ctx, "migrate", func(c conn) error {
+		if err := c.ExecScript(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 			version    BIGINT PRIMARY KEY,
 			name       TEXT NOT NULL,
 			applied_at BIGINT NOT NULL
-		)`)
-	}); err != nil {
-		return err
-	}
-	for _, m := range ms {
-		err := db.lockedMigrationTx(ctx, "migration "+m.Name, func(c conn) error {
-			return dialect.ApplyMigrations(ctx, c, []sqlq.Migration{m}, time.Now())
-		})
-		if err != nil {
+		)`); err != nil {
 			return err
 		}
-	}
-	return nil
+		return dialect.ApplyMigrations(ctx, c, ms, time.Now())
+	})
 }
 
 // lockedMigrationTx runs fn in a transaction that holds the migration advisory lock.
