@@ -34,6 +34,10 @@
 // not race. The package knows no business rules; it only stores and reads what the hub services
 // tell it to, and normalises errors into carryon codes.
 //
+// The statements are package sqlq's, one text shared with the SQLite driver; this package adds
+// what is PostgreSQL's own: the row-locking clauses (sqlq.Dialect), the advisory lock on request
+// ids, full-text search, batched inserts, LISTEN/NOTIFY, retries and its error codes.
+//
 // DB is also a store.Notifier: Notify and Listen carry LISTEN/NOTIFY between processes, so that
 // an instance wakes the streams and runners of the others without waiting for their next poll.
 package postgres

@@ -7,8 +7,11 @@
 // semaphore, across processes on SQLite's busy timeout). Read transactions are deferred and see one
 // snapshot. The schema is created by embedded, versioned migrations applied at Open.
 //
-// Times are stored as INTEGER unix microseconds in UTC. The package knows no business rules; it
-// only stores and reads what the hub services tell it to, and normalises errors into carryon codes.
+// Times are stored as INTEGER unix microseconds in UTC. The statements are package sqlq's, one
+// text shared with the PostgreSQL driver; this package adds what is SQLite's own: the FTS5 index
+// of long-term memory, the writer queue, pragmas and its error codes. The package knows no business
+// rules; it only stores and reads what the hub services tell it to, and normalises errors into
+// carryon codes.
 package sqlite
 
 import (

@@ -45,7 +45,8 @@ type Conn interface {
 	ExecScript(ctx context.Context, text string) error
 }
 
-// Rows is the result of Conn.Query.
+// Rows is the result of Conn.Query, read like *sql.Rows: Next, then Scan, until Next is false;
+// then Err, and Close (which reports nothing: Err does).
 type Rows interface {
 	Next() bool
 	Scan(dest ...any) error
