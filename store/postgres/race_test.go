@@ -11,6 +11,7 @@ import (
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/store/postgres"
+	"github.com/carryon-hub/carryon/store/storetest"
 )
 
 // TestTwoPoolsLockedWrites writes from two *DB pools on one database (as two server instances
@@ -18,38 +19,7 @@ import (
 // GetSession must serialise them, so no write fails and none is lost.
 func TestTwoPoolsLockedWrites(t *testing.T) {
 	dsn := newSchema(t)
-	dbs := []*postgres.DB{open(t, dsn), open(t, dsn)}
-	s := mkSession(t, dbs[0], "sess_1")
-	const goroutines, each = 8, 15
-	var wg sync.WaitGroup
-	errs := make(chan error, 2*2*goroutines*each)
-	for h, db := range dbs {
-		for g := range goroutines {
-			wg.Go(func() {
-				for i := range each {
-					errs <- db.Write(t.Context(), func(tx store.Tx) error {
-						return appendTurn(t.Context(), tx, s.ID, fmt.Sprintf("h%d g%d i%d", h, g, i))
-					})
-					errs <- db.Read(t.Context(), func(tx store.Tx) error {
-						cur, err := tx.GetSession(t.Context(), "usr_1", s.ID)
-						if err != nil {
-							return err
-						}
-						_, err = tx.LastMessages(t.Context(), "usr_1", cur, 5)
-						return err
-					})
-				}
-			})
-		}
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatalf("concurrent access failed: %v", err)
-		}
-	}
-	checkSession(t, dbs[1], s.ID, 2*goroutines*each)
+	storetest.TwoHandles(t, open(t, dsn), open(t, dsn), 8, 15)
 }
 
 // TestTwoPoolsConditionalUpdates races optimistic writers on two pools: each reads the session in
