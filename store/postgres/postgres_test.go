@@ -119,19 +119,8 @@ func mkSession(t testing.TB, db store.Store, id string) *carryon.Session {
 
 // appendTurn appends one message to the session at its next seq and version, as the hub does.
 func appendTurn(ctx context.Context, tx store.Tx, id, content string) error {
-	cur, err := tx.GetSession(ctx, "usr_1", id)
-	if err != nil {
-		return err
-	}
-	prev := cur.Version
-	cur.Version++
-	cur.LastSeq++
-	cur.MessageCount++
-	if err := tx.InsertMessages(ctx, "usr_1", []*carryon.Message{{SessionID: id, Seq: cur.LastSeq,
-		Role: carryon.RoleUser, Kind: carryon.KindMessage, Content: content, Version: cur.Version, CreatedAt: now}}); err != nil {
-		return err
-	}
-	return tx.UpdateSession(ctx, cur, prev)
+	_, err := storetest.AppendTurn(ctx, tx, "usr_1", id, content)
+	return err
 }
 
 // checkSession fails unless the session is at version 1+n with n messages.

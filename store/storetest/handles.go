@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
 )
 
@@ -18,8 +16,7 @@ import (
 func TwoHandles(t *testing.T, a, b store.Store, goroutines, each int) {
 	t.Helper()
 	ctx := t.Context()
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	s := newSession("usr_1", "sess_1", now)
+	s := newSession("usr_1", "sess_1", at(0))
 	insertSession(t, a, s)
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*2*goroutines*each)
@@ -28,20 +25,8 @@ func TwoHandles(t *testing.T, a, b store.Store, goroutines, each int) {
 			wg.Go(func() {
 				for i := range each {
 					errs <- db.Write(ctx, func(tx store.Tx) error {
-						cur, err := tx.GetSession(ctx, s.OwnerID, s.ID)
-						if err != nil {
-							return err
-						}
-						prev := cur.Version
-						cur.Version++
-						cur.LastSeq++
-						cur.MessageCount++
-						if err := tx.InsertMessages(ctx, s.OwnerID, []*carryon.Message{{SessionID: s.ID, Seq: cur.LastSeq,
-							Role: carryon.RoleUser, Kind: carryon.KindMessage, Content: fmt.Sprintf("h%d g%d i%d", h, g, i),
-							Version: cur.Version, CreatedAt: now}}); err != nil {
-							return err
-						}
-						return tx.UpdateSession(ctx, cur, prev)
+						_, err := AppendTurn(ctx, tx, s.OwnerID, s.ID, fmt.Sprintf("h%d g%d i%d", h, g, i))
+						return err
 					})
 					// Readers run alongside the writers.
 					errs <- db.Read(ctx, func(tx store.Tx) error {
