@@ -10,7 +10,7 @@ import (
 func BenchmarkAppend(b *testing.B) {
 	for _, history := range []int{10, 10000} {
 		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
-			storetest.BenchAppend(b, open(b, newDatabase(b)), history)
+			storetest.BenchAppend(b, open(b, newSchema(b)), history)
 		})
 	}
 }
@@ -18,7 +18,7 @@ func BenchmarkAppend(b *testing.B) {
 func BenchmarkLastMessages(b *testing.B) {
 	for _, history := range []int{10, 10000} {
 		b.Run(fmt.Sprintf("history=%d/k=20", history), func(b *testing.B) {
-			storetest.BenchLastMessages(b, open(b, newDatabase(b)), history, 20)
+			storetest.BenchLastMessages(b, open(b, newSchema(b)), history, 20)
 		})
 	}
 }

@@ -34,6 +34,10 @@
 // not race. The package knows no business rules; it only stores and reads what the hub services
 // tell it to, and normalises errors into carryon codes.
 //
+// The statements are package sqlq's, one text shared with the SQLite driver; this package adds
+// what is PostgreSQL's own: the row-locking clauses (sqlq.Dialect), the advisory lock on request
+// ids, full-text search, batched inserts, LISTEN/NOTIFY, retries and its error codes.
+//
 // DB is also a store.Notifier: Notify and Listen carry LISTEN/NOTIFY between processes, so that
 // an instance wakes the streams and runners of the others without waiting for their next poll.
 package postgres
@@ -45,8 +49,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/store/sqlq"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -134,13 +138,13 @@ func (db *DB) Close() error {
 func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 	ptx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return wrap(err, "begin read")
+		return dialect.Wrap(err, "begin read")
 	}
 	defer ptx.Rollback(context.WithoutCancel(ctx))
-	if err := fn(&tx{tx: ptx, readOnly: true}); err != nil {
+	if err := fn(newTx(ptx, true)); err != nil {
 		return err
 	}
-	return wrap(ptx.Commit(ctx), "commit read")
+	return dialect.Wrap(ptx.Commit(ctx), "commit read")
 }
 
 // Write runs fn in a READ COMMITTED transaction and commits when fn returns nil; otherwise it
@@ -166,89 +170,25 @@ func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 func (db *DB) writeOnce(ctx context.Context, fn func(store.Tx) error) error {
 	ptx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadWrite})
 	if err != nil {
-		return wrap(err, "begin")
+		return dialect.Wrap(err, "begin")
 	}
 	defer ptx.Rollback(context.WithoutCancel(ctx))
-	if err := fn(&tx{tx: ptx}); err != nil {
+	if err := fn(newTx(ptx, false)); err != nil {
 		return err
 	}
-	return wrap(ptx.Commit(ctx), "commit")
+	return dialect.Wrap(ptx.Commit(ctx), "commit")
 }
 
-// tx implements store.Tx over one PostgreSQL transaction; readOnly tells a Read transaction from
-// a Write one (only the latter locks the rows it reads for a later write).
+// tx implements store.Tx over one PostgreSQL transaction: the shared statements of package sqlq,
+// and the methods PostgreSQL does its own way. ReadOnly tells a Read transaction from a Write one
+// (only the latter locks the rows it reads for a later write).
 type tx struct {
-	tx       pgx.Tx
-	readOnly bool
+	*sqlq.Tx
+	tx pgx.Tx
 }
 
 var _ store.Tx = (*tx)(nil)
 
-// writable refuses a write inside Read.
-func (t *tx) writable() error {
-	if t.readOnly {
-		return carryon.Errorf(carryon.EINTERNAL, "postgres: write inside a read transaction")
-	}
-	return nil
-}
-
-// forWrite returns the row-locking clause a read of a row that may be updated next needs in a
-// write transaction, and nothing in a read transaction.
-func (t *tx) forWrite() string {
-	if t.readOnly {
-		return ""
-	}
-	return " FOR NO KEY UPDATE"
-}
-
-type scanner interface{ Scan(dest ...any) error }
-
-// micros converts t to stored unix microseconds.
-func micros(t time.Time) int64 { return t.UnixMicro() }
-
-// fromMicros converts stored unix microseconds to a UTC time.
-func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
-
-// nullMicros stores an optional time (NULL when nil).
-func nullMicros(t *time.Time) *int64 {
-	if t == nil {
-		return nil
-	}
-	us := t.UnixMicro()
-	return &us
-}
-
-// timePtr reads an optional time.
-func timePtr(us *int64) *time.Time {
-	if us == nil {
-		return nil
-	}
-	t := fromMicros(*us)
-	return &t
-}
-
-// nullText stores an optional JSON value as text (NULL when empty).
-func nullText(b []byte) *string {
-	if len(b) == 0 {
-		return nil
-	}
-	s := string(b)
-	return &s
-}
-
-// rawText reads an optional JSON value.
-func rawText(s *string) []byte {
-	if s == nil {
-		return nil
-	}
-	return []byte(*s)
-}
-
-// limitArg turns a page size into a LIMIT argument: zero or less means no limit (LIMIT NULL).
-func limitArg(n int) *int64 {
-	if n <= 0 {
-		return nil
-	}
-	v := int64(n)
-	return &v
+func newTx(ptx pgx.Tx, readOnly bool) *tx {
+	return &tx{Tx: sqlq.NewTx(dialect, conn{ptx}, readOnly), tx: ptx}
 }

@@ -1,12 +1,9 @@
 package postgres
 
 import (
-	"context"
 	"errors"
-	"fmt"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -19,24 +16,12 @@ const (
 	codeBadCharacter         = "22021" // character_not_in_repertoire: a NUL byte or invalid UTF-8
 )
 
-// normalize turns driver errors into carryon errors at the store boundary: no row is ENOTFOUND, a
-// taken unique key is ECONFLICT, a missing referenced row (or a row still referenced) is
-// ENOTFOUND, and text PostgreSQL cannot store (a NUL byte, invalid UTF-8) is EINVALID rather than
-// a server fault. Context errors and *carryon.Error pass through; anything else stays an internal
-// error (wrapped, with its detail, so that Write can still see a deadlock through it).
-func normalize(err error) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := carryon.AsError(err); ok {
-		return err
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	if errors.Is(err, pgx.ErrNoRows) {
-		return carryon.Errorf(carryon.ENOTFOUND, "not found")
-	}
+// codes says what PostgreSQL's errors mean at the store boundary (sqlq.Dialect.Normalize does
+// the rest): a taken unique key is ECONFLICT, a missing referenced row (or a row still
+// referenced) is ENOTFOUND, and text PostgreSQL cannot store (a NUL byte, invalid UTF-8) is
+// EINVALID rather than a server fault. Anything else stays an internal error (wrapped, with its
+// detail, so that Write can still see a deadlock through it).
+func codes(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {
@@ -59,33 +44,4 @@ func retryable(err error) bool {
 		return false
 	}
 	return pe.Code == codeDeadlockDetected || pe.Code == codeSerializationFailure
-}
-
-// notFound returns the ENOTFOUND error for a missing or foreign row.
-func notFound(what, id string) error {
-	return carryon.Errorf(carryon.ENOTFOUND, "%s %s not found", what, id)
-}
-
-// conflict returns the ECONFLICT error for a taken key, or err normalised when it is something else.
-func conflict(err error, format string, args ...any) error {
-	err = normalize(err)
-	if carryon.ErrorCode(err) == carryon.ECONFLICT {
-		return carryon.Errorf(carryon.ECONFLICT, format, args...)
-	}
-	return err
-}
-
-// wrap adds what the driver was doing to an internal error; carryon errors pass unchanged.
-func wrap(err error, op string) error {
-	err = normalize(err)
-	if err == nil {
-		return nil
-	}
-	if _, ok := carryon.AsError(err); ok {
-		return err
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return fmt.Errorf("postgres: %s: %w", op, err)
 }

@@ -57,7 +57,7 @@ func readKey(db *postgres.DB, owner, key string) (*store.IdempotencyRecord, erro
 // EINFLIGHT and Retry-After; another owner's same key is free; once the first commits, a repeat
 // reads its record.
 func TestKeyInFlight(t *testing.T) {
-	dsn := newDatabase(t)
+	dsn := newSchema(t)
 	first, second := open(t, dsn), open(t, dsn)
 	release := make(chan struct{})
 	done := holdKey(t, first, "k", release)
@@ -85,7 +85,7 @@ func TestKeyInFlight(t *testing.T) {
 // and no repeat ever waits on the key's lock (which would hold a pooled connection while the
 // first runs); the pool still serves other writes.
 func TestKeyInFlightHoldsNoConnection(t *testing.T) {
-	dsn := newDatabase(t)
+	dsn := newSchema(t)
 	first, small := open(t, dsn), open(t, dsn, postgres.WithMaxConns(2))
 	monitor, err := pgx.Connect(t.Context(), dsn)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 // TestNotifyAcrossPools sends notifications from one pool to a listener on another (as between
 // two server instances), also after the listener's connection was killed.
 func TestNotifyAcrossPools(t *testing.T) {
-	dsn := newDatabase(t)
+	dsn := newSchema(t)
 	sender, receiver := open(t, dsn), open(t, dsn)
 	n, ok := store.AsNotifier(store.Instrument(receiver, func(string, time.Duration, error) {}))
 	if !ok {

@@ -11,52 +11,22 @@ import (
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/store/postgres"
+	"github.com/carryon-hub/carryon/store/storetest"
 )
 
 // TestTwoPoolsLockedWrites writes from two *DB pools on one database (as two server instances
 // would) with many goroutines each, every write a read-check-write in Write: the row lock of
 // GetSession must serialise them, so no write fails and none is lost.
 func TestTwoPoolsLockedWrites(t *testing.T) {
-	dsn := newDatabase(t)
-	dbs := []*postgres.DB{open(t, dsn), open(t, dsn)}
-	s := mkSession(t, dbs[0], "sess_1")
-	const goroutines, each = 8, 15
-	var wg sync.WaitGroup
-	errs := make(chan error, 2*2*goroutines*each)
-	for h, db := range dbs {
-		for g := range goroutines {
-			wg.Go(func() {
-				for i := range each {
-					errs <- db.Write(t.Context(), func(tx store.Tx) error {
-						return appendTurn(t.Context(), tx, s.ID, fmt.Sprintf("h%d g%d i%d", h, g, i))
-					})
-					errs <- db.Read(t.Context(), func(tx store.Tx) error {
-						cur, err := tx.GetSession(t.Context(), "usr_1", s.ID)
-						if err != nil {
-							return err
-						}
-						_, err = tx.LastMessages(t.Context(), "usr_1", cur, 5)
-						return err
-					})
-				}
-			})
-		}
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatalf("concurrent access failed: %v", err)
-		}
-	}
-	checkSession(t, dbs[1], s.ID, 2*goroutines*each)
+	dsn := newSchema(t)
+	storetest.TwoHandles(t, open(t, dsn), open(t, dsn), 8, 15)
 }
 
 // TestTwoPoolsConditionalUpdates races optimistic writers on two pools: each reads the session in
 // a Read, then stores the next version conditionally in a Write. Losers must get EVERSION (and
 // write nothing); every win moves the version by exactly one, so no update is lost.
 func TestTwoPoolsConditionalUpdates(t *testing.T) {
-	dsn := newDatabase(t)
+	dsn := newSchema(t)
 	dbs := []*postgres.DB{open(t, dsn), open(t, dsn)}
 	s := mkSession(t, dbs[0], "sess_1")
 	const goroutines, each = 8, 15
@@ -122,7 +92,7 @@ var errReplay = errors.New("replayed")
 // store the key, all in one Write. Exactly one does the effect; the others find its record, or,
 // while it is still in flight, are refused with EINFLIGHT.
 func TestIdempotencySameKeyRace(t *testing.T) {
-	dsn := newDatabase(t)
+	dsn := newSchema(t)
 	dbs := []*postgres.DB{open(t, dsn), open(t, dsn)}
 	s := mkSession(t, dbs[0], "sess_1")
 	const racers = 50
@@ -195,7 +165,7 @@ func TestIdempotencySameKeyRace(t *testing.T) {
 // their first lock before either takes its second: Postgres aborts one with a deadlock, and
 // Write must run it again so that both writes succeed.
 func TestWriteRetriesDeadlock(t *testing.T) {
-	db := open(t, newDatabase(t))
+	db := open(t, newSchema(t))
 	a, b := mkSession(t, db, "sess_a"), mkSession(t, db, "sess_b")
 	var (
 		runs    atomic.Int64
@@ -236,7 +206,7 @@ func TestWriteRetriesDeadlock(t *testing.T) {
 	checkSession(t, db, b.ID, 2)
 
 	// Without retries the deadlock reaches the caller, as an internal error.
-	noRetry := open(t, newDatabase(t), postgres.WithRetries(0))
+	noRetry := open(t, newSchema(t), postgres.WithRetries(0))
 	a, b = mkSession(t, noRetry, "sess_a"), mkSession(t, noRetry, "sess_b")
 	holding = sync.WaitGroup{}
 	holding.Add(2)

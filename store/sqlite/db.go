@@ -7,8 +7,11 @@
 // semaphore, across processes on SQLite's busy timeout). Read transactions are deferred and see one
 // snapshot. The schema is created by embedded, versioned migrations applied at Open.
 //
-// Times are stored as INTEGER unix microseconds in UTC. The package knows no business rules; it
-// only stores and reads what the hub services tell it to, and normalises errors into carryon codes.
+// Times are stored as INTEGER unix microseconds in UTC. The statements are package sqlq's, one
+// text shared with the PostgreSQL driver; this package adds what is SQLite's own: the FTS5 index
+// of long-term memory, the writer queue, pragmas and its error codes. The package knows no business
+// rules; it only stores and reads what the hub services tell it to, and normalises errors into
+// carryon codes.
 package sqlite
 
 import (
@@ -23,8 +26,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/store/sqlq"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
@@ -162,14 +165,14 @@ func (db *DB) Close() error { return db.sql.Close() }
 func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 	stx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return normalize(fmt.Errorf("sqlite: begin read: %w", err))
+		return dialect.Normalize(fmt.Errorf("sqlite: begin read: %w", err))
 	}
 	defer stx.Rollback()
-	if err := fn(&tx{tx: stx, readOnly: true}); err != nil {
+	if err := fn(newTx(stx, true)); err != nil {
 		return err
 	}
 	if err := stx.Commit(); err != nil {
-		return normalize(fmt.Errorf("sqlite: commit read: %w", err))
+		return dialect.Normalize(fmt.Errorf("sqlite: commit read: %w", err))
 	}
 	return nil
 }
@@ -177,6 +180,11 @@ func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 // Write runs fn in a BEGIN IMMEDIATE transaction and commits when fn returns nil; otherwise it
 // rolls back and returns fn's error.
 func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
+	return db.writeTx(ctx, func(stx *sql.Tx) error { return fn(newTx(stx, false)) })
+}
+
+// writeTx runs fn in a BEGIN IMMEDIATE transaction, after the writers of this process before it.
+func (db *DB) writeTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	select {
 	case db.writeSem <- struct{}{}:
 	case <-ctx.Done():
@@ -185,77 +193,27 @@ func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 	defer func() { <-db.writeSem }()
 	stx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
-		return normalize(fmt.Errorf("sqlite: begin immediate: %w", err))
+		return dialect.Normalize(fmt.Errorf("sqlite: begin immediate: %w", err))
 	}
 	defer stx.Rollback()
-	if err := fn(&tx{tx: stx}); err != nil {
+	if err := fn(stx); err != nil {
 		return err
 	}
 	if err := stx.Commit(); err != nil {
-		return normalize(fmt.Errorf("sqlite: commit: %w", err))
+		return dialect.Normalize(fmt.Errorf("sqlite: commit: %w", err))
 	}
 	return nil
 }
 
-// tx implements store.Tx over one SQLite transaction.
+// tx implements store.Tx over one SQLite transaction: the shared statements of package sqlq, and
+// the methods SQLite does its own way.
 type tx struct {
-	tx       *sql.Tx
-	readOnly bool
+	*sqlq.Tx
+	tx *sql.Tx
 }
 
 var _ store.Tx = (*tx)(nil)
 
-// writable refuses a write inside Read.
-func (t *tx) writable() error {
-	if t.readOnly {
-		return carryon.Errorf(carryon.EINTERNAL, "sqlite: write inside a read transaction")
-	}
-	return nil
-}
-
-// micros converts t to stored unix microseconds.
-func micros(t time.Time) int64 { return t.UnixMicro() }
-
-// fromMicros converts stored unix microseconds to a UTC time.
-func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
-
-// nullMicros stores an optional time.
-func nullMicros(t *time.Time) sql.NullInt64 {
-	if t == nil {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: t.UnixMicro(), Valid: true}
-}
-
-// timePtr reads an optional time.
-func timePtr(n sql.NullInt64) *time.Time {
-	if !n.Valid {
-		return nil
-	}
-	t := fromMicros(n.Int64)
-	return &t
-}
-
-// nullText stores an optional JSON value as text (NULL when empty).
-func nullText(b []byte) sql.NullString {
-	if len(b) == 0 {
-		return sql.NullString{}
-	}
-	return sql.NullString{String: string(b), Valid: true}
-}
-
-// rawText reads an optional JSON value.
-func rawText(s sql.NullString) []byte {
-	if !s.Valid {
-		return nil
-	}
-	return []byte(s.String)
-}
-
-// limitArg turns a page size into a LIMIT argument: zero or less means no limit.
-func limitArg(n int) int {
-	if n <= 0 {
-		return -1
-	}
-	return n
+func newTx(stx *sql.Tx, readOnly bool) *tx {
+	return &tx{Tx: sqlq.NewTx(dialect, conn{stx}, readOnly), tx: stx}
 }

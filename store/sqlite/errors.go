@@ -1,32 +1,16 @@
 package sqlite
 
 import (
-	"context"
-	"database/sql"
 	"errors"
-	"fmt"
 
 	"github.com/carryon-hub/carryon"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// normalize turns driver errors into carryon errors at the store boundary: no row is ENOTFOUND, a
-// taken unique key is ECONFLICT, a missing referenced row is ENOTFOUND. Context errors and
-// *carryon.Error pass through; anything else stays an internal error (wrapped, with its detail).
-func normalize(err error) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := carryon.AsError(err); ok {
-		return err
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return carryon.Errorf(carryon.ENOTFOUND, "not found")
-	}
+// codes says what SQLite's errors mean at the store boundary (sqlq.Dialect.Normalize does the
+// rest): a taken unique key is ECONFLICT, a missing referenced row is ENOTFOUND.
+func codes(err error) error {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() {
@@ -37,30 +21,4 @@ func normalize(err error) error {
 		}
 	}
 	return err
-}
-
-// notFound returns the ENOTFOUND error for a missing or foreign row.
-func notFound(what, id string) error {
-	return carryon.Errorf(carryon.ENOTFOUND, "%s %s not found", what, id)
-}
-
-// conflict returns the ECONFLICT error for a taken key, or err normalised when it is something else.
-func conflict(err error, format string, args ...any) error {
-	err = normalize(err)
-	if carryon.ErrorCode(err) == carryon.ECONFLICT {
-		return carryon.Errorf(carryon.ECONFLICT, format, args...)
-	}
-	return err
-}
-
-// wrap adds what the driver was doing to an internal error; carryon errors pass unchanged.
-func wrap(err error, op string) error {
-	err = normalize(err)
-	if err == nil {
-		return nil
-	}
-	if _, ok := carryon.AsError(err); ok {
-		return err
-	}
-	return fmt.Errorf("sqlite: %s: %w", op, err)
 }

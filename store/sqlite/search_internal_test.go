@@ -11,6 +11,8 @@ import (
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
+
+	"github.com/carryon-hub/carryon/store/sqlq"
 )
 
 // TestMemorySearchOwnerInIndex: the full-text index knows each document's owner, so a search
@@ -34,13 +36,13 @@ func TestMemorySearchOwnerInIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range ms {
-		if m.version > 4 {
+		if m.Version > 4 {
 			break
 		}
-		if _, err := raw.Exec(m.sql); err != nil {
-			t.Fatalf("migration %s: %v", m.name, err)
+		if _, err := raw.Exec(m.SQL); err != nil {
+			t.Fatalf("migration %s: %v", m.Name, err)
 		}
-		if _, err := raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, m.version, m.name); err != nil {
+		if _, err := raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, m.Version, m.Name); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -51,7 +53,7 @@ func TestMemorySearchOwnerInIndex(t *testing.T) {
 			id++
 			text := fmt.Sprintf("%s drinks green tea, cup %d", owner, i)
 			if _, err := raw.Exec(`INSERT INTO memories (id, owner_id, namespace, key, value, text, created_at, updated_at)
-				VALUES (?, ?, 'prefs', ?, 'true', ?, ?, ?)`, id, owner, fmt.Sprint("k", i), text, micros(when), micros(when)); err != nil {
+				VALUES (?, ?, 'prefs', ?, 'true', ?, ?, ?)`, id, owner, fmt.Sprint("k", i), text, sqlq.Micros(when), sqlq.Micros(when)); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := raw.Exec(`INSERT INTO memories_fts (rowid, doc) VALUES (?, ?)`, id, "prefs k\n"+text); err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -126,79 +125,8 @@ func TestDurableAcrossReopen(t *testing.T) {
 // many goroutines each: BEGIN IMMEDIATE and the busy timeout must keep SQLITE_BUSY from escaping,
 // and no update may be lost.
 func TestTwoHandlesOneFile(t *testing.T) {
-	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "carryon.db")
-	dbs := []*sqlite.DB{openFile(t, path), openFile(t, path)}
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	s := &carryon.Session{ID: "sess_1", OwnerID: "usr_1", Status: carryon.SessionActive, Version: 1,
-		CreatedAt: now, UpdatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(time.Hour)}
-	if err := dbs[0].Write(ctx, func(tx store.Tx) error { return tx.InsertSession(ctx, s) }); err != nil {
-		t.Fatal(err)
-	}
-	const goroutines, each = 8, 25
-	var wg sync.WaitGroup
-	errs := make(chan error, 2*2*goroutines*each)
-	for h, db := range dbs {
-		for g := range goroutines {
-			wg.Go(func() {
-				for i := range each {
-					errs <- db.Write(ctx, func(tx store.Tx) error {
-						cur, err := tx.GetSession(ctx, "usr_1", s.ID)
-						if err != nil {
-							return err
-						}
-						prev := cur.Version
-						cur.Version++
-						cur.LastSeq++
-						cur.MessageCount++
-						if err := tx.InsertMessages(ctx, "usr_1", []*carryon.Message{{SessionID: s.ID, Seq: cur.LastSeq,
-							Role: carryon.RoleUser, Kind: carryon.KindMessage, Content: fmt.Sprintf("h%d g%d i%d", h, g, i),
-							Version: cur.Version, CreatedAt: now}}); err != nil {
-							return err
-						}
-						return tx.UpdateSession(ctx, cur, prev)
-					})
-					// Readers run alongside the writers.
-					errs <- db.Read(ctx, func(tx store.Tx) error {
-						cur, err := tx.GetSession(ctx, "usr_1", s.ID)
-						if err != nil {
-							return err
-						}
-						_, err = tx.LastMessages(ctx, "usr_1", cur, 5)
-						return err
-					})
-				}
-			})
-		}
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatalf("concurrent access failed: %v", err)
-		}
-	}
-	const total = 2 * goroutines * each
-	err := dbs[1].Read(ctx, func(tx store.Tx) error {
-		got, err := tx.GetSession(ctx, "usr_1", s.ID)
-		if err != nil {
-			return err
-		}
-		if got.Version != 1+total || got.LastSeq != total {
-			t.Errorf("session at version %d, last seq %d; want %d, %d", got.Version, got.LastSeq, 1+total, total)
-		}
-		msgs, err := tx.MessagesAfter(ctx, "usr_1", got, 0, 0)
-		if err != nil {
-			return err
-		}
-		if len(msgs) != total {
-			t.Errorf("%d messages, want %d", len(msgs), total)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	storetest.TwoHandles(t, openFile(t, path), openFile(t, path), 8, 25)
 }
 
 func BenchmarkAppend(b *testing.B) {

@@ -109,19 +109,8 @@ func testConcurrency(t *testing.T, open func(t *testing.T) store.Store) {
 			wg.Go(func() {
 				for i := range each {
 					errs <- st.Write(ctx, func(tx store.Tx) error {
-						cur, err := tx.GetSession(ctx, ownerA, s.ID)
-						if err != nil {
-							return err
-						}
-						prev := cur.Version
-						cur.Version++
-						cur.LastSeq++
-						cur.MessageCount++
-						m := newMessage(s.ID, cur.LastSeq, cur.Version, fmt.Sprintf("w%d-%d", w, i))
-						if err := tx.InsertMessages(ctx, ownerA, []*carryon.Message{m}); err != nil {
-							return err
-						}
-						return tx.UpdateSession(ctx, cur, prev)
+						_, err := AppendTurn(ctx, tx, ownerA, s.ID, fmt.Sprintf("w%d-%d", w, i))
+						return err
 					})
 				}
 			})

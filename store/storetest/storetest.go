@@ -33,6 +33,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -131,29 +132,39 @@ func newMessage(id string, seq, v int64, content string) *carryon.Message {
 	}
 }
 
+// AppendTurn appends, in tx, one user message with content to the owner's session id at its
+// next seq, moving the session version by one (as the hub does), and returns the stored session.
+// The message's CreatedAt is the suite's clock at its seq.
+func AppendTurn(ctx context.Context, tx store.Tx, owner, id, content string) (*carryon.Session, error) {
+	cur, err := tx.GetSession(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	prev := cur.Version
+	cur.Version++
+	cur.LastSeq++
+	cur.MessageCount++
+	m := newMessage(cur.ID, cur.LastSeq, cur.Version, content)
+	if err := tx.InsertMessages(ctx, owner, []*carryon.Message{m}); err != nil {
+		return nil, err
+	}
+	if err := tx.UpdateSession(ctx, cur, prev); err != nil {
+		return nil, err
+	}
+	return cur, nil
+}
+
 // appendMessages appends one message per content to s, each in its own write that moves the
 // session version by one (as the hub does), and updates s to the stored row.
 func appendMessages(t testing.TB, st store.Store, s *carryon.Session, contents ...string) {
 	t.Helper()
 	for _, c := range contents {
 		write(t, st, func(tx store.Tx) error {
-			cur, err := tx.GetSession(t.Context(), s.OwnerID, s.ID)
-			if err != nil {
-				return err
+			cur, err := AppendTurn(t.Context(), tx, s.OwnerID, s.ID, c)
+			if err == nil {
+				*s = *cur
 			}
-			prev := cur.Version
-			cur.Version++
-			cur.LastSeq++
-			cur.MessageCount++
-			m := newMessage(cur.ID, cur.LastSeq, cur.Version, c)
-			if err := tx.InsertMessages(t.Context(), cur.OwnerID, []*carryon.Message{m}); err != nil {
-				return err
-			}
-			if err := tx.UpdateSession(t.Context(), cur, prev); err != nil {
-				return err
-			}
-			*s = *cur
-			return nil
+			return err
 		})
 	}
 }

@@ -1,0 +1,62 @@
+package sqlq
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
+)
+
+// GetIdempotency returns the owner's record for key, expired or not. ENOTFOUND. Inside Write it
+// reads the row with Dialect.LockForDelete, so two writers of one record take turns (a driver
+// whose rows are locked this way must also lock the key while no record exists yet: a row lock
+// cannot lock a missing row).
+func (t *Tx) GetIdempotency(ctx context.Context, owner, key string) (*store.IdempotencyRecord, error) {
+	r := store.IdempotencyRecord{OwnerID: owner, Key: key}
+	var created, expires int64
+	var session *string
+	err := t.Conn.QueryRow(ctx, `SELECT session_id, fingerprint, state, result, created_at, expires_at FROM idempotency
+		WHERE owner_id = ? AND key = ?`+t.lockIfWriting(t.d.LockForDelete), owner, key).
+		Scan(&session, &r.Fingerprint, &r.State, &r.Result, &created, &expires)
+	if errors.Is(err, ErrNoRows) {
+		return nil, carryon.Errorf(carryon.ENOTFOUND, "request id %q not found", key)
+	} else if err != nil {
+		return nil, t.Wrap(err, "get idempotency")
+	}
+	r.SessionID, r.CreatedAt, r.ExpiresAt = Text(session), FromMicros(created), FromMicros(expires)
+	return &r, nil
+}
+
+// PutIdempotency inserts the record or replaces the owner's record with the same key (INSERT …
+// ON CONFLICT DO UPDATE, so a concurrent insert of the same key replaces instead of failing).
+func (t *Tx) PutIdempotency(ctx context.Context, r *store.IdempotencyRecord) error {
+	if err := t.Writable(); err != nil {
+		return err
+	}
+	_, err := t.Conn.Exec(ctx, `INSERT INTO idempotency (owner_id, key, session_id, fingerprint, state, result,
+		created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (owner_id, key) DO UPDATE SET session_id = excluded.session_id, fingerprint = excluded.fingerprint,
+		state = excluded.state, result = excluded.result, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+		r.OwnerID, r.Key, NullText(r.SessionID), r.Fingerprint, r.State, r.Result, Micros(r.CreatedAt), Micros(r.ExpiresAt))
+	return t.Wrap(err, "put idempotency")
+}
+
+// DeleteIdempotency removes the owner's record for key, if any.
+func (t *Tx) DeleteIdempotency(ctx context.Context, owner, key string) error {
+	if err := t.Writable(); err != nil {
+		return err
+	}
+	_, err := t.Conn.Exec(ctx, `DELETE FROM idempotency WHERE owner_id = ? AND key = ?`, owner, key)
+	return t.Wrap(err, "delete idempotency")
+}
+
+// SweepIdempotency removes every record that expired before t and returns how many.
+func (t *Tx) SweepIdempotency(ctx context.Context, before time.Time) (int64, error) {
+	if err := t.Writable(); err != nil {
+		return 0, err
+	}
+	n, err := t.Conn.Exec(ctx, `DELETE FROM idempotency WHERE expires_at < ?`, Micros(before))
+	return n, t.Wrap(err, "sweep idempotency")
+}

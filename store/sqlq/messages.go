@@ -1,0 +1,113 @@
+package sqlq
+
+import (
+	"context"
+	"errors"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
+)
+
+const messageCols = `session_id, seq, role, kind, content, name, tool_calls, tool_call_id, covers_from,
+	covers_to, run_id, request_id, tokens, metadata, version, created_at`
+
+// InsertMessages stores messages as given (in one round trip where the database can: see
+// Conn.ExecEach). ENOTFOUND when a session is not the owner's; ECONFLICT on a seq that exists.
+func (t *Tx) InsertMessages(ctx context.Context, owner string, msgs []*carryon.Message) error {
+	if err := t.Writable(); err != nil {
+		return err
+	}
+	checked := map[string]bool{}
+	for _, m := range msgs {
+		if checked[m.SessionID] {
+			continue
+		}
+		if err := t.ownSession(ctx, owner, m.SessionID); err != nil {
+			return err
+		}
+		checked[m.SessionID] = true
+	}
+	rows := make([][]any, len(msgs))
+	for i, m := range msgs {
+		kind := m.Kind
+		if kind == "" {
+			kind = carryon.KindMessage
+		}
+		rows[i] = []any{m.SessionID, m.Seq, string(m.Role), kind, m.Content, m.Name, NullText(m.ToolCalls), m.ToolCallID,
+			m.CoversFrom, m.CoversTo, m.RunID, m.RequestID, m.Tokens, NullText(m.Metadata), m.Version,
+			Micros(m.CreatedAt)}
+	}
+	i, err := t.Conn.ExecEach(ctx, `INSERT INTO messages (`+messageCols+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, rows)
+	if err != nil && i < len(msgs) {
+		return t.Conflict(err, "insert messages", "message %d of session %s exists", msgs[i].Seq, msgs[i].SessionID)
+	}
+	return t.Wrap(err, "insert messages")
+}
+
+// queryMessages reads rows of one segment and labels them with as, the session being read.
+func (t *Tx) queryMessages(ctx context.Context, as, query string, args ...any) ([]*carryon.Message, error) {
+	return scanAll(t, ctx, "read messages", func(r Row) (*carryon.Message, error) {
+		var m carryon.Message
+		var role, kind string
+		var calls, meta *string
+		var created int64
+		if err := r.Scan(&m.SessionID, &m.Seq, &role, &kind, &m.Content, &m.Name, &calls, &m.ToolCallID,
+			&m.CoversFrom, &m.CoversTo, &m.RunID, &m.RequestID, &m.Tokens, &meta, &m.Version, &created); err != nil {
+			return nil, err
+		}
+		m.Role, m.Kind, m.ToolCalls, m.Metadata = carryon.Role(role), kind, RawText(calls), RawText(meta)
+		m.CreatedAt, m.SessionID = FromMicros(created), as
+		return &m, nil
+	}, `SELECT `+messageCols+` FROM messages `+query, args...)
+}
+
+// LastMessages returns the last limit visible messages of s, oldest first. It reads at most limit
+// rows (newest first by the (session_id, seq) primary key) and climbs to a parent only while it
+// still needs rows. Every returned message carries s.ID as its SessionID, inherited ones included,
+// so a fork reads the same before and after its parent is deleted.
+func (t *Tx) LastMessages(ctx context.Context, owner string, s *carryon.Session, limit int) ([]*carryon.Message, error) {
+	head, err := t.ownLink(ctx, owner, s.ID, "")
+	if err != nil {
+		return nil, err
+	}
+	return store.LastInChain(head, limit, t.parentOf(ctx), func(sg store.ForkSegment, n int) ([]*carryon.Message, error) {
+		return t.queryMessages(ctx, s.ID, `WHERE session_id = ? AND seq > ? AND seq <= ? ORDER BY seq DESC LIMIT ?`,
+			sg.ID, sg.Lo, sg.Hi, Limit(n))
+	})
+}
+
+// MessagesAfter returns up to limit visible messages of s with seq > after, oldest first (a limit
+// of zero or less means no limit), labelled with s.ID like LastMessages. Ancestors are read only
+// when after lies in their part.
+func (t *Tx) MessagesAfter(ctx context.Context, owner string, s *carryon.Session, after int64, limit int) ([]*carryon.Message, error) {
+	head, err := t.ownLink(ctx, owner, s.ID, "")
+	if err != nil {
+		return nil, err
+	}
+	return store.AfterInChain(head, after, limit, t.parentOf(ctx), func(sg store.ForkSegment, n int) ([]*carryon.Message, error) {
+		return t.queryMessages(ctx, s.ID, `WHERE session_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
+			sg.ID, sg.Lo, sg.Hi, Limit(n))
+	})
+}
+
+// SeqAtVersion returns the highest visible seq of s stored at a session version <= v, or 0. A
+// fork's versions are its own (the hub creates a fork at version 1), and everything it inherits
+// existed before its first version: so only its own messages (seq > ForkSeq) are compared with v,
+// and when none qualifies the answer is ForkSeq. This holds after the parent is deleted too, since
+// materialising keeps ForkSeq. It reads the session's link and at most one message.
+func (t *Tx) SeqAtVersion(ctx context.Context, owner string, s *carryon.Session, v int64) (int64, error) {
+	head, err := t.ownLink(ctx, owner, s.ID, "")
+	if err != nil {
+		return 0, err
+	}
+	var seq int64
+	err = t.Conn.QueryRow(ctx, `SELECT seq FROM messages WHERE session_id = ? AND seq > ? AND version <= ?
+		ORDER BY seq DESC LIMIT 1`, head.ID, head.ForkSeq, v).Scan(&seq)
+	if errors.Is(err, ErrNoRows) {
+		return head.ForkSeq, nil
+	} else if err != nil {
+		return 0, t.Wrap(err, "seq at version")
+	}
+	return seq, nil
+}

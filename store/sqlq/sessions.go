@@ -1,0 +1,194 @@
+package sqlq
+
+import (
+	"context"
+	"errors"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
+)
+
+const sessionCols = `id, owner_id, title, status, version, parent_id, fork_seq, fork_version, created_at,
+	updated_at, last_active_at, expires_at, idle_ttl_seconds, message_count, last_seq, memory_version, metadata`
+
+func scanSession(r Row) (*carryon.Session, error) {
+	var s carryon.Session
+	var parent, meta *string
+	var status string
+	var created, updated, active, expires int64
+	err := r.Scan(&s.ID, &s.OwnerID, &s.Title, &status, &s.Version, &parent, &s.ForkSeq, &s.ForkVersion,
+		&created, &updated, &active, &expires, &s.IdleTTLSeconds, &s.MessageCount, &s.LastSeq,
+		&s.MemoryVersion, &meta)
+	if err != nil {
+		return nil, err
+	}
+	s.Status, s.ParentID = carryon.SessionStatus(status), Text(parent)
+	s.CreatedAt, s.UpdatedAt = FromMicros(created), FromMicros(updated)
+	s.LastActiveAt, s.ExpiresAt = FromMicros(active), FromMicros(expires)
+	s.Metadata = RawText(meta)
+	return &s, nil
+}
+
+// InsertSession stores a new session row. ECONFLICT when the id exists; ENOTFOUND when ParentID
+// names no session.
+func (t *Tx) InsertSession(ctx context.Context, s *carryon.Session) error {
+	if err := t.Writable(); err != nil {
+		return err
+	}
+	_, err := t.Conn.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.ID, s.OwnerID, s.Title, string(s.Status), s.Version, NullText(s.ParentID), s.ForkSeq, s.ForkVersion,
+		Micros(s.CreatedAt), Micros(s.UpdatedAt), Micros(s.LastActiveAt), Micros(s.ExpiresAt),
+		s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.MemoryVersion, NullText(s.Metadata))
+	return t.Conflict(err, "insert session", "session %s exists", s.ID)
+}
+
+// GetSession returns the owner's session. ENOTFOUND when missing or owned by someone else. Inside
+// Write it locks the row until the transaction ends (Dialect.LockForUpdate), so a
+// read-check-write of the session is safe: a concurrent writer of the same session waits here and
+// then reads the committed row.
+func (t *Tx) GetSession(ctx context.Context, owner, id string) (*carryon.Session, error) {
+	s, err := scanSession(t.Conn.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ? AND owner_id = ?`+
+		t.lockIfWriting(t.d.LockForUpdate), id, owner))
+	if errors.Is(err, ErrNoRows) {
+		return nil, NotFound("session", id)
+	}
+	return s, t.Wrap(err, "get session")
+}
+
+// ListSessions returns a page of the owner's sessions by (created_at, id) descending, filtered
+// by the status a client sees at q.Now. A Limit of zero or less means no limit.
+func (t *Tx) ListSessions(ctx context.Context, owner string, q store.SessionQuery) ([]*carryon.Session, error) {
+	query := `SELECT ` + sessionCols + ` FROM sessions WHERE owner_id = ?`
+	args := []any{owner}
+	switch q.Status {
+	case "":
+	case carryon.SessionActive:
+		query += ` AND status = 'active' AND expires_at > ?`
+		args = append(args, Micros(q.Now))
+	case carryon.SessionExpired:
+		query += ` AND (status = 'expired' OR (status = 'active' AND expires_at <= ?))`
+		args = append(args, Micros(q.Now))
+	default:
+		query += ` AND status = ?`
+		args = append(args, string(q.Status))
+	}
+	if q.AfterID != "" {
+		query += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
+		args = append(args, Micros(q.AfterCreated), Micros(q.AfterCreated), q.AfterID)
+	}
+	query += ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	return scanAll(t, ctx, "list sessions", scanSession, query, append(args, Limit(q.Limit))...)
+}
+
+// UpdateSession stores every mutable field of s if the row is s.OwnerID's and at version prev.
+// ENOTFOUND when missing or foreign; EVERSION with CurrentVersion when the version moved. Where
+// writers are not serialised, the UPDATE waits for a concurrent writer of the row and then
+// re-checks the version against the committed row, so exactly one of two writers that read
+// version N stores N+1.
+func (t *Tx) UpdateSession(ctx context.Context, s *carryon.Session, prev int64) error {
+	if err := t.Writable(); err != nil {
+		return err
+	}
+	n, err := t.Conn.Exec(ctx, `UPDATE sessions SET title = ?, status = ?, version = ?, updated_at = ?,
+		last_active_at = ?, expires_at = ?, idle_ttl_seconds = ?, message_count = ?, last_seq = ?,
+		memory_version = ?, metadata = ?
+		WHERE id = ? AND owner_id = ? AND version = ?`,
+		s.Title, string(s.Status), s.Version, Micros(s.UpdatedAt), Micros(s.LastActiveAt), Micros(s.ExpiresAt),
+		s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.MemoryVersion, NullText(s.Metadata),
+		s.ID, s.OwnerID, prev)
+	if err != nil {
+		return t.Wrap(err, "update session")
+	}
+	if n == 1 {
+		return nil
+	}
+	var current int64
+	err = t.Conn.QueryRow(ctx, `SELECT version FROM sessions WHERE id = ? AND owner_id = ?`, s.ID, s.OwnerID).Scan(&current)
+	if errors.Is(err, ErrNoRows) {
+		return NotFound("session", s.ID)
+	} else if err != nil {
+		return t.Wrap(err, "update session")
+	}
+	return carryon.VersionConflict(prev, current)
+}
+
+// DeleteSession removes the owner's session, every row in it and the request ids recorded with
+// its id (the rows that reference it go with it by ON DELETE CASCADE). Each direct fork first gets a
+// copy of the history it shares (everything visible up to its ForkSeq) and loses its ParentID, so
+// it keeps its whole history; deeper forks read through it unchanged. The session row is read
+// with Dialect.LockForDelete first: a fork being made concurrently either commits before (and is
+// materialised here) or fails its foreign key check after. ENOTFOUND.
+func (t *Tx) DeleteSession(ctx context.Context, owner, id string) error {
+	if err := t.Writable(); err != nil {
+		return err
+	}
+	head, err := t.ownLink(ctx, owner, id, t.d.LockForDelete)
+	if err != nil {
+		return err
+	}
+	forks, err := scanAll(t, ctx, "delete session", func(r Row) (store.ForkLink, error) {
+		f := store.ForkLink{ParentID: id}
+		err := r.Scan(&f.ID, &f.ForkSeq)
+		return f, err
+	}, `SELECT id, fork_seq FROM sessions WHERE parent_id = ?`, id)
+	if err != nil {
+		return err
+	}
+	if len(forks) > 0 {
+		segs, err := store.ForkSegments(head, -1, t.parentOf(ctx))
+		if err != nil {
+			return err
+		}
+		for _, f := range forks {
+			if err := t.materialise(ctx, f, segs); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := t.Conn.Exec(ctx, `DELETE FROM sessions WHERE id = ?`, id); err != nil {
+		return t.Wrap(err, "delete session")
+	}
+	_, err = t.Conn.Exec(ctx, `DELETE FROM idempotency WHERE session_id = ? AND owner_id = ?`, id, owner)
+	return t.Wrap(err, "delete session's request ids")
+}
+
+// materialise copies the part of segs a fork shares (seq <= its fork seq) into the fork and
+// detaches it from its parent.
+func (t *Tx) materialise(ctx context.Context, f store.ForkLink, segs []store.ForkSegment) error {
+	for _, sg := range segs {
+		hi := min(sg.Hi, f.ForkSeq)
+		if sg.Lo >= hi {
+			continue
+		}
+		_, err := t.Conn.Exec(ctx, `INSERT INTO messages (session_id, seq, role, kind, content, name, tool_calls,
+			tool_call_id, covers_from, covers_to, run_id, request_id, tokens, metadata, version, created_at)
+			SELECT ?, seq, role, kind, content, name, tool_calls, tool_call_id, covers_from, covers_to, run_id,
+			request_id, tokens, metadata, version, created_at
+			FROM messages WHERE session_id = ? AND seq > ? AND seq <= ?`, f.ID, sg.ID, sg.Lo, hi)
+		if err != nil {
+			return t.Wrap(err, "materialise fork")
+		}
+	}
+	_, err := t.Conn.Exec(ctx, `UPDATE sessions SET parent_id = NULL WHERE id = ?`, f.ID)
+	return t.Wrap(err, "materialise fork")
+}
+
+// PurgeableSessions returns up to q.Limit sessions of any owner that expired before
+// q.ExpiredBefore and, when q.ClosedBefore is set, that were closed before it, the oldest first.
+// A closed session is never selected by its ExpiresAt (closing a session keeps its history).
+func (t *Tx) PurgeableSessions(ctx context.Context, q store.PurgeQuery) ([]store.SessionRef, error) {
+	query := `SELECT owner_id, id, expires_at AS t FROM sessions
+		WHERE status IN ('active', 'expired') AND expires_at < ?`
+	args := []any{Micros(q.ExpiredBefore)}
+	if !q.ClosedBefore.IsZero() {
+		query += ` UNION ALL SELECT owner_id, id, updated_at AS t FROM sessions
+			WHERE status = 'closed' AND updated_at < ?`
+		args = append(args, Micros(q.ClosedBefore))
+	}
+	return scanAll(t, ctx, "purgeable sessions", func(r Row) (store.SessionRef, error) {
+		var ref store.SessionRef
+		err := r.Scan(&ref.OwnerID, &ref.ID)
+		return ref, err
+	}, `SELECT owner_id, id FROM (`+query+`) AS p ORDER BY t, id LIMIT ?`, append(args, Limit(q.Limit))...)
+}
