@@ -206,7 +206,8 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 				return false, err
 			}
 			failpoint.Hit(failpoint.StepCommitted)
-			return true, emit(ctx, carryon.EventMessageAppended, res)
+			// The answer is committed: a stop that comes now is too late to cancel the run.
+			return true, emit(context.WithoutCancel(ctx), carryon.EventMessageAppended, res)
 		}
 		actions = e.plan(run, step, resp.ToolCalls)
 		res, err := hub.PlanStep(ctx, run, assistantCall(resp), actions)
