@@ -59,13 +59,3 @@ type Action struct {
 	FinishedAt        *time.Time `json:"finished_at,omitempty"`
 }
 
-// Checkpoint marks a finished step of a run with pointers into the session, never copies: the
-// message high-water mark, the working memory version and the actions still pending.
-type Checkpoint struct {
-	RunID          string    `json:"run_id"`
-	Step           int       `json:"step"`
-	MessageSeq     int64     `json:"message_seq"`
-	MemoryVersion  int64     `json:"memory_version"`
-	PendingActions []string  `json:"pending_actions,omitempty"`
-	CreatedAt      time.Time `json:"created_at"`
-}

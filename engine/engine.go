@@ -46,8 +46,8 @@ type Hub interface {
 	StartAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error
 	// FinishAction journals how a call ended.
 	FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error
-	// CommitStep appends the step's last messages and records its checkpoint (with the run's step,
-	// usage and, for the final answer, its reply) in one transaction.
+	// CommitStep appends the step's last messages and stores the run's step, usage and, for the
+	// final answer, its reply, in one transaction: the step's checkpoint.
 	CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error)
 	// StopRequested says whether the run was asked to stop: "", "cancel" or "interrupt".
 	StopRequested(ctx context.Context, run *carryon.Run) (string, error)

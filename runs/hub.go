@@ -113,10 +113,6 @@ func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.N
 		if err != nil {
 			return nil, err
 		}
-		cp := &carryon.Checkpoint{RunID: run.ID, Step: run.Step, MessageSeq: sess.LastSeq, MemoryVersion: sess.MemoryVersion, CreatedAt: now}
-		if err := tx.InsertCheckpoint(ctx, own, cp); err != nil {
-			return nil, err
-		}
 		r, err := tx.GetRun(ctx, own, run.ID)
 		if err != nil {
 			return nil, err

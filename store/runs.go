@@ -15,7 +15,7 @@ type RunQuery struct {
 	Limit        int
 }
 
-// Runs stores runs, their tool journal, checkpoints and events. Every method but the system
+// Runs stores runs, their tool journal and events. Every method but the system
 // runner's RunnableRuns takes the owner (UpdateRun and InsertRun read it from the run) and answers
 // ENOTFOUND for another owner's rows, exactly as for missing ones.
 type Runs interface {
@@ -54,13 +54,6 @@ type Runs interface {
 	StepActions(ctx context.Context, owner, runID string, step int) ([]*carryon.Action, error)
 	// RecentActions returns the session's last limit actions, newest first.
 	RecentActions(ctx context.Context, owner, sessionID string, limit int) ([]*carryon.Action, error)
-
-	// InsertCheckpoint stores a step's checkpoint of the owner's run c.RunID. ENOTFOUND when the
-	// run is not the owner's; ECONFLICT when the step has one.
-	InsertCheckpoint(ctx context.Context, owner string, c *carryon.Checkpoint) error
-	// LastCheckpoint returns the owner's run's newest checkpoint, or nil when it has none.
-	// ENOTFOUND when the run is not the owner's.
-	LastCheckpoint(ctx context.Context, owner, runID string) (*carryon.Checkpoint, error)
 
 	// AppendEvent stores an event of the owner's run e.RunID with the run's next seq, which it
 	// sets on e. ENOTFOUND when the run is not the owner's.

@@ -133,7 +133,7 @@ func checkCountsTable(t *testing.T, out string, want map[string]string) {
 	if !regexp.MustCompile(`(?m)^TABLE\s+SQLITE\s+POSTGRES`).MatchString(out) {
 		t.Fatalf("no counts table in:\n%s", out)
 	}
-	for _, table := range []string{"users", "api_keys", "sessions", "messages", "working_memory", "memory_revisions", "idempotency", "runs", "actions", "checkpoints", "run_events", "memories"} {
+	for _, table := range []string{"users", "api_keys", "sessions", "messages", "working_memory", "memory_revisions", "idempotency", "runs", "actions", "run_events", "memories"} {
 		m := regexp.MustCompile(`(?m)^` + table + `\s+([\d,]+)\s+([\d,]+)\s+ok\s*$`).FindStringSubmatch(out)
 		if m == nil || m[1] != m[2] {
 			t.Fatalf("no matching line for %s in:\n%s", table, out)

@@ -2,7 +2,6 @@ package sqlq
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -158,50 +157,3 @@ func (t *Tx) RunnableRuns(ctx context.Context, now time.Time, limit int) ([]*car
 		ORDER BY r.created_at, r.id LIMIT ?`+t.lockIfWriting(t.d.LockToClaim), Micros(now), Limit(limit))
 }
 
-// InsertCheckpoint stores a step's checkpoint of the owner's run. ECONFLICT when the step has
-// one; ENOTFOUND when the run is not the owner's.
-func (t *Tx) InsertCheckpoint(ctx context.Context, owner string, c *carryon.Checkpoint) error {
-	if err := t.Writable(); err != nil {
-		return err
-	}
-	if err := t.ownRun(ctx, owner, c.RunID, ""); err != nil {
-		return err
-	}
-	var pending []byte
-	if len(c.PendingActions) > 0 {
-		var err error
-		if pending, err = json.Marshal(c.PendingActions); err != nil {
-			return t.Wrap(err, "encode pending actions")
-		}
-	}
-	_, err := t.Conn.Exec(ctx, `INSERT INTO checkpoints (run_id, step, message_seq, memory_version,
-		pending_actions, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		c.RunID, c.Step, c.MessageSeq, c.MemoryVersion, NullText(pending), Micros(c.CreatedAt))
-	return t.Conflict(err, "insert checkpoint", "step %d of run %s has a checkpoint", c.Step, c.RunID)
-}
-
-// LastCheckpoint returns the owner's run's checkpoint with the highest step, or nil when it has
-// none. ENOTFOUND when the run is not the owner's.
-func (t *Tx) LastCheckpoint(ctx context.Context, owner, runID string) (*carryon.Checkpoint, error) {
-	if err := t.ownRun(ctx, owner, runID, ""); err != nil {
-		return nil, err
-	}
-	c := carryon.Checkpoint{RunID: runID}
-	var pending *string
-	var created int64
-	err := t.Conn.QueryRow(ctx, `SELECT step, message_seq, memory_version, pending_actions, created_at
-		FROM checkpoints WHERE run_id = ? ORDER BY step DESC LIMIT 1`, runID).Scan(&c.Step, &c.MessageSeq,
-		&c.MemoryVersion, &pending, &created)
-	if errors.Is(err, ErrNoRows) {
-		return nil, nil
-	} else if err != nil {
-		return nil, t.Wrap(err, "last checkpoint")
-	}
-	if pending != nil {
-		if err := json.Unmarshal([]byte(*pending), &c.PendingActions); err != nil {
-			return nil, t.Wrap(err, "decode pending actions")
-		}
-	}
-	c.CreatedAt = FromMicros(created)
-	return &c, nil
-}

@@ -67,7 +67,7 @@ func runFixture(t testing.TB, st store.Store) *carryon.Session {
 	return s
 }
 
-// testJournal covers what a run writes as it goes: the tool journal, checkpoints and events.
+// testJournal covers what a run writes as it goes: the tool journal and events.
 func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Actions", func(t *testing.T) {
 		st := open(t)
@@ -231,74 +231,6 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 			wantCode(t, err, carryon.ENOTFOUND)
 			return nil
 		})
-	})
-
-	t.Run("Checkpoints", func(t *testing.T) {
-		st := open(t)
-		ctx := t.Context()
-		runFixture(t, st)
-		lastOf := func(owner, runID string) (*carryon.Checkpoint, error) {
-			var c *carryon.Checkpoint
-			err := st.Read(ctx, func(tx store.Tx) error {
-				var err error
-				c, err = tx.LastCheckpoint(ctx, owner, runID)
-				return err
-			})
-			return c, err
-		}
-		last := func(runID string) *carryon.Checkpoint {
-			t.Helper()
-			c, err := lastOf(ownerA, runID)
-			if err != nil {
-				t.Fatalf("LastCheckpoint(%s): %v", runID, err)
-			}
-			return c
-		}
-		if c := last("run_1"); c != nil {
-			t.Fatalf("LastCheckpoint of a run without checkpoints = %+v, want nil", c)
-		}
-		_, err := lastOf(ownerA, "run_missing")
-		wantCode(t, err, carryon.ENOTFOUND)
-		cps := []*carryon.Checkpoint{
-			{RunID: "run_1", Step: 1, MessageSeq: 3, MemoryVersion: 1, CreatedAt: at(10)},
-			{RunID: "run_1", Step: 3, MessageSeq: 9, MemoryVersion: 4, PendingActions: []string{"act_b", "act_a"}, CreatedAt: at(30)},
-			{RunID: "run_1", Step: 2, MessageSeq: 6, MemoryVersion: 2, PendingActions: []string{}, CreatedAt: at(35)},
-			{RunID: "run_2", Step: 7, MessageSeq: 1, CreatedAt: at(40)},
-		}
-		for _, c := range cps {
-			write(t, st, func(tx store.Tx) error { return tx.InsertCheckpoint(ctx, ownerA, c) })
-		}
-		check := func(got, want *carryon.Checkpoint) {
-			t.Helper()
-			if got == nil || got.RunID != want.RunID || got.Step != want.Step || got.MessageSeq != want.MessageSeq ||
-				got.MemoryVersion != want.MemoryVersion || !got.CreatedAt.Equal(want.CreatedAt) ||
-				len(got.PendingActions) != len(want.PendingActions) ||
-				(len(want.PendingActions) > 0 && !reflect.DeepEqual(got.PendingActions, want.PendingActions)) {
-				t.Fatalf("checkpoint = %+v, want %+v", got, want)
-			}
-		}
-		// The highest step, not the last stored nor the latest created.
-		check(last("run_1"), cps[1])
-		check(last("run_2"), cps[3])
-		_, err = lastOf(ownerB, "run_1")
-		wantCode(t, err, carryon.ENOTFOUND)
-
-		dup := *cps[0]
-		dup.MessageSeq = 99
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertCheckpoint(ctx, ownerA, &dup) })
-		wantCode(t, err, carryon.ECONFLICT)
-		err = st.Write(ctx, func(tx store.Tx) error {
-			return tx.InsertCheckpoint(ctx, ownerB, &carryon.Checkpoint{RunID: "run_1", Step: 9, CreatedAt: at(50)})
-		})
-		wantCode(t, err, carryon.ENOTFOUND)
-		err = st.Write(ctx, func(tx store.Tx) error {
-			return tx.InsertCheckpoint(ctx, ownerA, &carryon.Checkpoint{RunID: "run_missing", Step: 1, CreatedAt: at(50)})
-		})
-		wantCode(t, err, carryon.ENOTFOUND)
-		write(t, st, func(tx store.Tx) error {
-			return tx.InsertCheckpoint(ctx, ownerA, &carryon.Checkpoint{RunID: "run_1", Step: 4, MessageSeq: 12, MemoryVersion: 5, CreatedAt: at(60)})
-		})
-		check(last("run_1"), &carryon.Checkpoint{RunID: "run_1", Step: 4, MessageSeq: 12, MemoryVersion: 5, CreatedAt: at(60)})
 	})
 
 	t.Run("Events", func(t *testing.T) {

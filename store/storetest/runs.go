@@ -490,9 +490,6 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 				if err := tx.InsertAction(ctx, ownerA, newAction(id, sess.ID, 1, 0, 2)); err != nil {
 					return err
 				}
-				if err := tx.InsertCheckpoint(ctx, ownerA, &carryon.Checkpoint{RunID: id, Step: 1, MessageSeq: 2, CreatedAt: at(3)}); err != nil {
-					return err
-				}
 				return tx.AppendEvent(ctx, ownerA, &carryon.Event{RunID: id, Type: carryon.EventRunStarted, CreatedAt: at(1)})
 			})
 		}
@@ -510,8 +507,6 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 			wantCode(t, err, carryon.ENOTFOUND)
 			_, err = tx.EventsAfter(ctx, ownerA, "run_1", 0, 10)
 			wantCode(t, err, carryon.ENOTFOUND)
-			_, err = tx.LastCheckpoint(ctx, ownerA, "run_1")
-			wantCode(t, err, carryon.ENOTFOUND)
 			return nil
 		})
 		// The same ids start empty: nothing of the old session is left behind.
@@ -521,9 +516,6 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 			return tx.InsertAction(ctx, ownerA, newAction("run_1", s.ID, 1, 0, 51))
 		})
 		read(t, st, func(tx store.Tx) error {
-			if c, err := tx.LastCheckpoint(ctx, ownerA, "run_1"); err != nil || c != nil {
-				t.Fatalf("checkpoint of a deleted run survived: %+v, %v", c, err)
-			}
 			evs, err := tx.EventsAfter(ctx, ownerA, "run_1", 0, 10)
 			if err != nil || len(evs) != 0 {
 				t.Fatalf("events of a deleted run survived: %d, %v", len(evs), err)
@@ -545,9 +537,6 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 				evs, err := tx.EventsAfter(ctx, ownerA, c.run, 0, 10)
 				if err != nil || len(evs) != 1 {
 					t.Fatalf("events of %s = %d, %v", c.run, len(evs), err)
-				}
-				if cp, err := tx.LastCheckpoint(ctx, ownerA, c.run); err != nil || cp == nil || cp.Step != 1 {
-					t.Fatalf("checkpoint of %s = %+v, %v", c.run, cp, err)
 				}
 			}
 			msgs, err := tx.LastMessages(ctx, ownerA, f, 10)

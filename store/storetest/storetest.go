@@ -21,9 +21,8 @@
 //     ENOTFOUND like a missing one, any other attempt (older or newer) is EFENCED.
 //   - Reads of a session's runs or actions (ListRuns, ActiveRuns, RecentActions) are ENOTFOUND when
 //     the session is not the owner's; reads and writes of a run's rows (GetRun, ListActions,
-//     EventsAfter, LastCheckpoint, InsertAction, UpdateAction, InsertCheckpoint, AppendEvent) when
-//     the run is not (missing or another owner's), and InsertAction also when the run is not of
-//     the action's session. LastCheckpoint of the owner's run without checkpoints is nil.
+//     EventsAfter, InsertAction, UpdateAction, AppendEvent) when the run is not (missing or
+//     another owner's), and InsertAction also when the run is not of the action's session.
 //   - RunnableRuns orders by (CreatedAt, ID); a lease expiring exactly at now has not expired,
 //     and a running run without a lease expiry is never returned.
 //   - RecentActions breaks ties of StartedAt by step, then index, descending.
