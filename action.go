@@ -58,4 +58,3 @@ type Action struct {
 	StartedAt         time.Time  `json:"started_at"`
 	FinishedAt        *time.Time `json:"finished_at,omitempty"`
 }
-

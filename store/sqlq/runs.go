@@ -156,4 +156,3 @@ func (t *Tx) RunnableRuns(ctx context.Context, now time.Time, limit int) ([]*car
 				AND (o.status <> 'queued' OR o.created_at < r.created_at OR (o.created_at = r.created_at AND o.id < r.id)))))
 		ORDER BY r.created_at, r.id LIMIT ?`+t.lockIfWriting(t.d.LockToClaim), Micros(now), Limit(limit))
 }
-
