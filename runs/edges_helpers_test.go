@@ -70,6 +70,20 @@ func newHubEnv(t *testing.T, st store.Store, cfg sessions.Config) *hubEnv {
 	return e
 }
 
+// startRun creates a session of alice and starts a run on it through svc with message.
+func (e *hubEnv) startRun(t *testing.T, svc *runs.Service, message string) (*carryon.Session, *carryon.Run) {
+	t.Helper()
+	s, err := e.sess.Create(e.alice, carryon.NewSession{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := svc.Start(e.alice, s.ID, carryon.NewRun{Message: message})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, run
+}
+
 // work runs svc's runners until the returned stop is called (or the test ends); stop waits for
 // them to return.
 func work(t *testing.T, svc *runs.Service) (stop func()) {

@@ -35,11 +35,7 @@ func TestTakeoverWithTalkingModel(t *testing.T) {
 				Logger: slog.New(slog.NewTextHandler(logsA, nil)),
 			})
 			b := runner(t, e.st, e.sess, e.data, scripted.New(0), runs.Config{Instance: "runner-b", LeaseTTL: 5 * time.Second, Poll: 20 * time.Millisecond})
-			s, _ := e.sess.Create(e.alice, carryon.NewSession{})
-			run, err := a.Start(e.alice, s.ID, carryon.NewRun{Message: "Write the plan: outline, then draft"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, run := e.startRun(t, a, "Write the plan: outline, then draft")
 			stopA := work(t, a)
 			<-m.entered
 			waitFor(t, "runner A's lease to run out", func() bool { return leaseExpired(t, e.st, run.ID) })
@@ -84,11 +80,7 @@ func TestZombieCannotRewriteParkedRun(t *testing.T) {
 				Logger: slog.New(slog.NewTextHandler(logsA, nil)),
 			})
 			b := runner(t, e.st, e.sess, e.data, scripted.New(0), runs.Config{Instance: "runner-b", MaxAttempts: 1, Poll: 20 * time.Millisecond})
-			s, _ := e.sess.Create(e.alice, carryon.NewSession{})
-			run, err := a.Start(e.alice, s.ID, carryon.NewRun{Message: "Write the plan: outline, then draft"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, run := e.startRun(t, a, "Write the plan: outline, then draft")
 			stopA := work(t, a)
 			<-m.entered
 			waitFor(t, "runner A's lease to run out", func() bool { return leaseExpired(t, e.st, run.ID) })
@@ -153,11 +145,7 @@ func TestRollingRestartsDoNotPark(t *testing.T) {
 	m := newBlocking()
 	cfg := runs.Config{MaxAttempts: 2, Poll: 20 * time.Millisecond}
 	first := runner(t, e.st, e.sess, e.data, m, cfg)
-	s, _ := e.sess.Create(e.alice, carryon.NewSession{})
-	run, err := first.Start(e.alice, s.ID, carryon.NewRun{Message: "Write the plan: outline, then draft"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, run := e.startRun(t, first, "Write the plan: outline, then draft")
 	for i := range 3 {
 		svc := first
 		if i > 0 {
@@ -201,11 +189,7 @@ func TestCancelFromAnotherInstance(t *testing.T) {
 			b := runner(t, e.st, e.sess, e.data, scripted.New(0), runs.Config{})
 			work(t, a)
 			listen(t, a)
-			s, _ := e.sess.Create(e.alice, carryon.NewSession{})
-			run, err := a.Start(e.alice, s.ID, carryon.NewRun{Message: "Write the plan: outline, then draft"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, run := e.startRun(t, a, "Write the plan: outline, then draft")
 			<-m.entered
 			if _, err := b.Cancel(e.alice, run.ID, carryon.RetryOptions{}); err != nil {
 				t.Fatal(err)
@@ -226,11 +210,7 @@ func TestCancelDuringToolCall(t *testing.T) {
 	slow := &probe{name: "slow_step", fn: func(context.Context, tool.Call) { close(entered); <-release }}
 	svc := runner(t, e.st, e.sess, e.data, &caller{tool: "slow_step"}, runs.Config{Poll: 20 * time.Millisecond}, slow)
 	work(t, svc)
-	s, _ := e.sess.Create(e.alice, carryon.NewSession{})
-	run, err := svc.Start(e.alice, s.ID, carryon.NewRun{Message: "go"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, run := e.startRun(t, svc, "go")
 	<-entered
 	if _, err := svc.Cancel(e.alice, run.ID, carryon.RetryOptions{}); err != nil {
 		t.Fatal(err)
@@ -299,11 +279,7 @@ func TestEffectStartsWithWholeLease(t *testing.T) {
 	}}
 	m := &caller{tool: "check_lease", before: func() { clk.Advance(ttl - time.Second) }}
 	svc := runner(t, e.st, e.sess, e.data, m, runs.Config{Now: clk.Now, LeaseTTL: ttl, Heartbeat: time.Hour, Poll: 20 * time.Millisecond}, check)
-	s, _ := e.sess.Create(e.alice, carryon.NewSession{})
-	run, err := svc.Start(e.alice, s.ID, carryon.NewRun{Message: "go"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, run := e.startRun(t, svc, "go")
 	runID = run.ID
 	work(t, svc)
 	if got := waitRun(t, svc, e.alice, run.ID); got.Status != carryon.RunSucceeded {
@@ -323,11 +299,7 @@ func TestRunErrorIsASentence(t *testing.T) {
 	close(m.release)
 	svc := runner(t, e.st, e.sess, e.data, m, runs.Config{Poll: 20 * time.Millisecond})
 	work(t, svc)
-	s, _ := e.sess.Create(e.alice, carryon.NewSession{})
-	run, err := svc.Start(e.alice, s.ID, carryon.NewRun{Message: "go"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, run := e.startRun(t, svc, "go")
 	got := waitRun(t, svc, e.alice, run.ID)
 	if got.Status != carryon.RunFailed || got.Error != "model gated: the model refused the request" {
 		t.Fatalf("run error = %q (%s)", got.Error, got.Status)

@@ -27,11 +27,7 @@ func TestShutdownMidToolCall(t *testing.T) {
 	}}
 	m := &caller{tool: "slow_step"}
 	first := runner(t, e.st, e.sess, e.data, m, runs.Config{Poll: 20 * time.Millisecond}, slow)
-	s, _ := e.sess.Create(e.alice, carryon.NewSession{})
-	run, err := first.Start(e.alice, s.ID, carryon.NewRun{Message: "go"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, run := e.startRun(t, first, "go")
 	stop := work(t, first)
 	<-entered
 	stop()
