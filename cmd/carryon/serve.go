@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -129,16 +130,17 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	srv.RegisterOnShutdown(func() { close(streamsDone) })
+	// The background work (sweepers, the listener, the runners) has stopped before serve returns
+	// and the database closes: nothing writes to the data directory afterwards.
 	bgCtx, stopBG := context.WithCancel(ctx)
+	var bg sync.WaitGroup
+	defer bg.Wait()
 	defer stopBG()
-	go ss.RunSweeper(bgCtx, *sweep, log)
-	go ms.RunSweeper(bgCtx, *sweep, log)
-	worked := make(chan struct{})
-	go rs.Listen(bgCtx)
+	bg.Go(func() { ss.RunSweeper(bgCtx, *sweep, log) })
+	bg.Go(func() { ms.RunSweeper(bgCtx, *sweep, log) })
+	bg.Go(func() { rs.Listen(bgCtx) })
 	if *workers > 0 {
-		go func() { rs.Work(bgCtx); close(worked) }()
-	} else {
-		close(worked)
+		bg.Go(func() { rs.Work(bgCtx) })
 	}
 
 	// The address and the key file are said once, on stdout: scripts read the first line.
@@ -158,7 +160,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	defer cancel()
 	err = srv.Shutdown(shutCtx)
 	stopBG() // runs in progress stop at once and release their leases; the next start resumes them
-	<-worked
+	bg.Wait()
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
