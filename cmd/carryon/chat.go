@@ -109,10 +109,10 @@ func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 			return err
 		}
 		st, err := c.Events(ctx, run.ID, 0, true)
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			return err
 		}
-		end, err := followRun(ctx, c, run.ID, st, stdout)
+		end, err := followRun(ctx, c, run.ID, st, stdout) // st is nil when Ctrl-C came first
 		if err != nil {
 			return err
 		}

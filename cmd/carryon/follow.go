@@ -25,13 +25,23 @@ type runEnd struct {
 // followRun prints a run's events as they arrive until its last event. When ctx ends first (the
 // user pressed Ctrl-C) the run is cancelled on the server, and the rest of its events, up to
 // the cancellation, are still printed: the program stops cleanly instead of leaving the run going.
+// st may be nil when ctx ended before the stream could be opened.
 func followRun(ctx context.Context, c *httpapi.Client, runID string, st carryon.EventStream, w io.Writer) (*runEnd, error) {
 	p := &printer{w: w}
 	cancelled := false
 	for {
-		e, ok, err := st.Next()
+		var e *carryon.Event
+		var ok bool
+		var err error
+		if st == nil {
+			err = ctx.Err()
+		} else {
+			e, ok, err = st.Next()
+		}
 		if err != nil && ctx.Err() != nil && !cancelled {
-			st.Close()
+			if st != nil {
+				st.Close()
+			}
 			cancelled = true
 			p.endLine()
 			fmt.Fprintf(w, "^C cancelling %s…\n", runID)
