@@ -10,17 +10,17 @@ type EventType string
 
 // Run event types, in the order a run produces them.
 const (
-	EventRunQueued       EventType = "run.queued"
-	EventRunStarted      EventType = "run.started"
-	EventModelDelta      EventType = "model.delta"
-	EventToolStarted     EventType = "tool.started"
-	EventToolFinished    EventType = "tool.finished"
-	EventMemoryUpdated   EventType = "memory.updated"
-	EventMessageAppended EventType = "message.appended"
-	EventRunWaiting      EventType = "run.waiting_approval"
-	EventRunApproved     EventType = "run.approved"
-	EventRunFinished     EventType = "run.finished"
-	EventRunFailed       EventType = "run.failed"
+	EventRunQueued            EventType = "run.queued"
+	EventRunStarted           EventType = "run.started"
+	EventModelDelta           EventType = "model.delta"
+	EventToolStarted          EventType = "tool.started"
+	EventToolFinished         EventType = "tool.finished"
+	EventWorkingMemoryUpdated EventType = "memory.updated"
+	EventMessageAppended      EventType = "message.appended"
+	EventRunWaiting           EventType = "run.waiting_approval"
+	EventRunApproved          EventType = "run.approved"
+	EventRunFinished          EventType = "run.finished"
+	EventRunFailed            EventType = "run.failed"
 )
 
 // Event is one stored event of a run. Seq orders a run's events from 1 with no gaps, so a stream

@@ -27,18 +27,18 @@ type Session struct {
 	Version int64         `json:"version"`
 	// ParentID and ForkSeq name the session this one was forked from and the last parent message it
 	// shares (copy on write: the parent's messages up to ForkSeq are read through, never copied).
-	ParentID       string          `json:"parent_id,omitempty"`
-	ForkSeq        int64           `json:"fork_seq,omitempty"`
-	ForkVersion    int64           `json:"fork_version,omitempty"`
-	CreatedAt      time.Time       `json:"created_at"`
-	UpdatedAt      time.Time       `json:"updated_at"`
-	LastActiveAt   time.Time       `json:"last_active_at"`
-	ExpiresAt      time.Time       `json:"expires_at"`
-	IdleTTLSeconds int64           `json:"idle_ttl_seconds"`
-	MessageCount   int64           `json:"message_count"`
-	LastSeq        int64           `json:"last_seq"`
-	MemoryVersion  int64           `json:"memory_version"`
-	Metadata       json.RawMessage `json:"metadata,omitempty"`
+	ParentID             string          `json:"parent_id,omitempty"`
+	ForkSeq              int64           `json:"fork_seq,omitempty"`
+	ForkVersion          int64           `json:"fork_version,omitempty"`
+	CreatedAt            time.Time       `json:"created_at"`
+	UpdatedAt            time.Time       `json:"updated_at"`
+	LastActiveAt         time.Time       `json:"last_active_at"`
+	ExpiresAt            time.Time       `json:"expires_at"`
+	IdleTTLSeconds       int64           `json:"idle_ttl_seconds"`
+	MessageCount         int64           `json:"message_count"`
+	LastSeq              int64           `json:"last_seq"`
+	WorkingMemoryVersion int64           `json:"memory_version"`
+	Metadata             json.RawMessage `json:"metadata,omitempty"`
 }
 
 // Expired reports whether the session is past its idle TTL at now (or was marked expired).
@@ -143,9 +143,9 @@ type SessionService interface {
 	// GetWorkingMemory returns the working memory document. ENOTFOUND.
 	GetWorkingMemory(ctx context.Context, id string) (*WorkingMemoryState, error)
 	// PatchWorkingMemory applies a JSON Merge Patch (RFC 7396). ENOTFOUND, EINVALID, EVERSION, ECLOSED, EEXPIRED.
-	PatchWorkingMemory(ctx context.Context, id string, in MemoryPatch) (*WorkingMemoryState, error)
-	// MemoryHistory lists working memory revisions, newest first. ENOTFOUND.
-	MemoryHistory(ctx context.Context, id string, f RevisionFilter) (*RevisionPage, error)
-	// MemoryDiff compares two revisions of the working memory. ENOTFOUND, EINVALID.
-	MemoryDiff(ctx context.Context, id string, from, to int64) (*MemoryDiff, error)
+	PatchWorkingMemory(ctx context.Context, id string, in WorkingMemoryPatch) (*WorkingMemoryState, error)
+	// WorkingMemoryHistory lists working memory revisions, newest first. ENOTFOUND.
+	WorkingMemoryHistory(ctx context.Context, id string, f RevisionFilter) (*RevisionPage, error)
+	// WorkingMemoryDiff compares two revisions of the working memory. ENOTFOUND, EINVALID.
+	WorkingMemoryDiff(ctx context.Context, id string, from, to int64) (*WorkingMemoryDiff, error)
 }

@@ -22,13 +22,13 @@ type WorkingMemoryState struct {
 	SessionID string `json:"session_id"`
 	// Version is the session version (use it as expected_version).
 	Version int64 `json:"version"`
-	// MemoryVersion numbers the revisions of this document: 0 before the first change.
-	MemoryVersion int64         `json:"memory_version"`
-	WorkingMemory WorkingMemory `json:"working_memory"`
+	// WorkingMemoryVersion numbers the revisions of this document: 0 before the first change.
+	WorkingMemoryVersion int64         `json:"memory_version"`
+	WorkingMemory        WorkingMemory `json:"working_memory"`
 }
 
-// MemoryPatch is the input of SessionService.PatchWorkingMemory.
-type MemoryPatch struct {
+// WorkingMemoryPatch is the input of SessionService.PatchWorkingMemory.
+type WorkingMemoryPatch struct {
 	// Patch is a JSON Merge Patch: an object whose null members delete keys.
 	Patch json.RawMessage `json:"patch"`
 	// Fence, set by a runner, names the run making the change (see AppendInput.Fence).
@@ -36,42 +36,42 @@ type MemoryPatch struct {
 	WriteOptions
 }
 
-// MemoryRevision is one stored change of a working memory document.
-type MemoryRevision struct {
-	SessionID     string          `json:"session_id"`
-	MemoryVersion int64           `json:"memory_version"`
-	Version       int64           `json:"version"`
-	Patch         json.RawMessage `json:"patch"`
-	Document      WorkingMemory   `json:"document"`
-	RunID         string          `json:"run_id,omitempty"`
-	CreatedAt     time.Time       `json:"created_at"`
+// WorkingMemoryRevision is one stored change of a working memory document.
+type WorkingMemoryRevision struct {
+	SessionID            string          `json:"session_id"`
+	WorkingMemoryVersion int64           `json:"memory_version"`
+	Version              int64           `json:"version"`
+	Patch                json.RawMessage `json:"patch"`
+	Document             WorkingMemory   `json:"document"`
+	RunID                string          `json:"run_id,omitempty"`
+	CreatedAt            time.Time       `json:"created_at"`
 }
 
 // RevisionFilter pages through revisions, newest first.
 type RevisionFilter struct {
 	// Cursor is the NextCursor of the previous page.
 	Cursor string `json:"cursor,omitempty"`
-	// BeforeMemoryVersion starts before that memory version: an alias of Cursor, which is the
+	// BeforeWorkingMemoryVersion starts before that memory version: an alias of Cursor, which is the
 	// memory version of the last revision of the previous page. Give one of them.
-	BeforeMemoryVersion int64 `json:"before,omitempty"`
-	Limit               int   `json:"limit,omitempty"`
+	BeforeWorkingMemoryVersion int64 `json:"before,omitempty"`
+	Limit                      int   `json:"limit,omitempty"`
 }
 
 // RevisionPage is one page of revisions.
 type RevisionPage struct {
-	Items      []*MemoryRevision `json:"items"`
-	NextCursor string            `json:"next_cursor,omitempty"`
+	Items      []*WorkingMemoryRevision `json:"items"`
+	NextCursor string                   `json:"next_cursor,omitempty"`
 }
 
-// MemoryDiff lists what changed between two revisions, path by path.
-type MemoryDiff struct {
-	From    int64        `json:"from"`
-	To      int64        `json:"to"`
-	Changes []MemoryEdit `json:"changes"`
+// WorkingMemoryDiff lists what changed between two revisions, path by path.
+type WorkingMemoryDiff struct {
+	From    int64               `json:"from"`
+	To      int64               `json:"to"`
+	Changes []WorkingMemoryEdit `json:"changes"`
 }
 
-// MemoryEdit is one change of a diff: Path is a JSON Pointer; Op is added, removed or changed.
-type MemoryEdit struct {
+// WorkingMemoryEdit is one change of a diff: Path is a JSON Pointer; Op is added, removed or changed.
+type WorkingMemoryEdit struct {
 	Path string `json:"path"`
 	Op   string `json:"op"`
 	Old  any    `json:"old,omitempty"`

@@ -124,7 +124,7 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 	}, WorkingMemory: view.WorkingMemory, OwnerID: view.OwnerID}
 	sections := []carryon.ContextPart{
 		{Name: "system_prompt", Content: b.cfg.SystemPrompt},
-		{Name: "working_memory", Content: HeadingMemory + "\n" + RenderWorkingMemory(view.WorkingMemory)},
+		{Name: "working_memory", Content: HeadingWorkingMemory + "\n" + RenderWorkingMemory(view.WorkingMemory)},
 	}
 	lt, err := b.longTerm(ctx, view, counter)
 	if err != nil {

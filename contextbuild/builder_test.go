@@ -17,7 +17,7 @@ func TestSystemMessage(t *testing.T) {
 	f := newFixture(t)
 	id := f.session(t)
 	patch := `{"goal":"Ship the 2.0 release","plan":[{"title":"Freeze the API","status":"done"},{"title":"Write the notes","status":"doing"},{"title":"Tag it"}],"next_action":"Draft the notes from the changelog","notes":["CI is green","Docs moved to /docs"]}`
-	if _, err := f.svc.PatchWorkingMemory(f.alice, id, carryon.MemoryPatch{Patch: json.RawMessage(patch)}); err != nil {
+	if _, err := f.svc.PatchWorkingMemory(f.alice, id, carryon.WorkingMemoryPatch{Patch: json.RawMessage(patch)}); err != nil {
 		t.Fatal(err)
 	}
 	f.add(t, id, carryon.NewMessage{Role: carryon.RoleUser, Content: "Where are we?"},
@@ -34,7 +34,7 @@ func TestSystemMessage(t *testing.T) {
 	}
 	for _, want := range []string{
 		contextbuild.DefaultSystemPrompt,
-		contextbuild.HeadingMemory + "\nGoal: Ship the 2.0 release\nPlan:\n  1. [done] Freeze the API\n  2. [doing] Write the notes\n  3. [todo] Tag it\nNext action: Draft the notes from the changelog\nNotes:\n  - CI is green\n  - Docs moved to /docs",
+		contextbuild.HeadingWorkingMemory + "\nGoal: Ship the 2.0 release\nPlan:\n  1. [done] Freeze the API\n  2. [doing] Write the notes\n  3. [todo] Tag it\nNext action: Draft the notes from the changelog\nNotes:\n  - CI is green\n  - Docs moved to /docs",
 		// oldest call first
 		contextbuild.HeadingTools + "\n- read_file({\"path\":\"CHANGELOG.md\"}) failed: error: no such file\n- write_file({\"path\":\"NOTES.md\"}) succeeded: wrote 120 bytes",
 	} {
@@ -57,7 +57,7 @@ func TestSystemMessage(t *testing.T) {
 		t.Errorf("parts add up to %d tokens, context says %d: %+v", sum, c.Tokens, c.Parts)
 	}
 	counter := contextbuild.CounterFor("gpt-4o")
-	if names["working_memory"] != counter.Count(contextbuild.HeadingMemory+"\n"+contextbuild.RenderWorkingMemory(c.WorkingMemory)) {
+	if names["working_memory"] != counter.Count(contextbuild.HeadingWorkingMemory+"\n"+contextbuild.RenderWorkingMemory(c.WorkingMemory)) {
 		t.Errorf("working_memory part = %d tokens", names["working_memory"])
 	}
 	for _, n := range []string{"system_prompt", "working_memory", "tool_digest", "messages"} {

@@ -11,16 +11,16 @@ import (
 // LongTerm searches the long-term memory of the user in ctx (the session's owner: a run executes
 // as its owner, a preview is asked for by its owner). The builder never names a user itself.
 type LongTerm interface {
-	Search(ctx context.Context, query string, limit int) ([]*carryon.MemoryItem, error)
+	Search(ctx context.Context, query string, limit int) ([]*carryon.LongTermItem, error)
 }
 
-// MemorySource adapts a carryon.MemoryService to LongTerm.
-func MemorySource(m carryon.MemoryService) LongTerm { return memorySource{m} }
+// LongTermSource adapts a carryon.LongTermService to LongTerm.
+func LongTermSource(m carryon.LongTermService) LongTerm { return longTermSource{m} }
 
-type memorySource struct{ m carryon.MemoryService }
+type longTermSource struct{ m carryon.LongTermService }
 
-func (s memorySource) Search(ctx context.Context, query string, limit int) ([]*carryon.MemoryItem, error) {
-	res, err := s.m.Search(ctx, carryon.MemorySearch{Query: query, Limit: limit})
+func (s longTermSource) Search(ctx context.Context, query string, limit int) ([]*carryon.LongTermItem, error) {
+	res, err := s.m.Search(ctx, carryon.LongTermSearch{Query: query, Limit: limit})
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (b *Builder) longTerm(ctx context.Context, view *carryon.SessionView, count
 		if it.OwnerID != "" && it.OwnerID != view.OwnerID {
 			continue // defence in depth: the source must only return the owner's items
 		}
-		line := RenderMemoryItem(it)
+		line := RenderLongTermItem(it)
 		if counter.Count(strings.Join(append(lines, line), "\n")) > budget {
 			break
 		}
@@ -71,10 +71,10 @@ func (b *Builder) longTerm(ctx context.Context, view *carryon.SessionView, count
 	return part, nil
 }
 
-// RenderMemoryItem writes one long-term memory item as a line of the context:
+// RenderLongTermItem writes one long-term memory item as a line of the context:
 // "- namespace/key: text (score 0.73)", the value's JSON standing in for a missing text, and
 // "(recent)" for an item found without a query.
-func RenderMemoryItem(it *carryon.MemoryItem) string {
+func RenderLongTermItem(it *carryon.LongTermItem) string {
 	body := it.Text
 	if body == "" {
 		body = string(it.Value)

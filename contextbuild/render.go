@@ -13,10 +13,10 @@ import (
 // Headings of the sections of the system message. The scripted model reads the working memory
 // back from these lines, so they are part of the format.
 const (
-	HeadingMemory   = "## Working memory"
-	HeadingLongTerm = "## Long-term memory"
-	HeadingTools    = "## Recent tool calls"
-	HeadingSummary  = "## Summary of earlier conversation"
+	HeadingWorkingMemory = "## Working memory"
+	HeadingLongTerm      = "## Long-term memory"
+	HeadingTools         = "## Recent tool calls"
+	HeadingSummary       = "## Summary of earlier conversation"
 )
 
 // RenderWorkingMemory writes the working memory as stable, readable lines:

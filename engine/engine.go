@@ -68,8 +68,8 @@ type Config struct {
 	Workspaces string
 	// DeltaEvery coalesces model deltas into one event at most this often (default 100ms).
 	DeltaEvery time.Duration
-	// Memories is the users' long-term memory, handed to tools (remember, recall); nil for none.
-	Memories carryon.MemoryService
+	// LongTerm is the users' long-term memory, handed to tools (remember, recall); nil for none.
+	LongTerm carryon.LongTermService
 	// Now is the clock of the journal's times (default time.Now); the coalescing of model deltas
 	// (DeltaEvery) runs on the wall clock.
 	Now func() time.Time

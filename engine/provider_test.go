@@ -36,7 +36,7 @@ func TestToolConversation(t *testing.T) {
 				}
 				switch n {
 				case 1:
-					if !strings.Contains(v.System, contextbuild.HeadingMemory+"\n(empty: no goal set yet)") || len(v.Msgs) != 1 || v.Msgs[0].Role != "user" || v.Msgs[0].Text != "Write the report" {
+					if !strings.Contains(v.System, contextbuild.HeadingWorkingMemory+"\n(empty: no goal set yet)") || len(v.Msgs) != 1 || v.Msgs[0].Role != "user" || v.Msgs[0].Text != "Write the report" {
 						t.Errorf("step 1 request: system %q, messages %+v", v.System, v.Msgs)
 					}
 					w.toolCall(rw, "call_1", "update_working_memory", `{"patch": {"goal": "Write`, ` the report", "next_action": "Write report.md"`, `}}`)
@@ -145,7 +145,7 @@ func checkEvents(t *testing.T, events []*carryon.Event, run *carryon.Run, msgs [
 			continue
 		case carryon.EventMessageAppended:
 			continue
-		case carryon.EventMemoryUpdated:
+		case carryon.EventWorkingMemoryUpdated:
 			if !bytes.Contains(e.Data, []byte(`"goal":"Write the report"`)) {
 				t.Errorf("memory.updated = %s", e.Data)
 			}
@@ -246,10 +246,10 @@ func TestServerErrorMidRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			last := msgs[len(msgs)-1]
-			if view.MessageCount != 3 || view.LastSeq != 3 || view.Version != last.Version || view.MemoryVersion != 1 ||
+			if view.MessageCount != 3 || view.LastSeq != 3 || view.Version != last.Version || view.WorkingMemoryVersion != 1 ||
 				view.WorkingMemory.Goal() != "Survive" {
 				t.Errorf("session: count %d, last seq %d, version %d (last message's %d), memory version %d, memory %v",
-					view.MessageCount, view.LastSeq, view.Version, last.Version, view.MemoryVersion, view.WorkingMemory)
+					view.MessageCount, view.LastSeq, view.Version, last.Version, view.WorkingMemoryVersion, view.WorkingMemory)
 			}
 			acts, err := f.runs.Actions(f.alice, run.ID)
 			if err != nil || len(acts) != 1 || acts[0].Status != carryon.ActionSucceeded {

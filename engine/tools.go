@@ -144,7 +144,7 @@ func (e *Engine) execute(ctx context.Context, hub Hub, run *carryon.Run, a *carr
 		return err
 	}
 	if a.Tool == "update_working_memory" && a.Status == carryon.ActionSucceeded && json.Valid([]byte(a.Result)) {
-		return emit(tctx, carryon.EventMemoryUpdated, json.RawMessage(a.Result))
+		return emit(tctx, carryon.EventWorkingMemoryUpdated, json.RawMessage(a.Result))
 	}
 	return nil
 }
@@ -165,8 +165,8 @@ func toolContext(ctx context.Context) (context.Context, func()) {
 func (e *Engine) call(hub Hub, run *carryon.Run, a *carryon.Action) tool.Call {
 	return tool.Call{
 		Args: a.Args, SessionID: run.SessionID, RunID: run.ID, IdempotencyKey: a.IdempotencyKey,
-		Workspace: e.Workspace(run.SessionID), Memory: memoryEditor{hub: hub, run: run},
-		OwnerID: run.OwnerID, Memories: e.cfg.Memories,
+		Workspace: e.Workspace(run.SessionID), WorkingMemory: workingMemoryEditor{hub: hub, run: run},
+		OwnerID: run.OwnerID, LongTerm: e.cfg.LongTerm,
 		Fence: tool.Fence{RunID: run.ID, Attempt: run.Attempt},
 	}
 }
@@ -202,13 +202,13 @@ func storable(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
-// memoryEditor lets the update_working_memory tool write through the hub for the run.
-type memoryEditor struct {
+// workingMemoryEditor lets the update_working_memory tool write through the hub for the run.
+type workingMemoryEditor struct {
 	hub Hub
 	run *carryon.Run
 }
 
-func (m memoryEditor) PatchWorkingMemory(ctx context.Context, patch json.RawMessage) (carryon.WorkingMemory, error) {
+func (m workingMemoryEditor) PatchWorkingMemory(ctx context.Context, patch json.RawMessage) (carryon.WorkingMemory, error) {
 	st, err := m.hub.PatchWorkingMemory(ctx, m.run, patch)
 	if err != nil {
 		return nil, err

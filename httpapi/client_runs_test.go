@@ -84,7 +84,7 @@ func TestClientRunRoundTrip(t *testing.T) {
 		t.Fatalf("first event: %+v", events[0])
 	}
 	types := seqs(events)
-	for _, want := range []carryon.EventType{carryon.EventRunStarted, carryon.EventToolStarted, carryon.EventToolFinished, carryon.EventMemoryUpdated, carryon.EventModelDelta} {
+	for _, want := range []carryon.EventType{carryon.EventRunStarted, carryon.EventToolStarted, carryon.EventToolFinished, carryon.EventWorkingMemoryUpdated, carryon.EventModelDelta} {
 		if !strings.Contains(types, string(want)) {
 			t.Errorf("no %s among%s", want, types)
 		}

@@ -145,8 +145,8 @@ func (c *Client) GetWorkingMemory(ctx context.Context, id string) (*carryon.Work
 
 // PatchWorkingMemory applies a JSON Merge Patch to a session's working memory
 // (PATCH /v1/sessions/{id}/memory). Only the patch and the write options travel.
-func (c *Client) PatchWorkingMemory(ctx context.Context, id string, in carryon.MemoryPatch) (*carryon.WorkingMemoryState, error) {
-	body := MemoryPatchRequest{Patch: in.Patch, WriteOptions: carryon.WriteOptions{ExpectedVersion: in.ExpectedVersion}}
+func (c *Client) PatchWorkingMemory(ctx context.Context, id string, in carryon.WorkingMemoryPatch) (*carryon.WorkingMemoryState, error) {
+	body := WorkingMemoryPatchRequest{Patch: in.Patch, WriteOptions: carryon.WriteOptions{ExpectedVersion: in.ExpectedVersion}}
 	var out carryon.WorkingMemoryState
 	if err := c.do(ctx, call{method: "PATCH", path: "/v1/sessions/" + escape(id) + "/memory", body: body, requestID: in.RequestID}, &out); err != nil {
 		return nil, err
@@ -154,14 +154,14 @@ func (c *Client) PatchWorkingMemory(ctx context.Context, id string, in carryon.M
 	return &out, nil
 }
 
-// MemoryHistory lists working memory revisions, newest first (GET /v1/sessions/{id}/memory/history).
-func (c *Client) MemoryHistory(ctx context.Context, id string, f carryon.RevisionFilter) (*carryon.RevisionPage, error) {
+// WorkingMemoryHistory lists working memory revisions, newest first (GET /v1/sessions/{id}/memory/history).
+func (c *Client) WorkingMemoryHistory(ctx context.Context, id string, f carryon.RevisionFilter) (*carryon.RevisionPage, error) {
 	q := url.Values{}
 	if f.Cursor != "" {
 		q.Set("cursor", f.Cursor)
 	}
-	if f.BeforeMemoryVersion != 0 {
-		q.Set("before", strconv.FormatInt(f.BeforeMemoryVersion, 10))
+	if f.BeforeWorkingMemoryVersion != 0 {
+		q.Set("before", strconv.FormatInt(f.BeforeWorkingMemoryVersion, 10))
 	}
 	if f.Limit != 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
@@ -173,10 +173,10 @@ func (c *Client) MemoryHistory(ctx context.Context, id string, f carryon.Revisio
 	return &out, nil
 }
 
-// MemoryDiff compares two working memory revisions (GET /v1/sessions/{id}/memory/diff).
-func (c *Client) MemoryDiff(ctx context.Context, id string, from, to int64) (*carryon.MemoryDiff, error) {
+// WorkingMemoryDiff compares two working memory revisions (GET /v1/sessions/{id}/memory/diff).
+func (c *Client) WorkingMemoryDiff(ctx context.Context, id string, from, to int64) (*carryon.WorkingMemoryDiff, error) {
 	q := url.Values{"from": {strconv.FormatInt(from, 10)}, "to": {strconv.FormatInt(to, 10)}}
-	var out carryon.MemoryDiff
+	var out carryon.WorkingMemoryDiff
 	if err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + escape(id) + "/memory/diff", query: q}, &out); err != nil {
 		return nil, err
 	}

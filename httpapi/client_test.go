@@ -57,7 +57,7 @@ func TestClientSessionRoundTrip(t *testing.T) {
 	if err != nil || len(page.Items) != 1 || page.Items[0].Content != "two" {
 		t.Fatalf("list messages: %+v %v", page, err)
 	}
-	st, err := c.PatchWorkingMemory(cx, s.ID, carryon.MemoryPatch{Patch: json.RawMessage(`{"goal":"g1","next_action":"n"}`), WriteOptions: carryon.WriteOptions{ExpectedVersion: carryon.Ptr(res.Version)}})
+	st, err := c.PatchWorkingMemory(cx, s.ID, carryon.WorkingMemoryPatch{Patch: json.RawMessage(`{"goal":"g1","next_action":"n"}`), WriteOptions: carryon.WriteOptions{ExpectedVersion: carryon.Ptr(res.Version)}})
 	if err != nil || st.WorkingMemory.Goal() != "g1" || st.WorkingMemory.NextAction() != "n" || st.Version != res.Version+1 {
 		t.Fatalf("patch memory: %+v %v", st, err)
 	}
@@ -65,11 +65,11 @@ func TestClientSessionRoundTrip(t *testing.T) {
 	if err != nil || got.WorkingMemory.Goal() != "g1" || got.Version != st.Version {
 		t.Fatalf("get memory: %+v %v", got, err)
 	}
-	hist, err := c.MemoryHistory(cx, s.ID, carryon.RevisionFilter{Limit: 10})
+	hist, err := c.WorkingMemoryHistory(cx, s.ID, carryon.RevisionFilter{Limit: 10})
 	if err != nil || len(hist.Items) == 0 {
 		t.Fatalf("history: %+v %v", hist, err)
 	}
-	diff, err := c.MemoryDiff(cx, s.ID, 0, st.MemoryVersion)
+	diff, err := c.WorkingMemoryDiff(cx, s.ID, 0, st.WorkingMemoryVersion)
 	if err != nil || len(diff.Changes) == 0 {
 		t.Fatalf("diff: %+v %v", diff, err)
 	}

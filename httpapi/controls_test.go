@@ -55,7 +55,7 @@ func TestRetryWithoutVersions(t *testing.T) {
 		wantReplay(t, first, e.json("PUT", path, e.aliceKey, `{"value":"vim"}`, "Idempotency-Key", "put-1"))
 		wantReplay(t, first, e.json("PUT", path, e.aliceKey, `{"value":"vim","request_id":"put-1"}`))
 		wantProblem(t, e.json("PUT", path, e.aliceKey, `{"value":"nano"}`, "Idempotency-Key", "put-1"), http.StatusUnprocessableEntity, carryon.EKEYREUSED)
-		if got := decodeBody[carryon.MemoryItem](t, e.json("GET", path, e.aliceKey, "")); string(got.Value) != `"emacs"` {
+		if got := decodeBody[carryon.LongTermItem](t, e.json("GET", path, e.aliceKey, "")); string(got.Value) != `"emacs"` {
 			t.Fatalf("the replays changed the item: %s", got.Value)
 		}
 	})

@@ -46,10 +46,10 @@ func FuzzDecodeAppend(f *testing.F) {
 	})
 }
 
-// FuzzMemoryPatch: the memory-patch decoder (application/json with a patch field, or a bare
+// FuzzWorkingMemoryPatch: the memory-patch decoder (application/json with a patch field, or a bare
 // application/merge-patch+json body) never panics, refuses with a 4xx error, and accepts only a
 // body whose patch is one valid JSON value without duplicate names or lone surrogates.
-func FuzzMemoryPatch(f *testing.F) {
+func FuzzWorkingMemoryPatch(f *testing.F) {
 	s := &server{maxBody: DefaultMaxBodyBytes}
 	f.Fuzz(func(t *testing.T, body []byte, bare bool) {
 		r := httptest.NewRequest("PATCH", "/v1/sessions/x/memory", bytes.NewReader(body))
@@ -57,7 +57,7 @@ func FuzzMemoryPatch(f *testing.F) {
 		if bare {
 			r.Header.Set("Content-Type", mediaMergePatch)
 		}
-		in, err := s.decodeMemoryPatch(r)
+		in, err := s.decodeWorkingMemoryPatch(r)
 		if err != nil {
 			if code := carryon.ErrorCode(err); code != carryon.EINVALID && code != carryon.ETOOLARGE || carryon.ErrorMessage(err) == "" {
 				t.Fatalf("error %v for %q", err, body)

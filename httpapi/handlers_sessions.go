@@ -169,7 +169,7 @@ func workingMemoryAnswer(st *carryon.WorkingMemoryState) carryon.WorkingMemorySt
 	return out
 }
 
-func (s *server) handleMemoryGet() http.HandlerFunc {
+func (s *server) handleWorkingMemoryGet() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		st, err := s.sessions.GetWorkingMemory(r.Context(), r.PathValue("id"))
 		if err != nil {
@@ -181,12 +181,12 @@ func (s *server) handleMemoryGet() http.HandlerFunc {
 	}
 }
 
-func (s *server) handleMemoryPatch() http.HandlerFunc {
-	return writeRoute[MemoryPatchRequest, carryon.WorkingMemoryState]{
-		read:     (*server).decodeMemoryPatch,
-		controls: sessionWrite(func(in *MemoryPatchRequest) *carryon.WriteOptions { return &in.WriteOptions }, true),
-		call: func(ctx context.Context, r *http.Request, in MemoryPatchRequest) (carryon.WorkingMemoryState, error) {
-			st, err := s.sessions.PatchWorkingMemory(ctx, r.PathValue("id"), carryon.MemoryPatch{Patch: in.Patch, WriteOptions: in.WriteOptions})
+func (s *server) handleWorkingMemoryPatch() http.HandlerFunc {
+	return writeRoute[WorkingMemoryPatchRequest, carryon.WorkingMemoryState]{
+		read:     (*server).decodeWorkingMemoryPatch,
+		controls: sessionWrite(func(in *WorkingMemoryPatchRequest) *carryon.WriteOptions { return &in.WriteOptions }, true),
+		call: func(ctx context.Context, r *http.Request, in WorkingMemoryPatchRequest) (carryon.WorkingMemoryState, error) {
+			st, err := s.sessions.PatchWorkingMemory(ctx, r.PathValue("id"), carryon.WorkingMemoryPatch{Patch: in.Patch, WriteOptions: in.WriteOptions})
 			if err != nil {
 				return carryon.WorkingMemoryState{}, err
 			}
@@ -197,10 +197,10 @@ func (s *server) handleMemoryPatch() http.HandlerFunc {
 	}.handler(s)
 }
 
-// decodeMemoryPatch reads {patch, expected_version?, request_id?} sent as application/json, or a
+// decodeWorkingMemoryPatch reads {patch, expected_version?, request_id?} sent as application/json, or a
 // bare merge patch sent as application/merge-patch+json.
-func (s *server) decodeMemoryPatch(r *http.Request) (MemoryPatchRequest, error) {
-	var in MemoryPatchRequest
+func (s *server) decodeWorkingMemoryPatch(r *http.Request) (WorkingMemoryPatchRequest, error) {
+	var in WorkingMemoryPatchRequest
 	body, media, err := s.readBody(r, bodyOptions{mergePatch: true})
 	if err != nil {
 		return in, err
@@ -222,12 +222,12 @@ func (s *server) decodeMemoryPatch(r *http.Request) (MemoryPatchRequest, error) 
 	return in, nil
 }
 
-func (s *server) handleMemoryHistory() http.HandlerFunc {
+func (s *server) handleWorkingMemoryHistory() http.HandlerFunc {
 	return readRoute(s, func(r *http.Request, q *query) (carryon.RevisionPage, error) {
-		page, err := s.sessions.MemoryHistory(r.Context(), r.PathValue("id"), carryon.RevisionFilter{
-			Cursor:              q.str("cursor"),
-			BeforeMemoryVersion: q.int("before", 1, 1<<53-1, 0),
-			Limit:               int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
+		page, err := s.sessions.WorkingMemoryHistory(r.Context(), r.PathValue("id"), carryon.RevisionFilter{
+			Cursor:                     q.str("cursor"),
+			BeforeWorkingMemoryVersion: q.int("before", 1, 1<<53-1, 0),
+			Limit:                      int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
 		})
 		if err != nil {
 			return carryon.RevisionPage{}, err
@@ -238,11 +238,11 @@ func (s *server) handleMemoryHistory() http.HandlerFunc {
 	})
 }
 
-func (s *server) handleMemoryDiff() http.HandlerFunc {
-	return readRoute(s, func(r *http.Request, q *query) (carryon.MemoryDiff, error) {
-		diff, err := s.sessions.MemoryDiff(r.Context(), r.PathValue("id"), q.int("from", 0, 1<<53-1, 0), q.int("to", 0, 1<<53-1, 0))
+func (s *server) handleWorkingMemoryDiff() http.HandlerFunc {
+	return readRoute(s, func(r *http.Request, q *query) (carryon.WorkingMemoryDiff, error) {
+		diff, err := s.sessions.WorkingMemoryDiff(r.Context(), r.PathValue("id"), q.int("from", 0, 1<<53-1, 0), q.int("to", 0, 1<<53-1, 0))
 		if err != nil {
-			return carryon.MemoryDiff{}, err
+			return carryon.WorkingMemoryDiff{}, err
 		}
 		out := *diff
 		out.Changes = orEmpty(out.Changes)

@@ -18,14 +18,14 @@ import (
 	"github.com/carryon-hub/carryon/engine"
 	"github.com/carryon-hub/carryon/httpapi"
 	"github.com/carryon-hub/carryon/internal/openapicheck"
-	"github.com/carryon-hub/carryon/memory"
+	"github.com/carryon-hub/carryon/longterm"
 	"github.com/carryon-hub/carryon/model/scripted"
 	"github.com/carryon-hub/carryon/runs"
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/store/sqlite"
 	"github.com/carryon-hub/carryon/tool"
-	"github.com/carryon-hub/carryon/tool/memtool"
+	"github.com/carryon-hub/carryon/tool/longtermtool"
 	"github.com/carryon-hub/carryon/tool/workspace"
 	"github.com/carryon-hub/carryon/users"
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,7 +39,7 @@ type env struct {
 	http     *http.Client // the client of srv; it checks every answer against the OpenAPI document
 	sessions *sessions.Service
 	users    *users.Service
-	memory   *memory.Service
+	longTerm *longterm.Service
 	adminKey string // an admin user's key
 	aliceKey string // a plain user's key
 	bobKey   string // another plain user's key
@@ -80,7 +80,7 @@ func newEnvOn(t testing.TB, db store.Store, change func(*httpapi.Config)) *env {
 	ctx := context.Background()
 	var err error
 	t.Cleanup(func() { db.Close() })
-	e := &env{t: t, sessions: sessions.New(db, sessions.Config{}), users: users.New(db, nil), memory: memory.New(db, nil), logs: &syncBuffer{}}
+	e := &env{t: t, sessions: sessions.New(db, sessions.Config{}), users: users.New(db, nil), longTerm: longterm.New(db, nil), logs: &syncBuffer{}}
 	trusted := carryon.NewTrustedContext(ctx)
 	for _, u := range []struct {
 		name  string
@@ -92,14 +92,14 @@ func newEnvOn(t testing.TB, db store.Store, change func(*httpapi.Config)) *env {
 		}
 	}
 	var rs *runs.Service
-	reg, err := tool.NewRegistry(append(append(workspace.Tools(), tool.UpdateWorkingMemory()), memtool.Tools()...)...)
+	reg, err := tool.NewRegistry(append(append(workspace.Tools(), tool.UpdateWorkingMemory()), longtermtool.Tools()...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	builder := contextbuild.New(contextbuild.Config{LongTerm: contextbuild.MemorySource(e.memory)}, e.sessions, actionSource(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
+	builder := contextbuild.New(contextbuild.Config{LongTerm: contextbuild.LongTermSource(e.longTerm)}, e.sessions, actionSource(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
 		return rs.RecentActions(ctx, id, n)
 	}), nil)
-	eng := engine.New(engine.Config{Model: "scripted", Workspaces: t.TempDir(), Memories: e.memory}, scripted.New(0), reg, builder)
+	eng := engine.New(engine.Config{Model: "scripted", Workspaces: t.TempDir(), LongTerm: e.longTerm}, scripted.New(0), reg, builder)
 	rs = runs.New(db, e.sessions, eng, runs.Config{Poll: 50 * time.Millisecond})
 	workCtx, stopWork := context.WithCancel(ctx)
 	worked := make(chan struct{})
@@ -109,7 +109,7 @@ func newEnvOn(t testing.TB, db store.Store, change func(*httpapi.Config)) *env {
 		Sessions: e.sessions,
 		Users:    e.users,
 		Runs:     rs,
-		Memory:   e.memory,
+		LongTerm: e.longTerm,
 		Context: func(ctx context.Context, id string) (*carryon.ContextPreview, error) {
 			return builder.Preview(ctx, id, "scripted")
 		},

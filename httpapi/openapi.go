@@ -177,7 +177,7 @@ func (g *schemaGen) requestBody(rt *Route) obj {
 			"description": "nothing: an empty body or an empty object"}}}}
 	}
 	content := obj{mediaJSON: obj{"schema": g.ref(reflect.TypeOf(rt.Request))}}
-	if isType[MemoryPatchRequest](rt.Request) {
+	if isType[WorkingMemoryPatchRequest](rt.Request) {
 		content[mediaMergePatch] = obj{"schema": obj{"type": "object", "description": "the merge patch itself"}}
 	}
 	return obj{"required": !rt.BodyOptional, "content": content}

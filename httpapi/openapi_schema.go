@@ -25,10 +25,20 @@ func newSchemaGen() *schemaGen {
 	return &schemaGen{schemas: obj{}, names: map[string]reflect.Type{}}
 }
 
-// componentNames renames the types whose own name says too little or collides with another's.
-// (None does today: the domain's names are the document's, such as ContextPreview and
-// ModelMessage, the model's form of a message, which is not a session's Message.)
-var componentNames = map[reflect.Type]string{}
+// componentNames gives the document's name of the types whose code name differs from it. The
+// code says WorkingMemory… and LongTerm… where the public API, older than that split, says
+// Memory…; the document keeps its names so that generated clients do not change.
+var componentNames = map[reflect.Type]string{
+	reflect.TypeFor[carryon.WorkingMemoryDiff]():     "MemoryDiff",
+	reflect.TypeFor[carryon.WorkingMemoryEdit]():     "MemoryEdit",
+	reflect.TypeFor[carryon.WorkingMemoryRevision](): "MemoryRevision",
+	reflect.TypeFor[WorkingMemoryPatchRequest]():     "MemoryPatchRequest",
+	reflect.TypeFor[carryon.LongTermItem]():          "MemoryItem",
+	reflect.TypeFor[carryon.LongTermPage]():          "MemoryPage",
+	reflect.TypeFor[carryon.LongTermPut]():           "MemoryPut",
+	reflect.TypeFor[carryon.LongTermResults]():       "MemoryResults",
+	reflect.TypeFor[carryon.LongTermSearch]():        "MemorySearch",
+}
 
 // enums lists the values of the string types that have a fixed set.
 var enums = map[reflect.Type][]string{
@@ -37,7 +47,7 @@ var enums = map[reflect.Type][]string{
 	reflect.TypeFor[carryon.RunStatus](): {string(carryon.RunQueued), string(carryon.RunRunning), string(carryon.RunWaitingApproval),
 		string(carryon.RunSucceeded), string(carryon.RunFailed), string(carryon.RunCancelled), string(carryon.RunInterrupted)},
 	reflect.TypeFor[carryon.EventType](): {string(carryon.EventRunQueued), string(carryon.EventRunStarted), string(carryon.EventModelDelta),
-		string(carryon.EventToolStarted), string(carryon.EventToolFinished), string(carryon.EventMemoryUpdated), string(carryon.EventMessageAppended),
+		string(carryon.EventToolStarted), string(carryon.EventToolFinished), string(carryon.EventWorkingMemoryUpdated), string(carryon.EventMessageAppended),
 		string(carryon.EventRunWaiting), string(carryon.EventRunApproved), string(carryon.EventRunFinished), string(carryon.EventRunFailed)},
 	reflect.TypeFor[carryon.ActionStatus](): {string(carryon.ActionPending), string(carryon.ActionStarted), string(carryon.ActionSucceeded),
 		string(carryon.ActionFailed), string(carryon.ActionUnknown), string(carryon.ActionSkipped)},
@@ -68,10 +78,10 @@ var fieldSchemas = map[reflect.Type]map[string]obj{
 	reflect.TypeFor[carryon.Event]():  {"data": jsonObject},
 	reflect.TypeFor[carryon.Run](): {"multitask": multitasks,
 		"stop_requested": obj{"type": "string", "enum": []string{"cancel", "interrupt"}}},
-	reflect.TypeFor[carryon.NewRun]():     {"multitask": multitasks},
-	reflect.TypeFor[carryon.Approval]():   {"decision": obj{"type": "string", "enum": []string{carryon.DecisionRerun, carryon.DecisionMarkDone, carryon.DecisionSkip}}},
-	reflect.TypeFor[carryon.MemoryEdit](): {"op": obj{"type": "string", "enum": []string{"added", "removed", "changed"}}},
-	reflect.TypeFor[Health]():             {"status": obj{"type": "string", "enum": []string{"ok", "ready"}}},
+	reflect.TypeFor[carryon.NewRun]():            {"multitask": multitasks},
+	reflect.TypeFor[carryon.Approval]():          {"decision": obj{"type": "string", "enum": []string{carryon.DecisionRerun, carryon.DecisionMarkDone, carryon.DecisionSkip}}},
+	reflect.TypeFor[carryon.WorkingMemoryEdit](): {"op": obj{"type": "string", "enum": []string{"added", "removed", "changed"}}},
+	reflect.TypeFor[Health]():                    {"status": obj{"type": "string", "enum": []string{"ok", "ready"}}},
 	reflect.TypeFor[Problem](): {
 		"code":   obj{"type": "string", "enum": problemCodeList()},
 		"status": obj{"type": "integer", "minimum": 400, "maximum": 599},

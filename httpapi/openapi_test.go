@@ -35,7 +35,7 @@ func TestOpenAPIDeclaresEdgeAnswers(t *testing.T) {
 	}
 	wantProblem(t, e.json("POST", "/v1/runs/"+runID+"/approve", e.aliceKey, `{"action_id":"act_x","decision":"skip"}`), http.StatusConflict, carryon.ECONFLICT)
 	wantProblem(t, e.json("POST", "/v1/users", e.adminKey, `{"name":"alice"}`), http.StatusConflict, carryon.ECONFLICT)
-	if _, err := c.Memories().Put(cx, "notes", "tea", carryon.MemoryPut{Value: json.RawMessage(`"green"`)}); err != nil {
+	if _, err := c.LongTerm().Put(cx, "notes", "tea", carryon.LongTermPut{Value: json.RawMessage(`"green"`)}); err != nil {
 		t.Fatal(err)
 	}
 	me := decodeBody[carryon.User](t, e.json("GET", "/v1/me", e.aliceKey, ""))
@@ -63,7 +63,7 @@ func TestOpenAPIDeclaresEdgeAnswers(t *testing.T) {
 		t.Errorf("only %d GET routes answered HEAD", heads)
 	}
 
-	bare := newEnv(t, func(cfg *httpapi.Config) { cfg.Runs, cfg.Memory, cfg.Context = nil, nil, nil })
+	bare := newEnv(t, func(cfg *httpapi.Config) { cfg.Runs, cfg.LongTerm, cfg.Context = nil, nil, nil })
 	for _, path := range []string{"/v1/runs/run_x", "/v1/memories", "/v1/sessions/" + bare.newSession("bare").ID + "/context"} {
 		wantProblem(t, bare.json("GET", path, bare.aliceKey, ""), http.StatusNotImplemented, carryon.ENOTIMPLEMENTED)
 	}

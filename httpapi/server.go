@@ -67,8 +67,8 @@ type Config struct {
 	RequireVersion bool
 	// Runs is the run manager; without it the run routes answer 501.
 	Runs carryon.RunService
-	// Memory is the users' long-term memory; without it the /v1/memories routes answer 501.
-	Memory carryon.MemoryService
+	// LongTerm is the users' long-term memory; without it the /v1/memories routes answer 501.
+	LongTerm carryon.LongTermService
 	// Context previews the model context of a session (GET /v1/sessions/{id}/context); without
 	// it that route answers 501.
 	Context func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)
@@ -85,7 +85,7 @@ type server struct {
 	sessions       carryon.SessionService
 	users          carryon.UserService
 	runs           carryon.RunService
-	memory         carryon.MemoryService
+	longTerm       carryon.LongTermService
 	streamsDone    <-chan struct{}
 	context        func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)
 	logger         *slog.Logger
@@ -108,7 +108,7 @@ func NewServer(cfg Config) http.Handler {
 		sessions:       cfg.Sessions,
 		users:          cfg.Users,
 		runs:           cfg.Runs,
-		memory:         cfg.Memory,
+		longTerm:       cfg.LongTerm,
 		streamsDone:    cfg.StreamsDone,
 		context:        cfg.Context,
 		logger:         cfg.Logger,

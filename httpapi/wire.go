@@ -13,9 +13,9 @@ type AppendRequest struct {
 	carryon.WriteOptions
 }
 
-// MemoryPatchRequest is the application/json body of PATCH /v1/sessions/{id}/memory. A body sent
+// WorkingMemoryPatchRequest is the application/json body of PATCH /v1/sessions/{id}/memory. A body sent
 // as application/merge-patch+json is the patch itself (versions then come from If-Match).
-type MemoryPatchRequest struct {
+type WorkingMemoryPatchRequest struct {
 	// Patch is a JSON Merge Patch (RFC 7396): an object whose null members delete keys.
 	Patch json.RawMessage `json:"patch"`
 	carryon.WriteOptions

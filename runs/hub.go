@@ -53,7 +53,7 @@ func (h *hub) AppendMessages(ctx context.Context, run *carryon.Run, msgs []carry
 }
 
 func (h *hub) PatchWorkingMemory(ctx context.Context, run *carryon.Run, patch json.RawMessage) (*carryon.WorkingMemoryState, error) {
-	return h.s.sess.PatchWorkingMemory(ctx, run.SessionID, carryon.MemoryPatch{Patch: patch, Fence: h.fence(run)})
+	return h.s.sess.PatchWorkingMemory(ctx, run.SessionID, carryon.WorkingMemoryPatch{Patch: patch, Fence: h.fence(run)})
 }
 
 func (h *hub) PlanStep(ctx context.Context, run *carryon.Run, assistant carryon.NewMessage, actions []*carryon.Action) (*carryon.AppendResult, error) {

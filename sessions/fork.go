@@ -57,20 +57,20 @@ func (s *Service) Fork(ctx context.Context, id string, in carryon.ForkInput) (*c
 			IdleTTLSeconds: parent.IdleTTLSeconds, MessageCount: forkSeq, LastSeq: forkSeq,
 			Metadata: parent.Metadata,
 		}
-		rev, err := tx.MemoryAtVersion(ctx, own, parent.ID, at)
+		rev, err := tx.WorkingMemoryAtVersion(ctx, own, parent.ID, at)
 		if err != nil {
 			return nil, err
 		}
 		if rev != nil && len(rev.Document) > 0 {
-			child.MemoryVersion = 1
+			child.WorkingMemoryVersion = 1
 		}
 		if err := tx.InsertSession(ctx, child); err != nil {
 			return nil, err
 		}
 		made = child.ID
-		if child.MemoryVersion == 1 {
-			err := tx.InsertMemoryRevision(ctx, own, &carryon.MemoryRevision{
-				SessionID: child.ID, MemoryVersion: 1, Version: 1, Patch: mustJSON(rev.Document),
+		if child.WorkingMemoryVersion == 1 {
+			err := tx.InsertWorkingMemoryRevision(ctx, own, &carryon.WorkingMemoryRevision{
+				SessionID: child.ID, WorkingMemoryVersion: 1, Version: 1, Patch: mustJSON(rev.Document),
 				Document: rev.Document, CreatedAt: now,
 			})
 			if err != nil {

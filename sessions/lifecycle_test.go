@@ -37,13 +37,13 @@ func TestExpiryAndPurge(t *testing.T) {
 	f := newFixture(t)
 	s := f.create(t, f.alice)
 	f.append(t, f.alice, s.ID, "morning")
-	if _, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.MemoryPatch{Patch: json.RawMessage(`{"goal":"g"}`)}); err != nil {
+	if _, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.WorkingMemoryPatch{Patch: json.RawMessage(`{"goal":"g"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	f.clock.Add(time.Hour + time.Second) // past the idle TTL
 	_, err := f.svc.AppendMessages(f.alice, s.ID, carryon.AppendInput{Messages: []carryon.NewMessage{{Role: carryon.RoleUser, Content: "late"}}})
 	wantCode(t, err, carryon.EEXPIRED)
-	_, err = f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.MemoryPatch{Patch: json.RawMessage(`{"goal":"h"}`)})
+	_, err = f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.WorkingMemoryPatch{Patch: json.RawMessage(`{"goal":"h"}`)})
 	wantCode(t, err, carryon.EEXPIRED)
 	v, err := f.svc.Get(f.alice, s.ID, carryon.GetOptions{})
 	if err != nil || v.Status != carryon.SessionExpired || v.WorkingMemory.Goal() != "g" || len(v.Messages) != 1 {
@@ -62,7 +62,7 @@ func TestExpiryAndPurge(t *testing.T) {
 	// A second session expires and passes the purge horizon; the sweeper deletes all of it.
 	gone := f.create(t, f.alice)
 	f.append(t, f.alice, gone.ID, "a", "b")
-	if _, err := f.svc.PatchWorkingMemory(f.alice, gone.ID, carryon.MemoryPatch{Patch: json.RawMessage(`{"goal":"g"}`), WriteOptions: carryon.WriteOptions{RequestID: "k"}}); err != nil {
+	if _, err := f.svc.PatchWorkingMemory(f.alice, gone.ID, carryon.WorkingMemoryPatch{Patch: json.RawMessage(`{"goal":"g"}`), WriteOptions: carryon.WriteOptions{RequestID: "k"}}); err != nil {
 		t.Fatal(err)
 	}
 	f.clock.Add(50 * time.Minute)
@@ -118,11 +118,11 @@ func TestForkCopyOnWrite(t *testing.T) {
 	f := newFixture(t)
 	s := f.create(t, f.alice)
 	f.append(t, f.alice, s.ID, "a", "b") // v2
-	if _, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.MemoryPatch{Patch: json.RawMessage(`{"goal":"old"}`)}); err != nil {
+	if _, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.WorkingMemoryPatch{Patch: json.RawMessage(`{"goal":"old"}`)}); err != nil {
 		t.Fatal(err)
 	} // v3
 	f.append(t, f.alice, s.ID, "c") // v4
-	if _, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.MemoryPatch{Patch: json.RawMessage(`{"goal":"new"}`)}); err != nil {
+	if _, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.WorkingMemoryPatch{Patch: json.RawMessage(`{"goal":"new"}`)}); err != nil {
 		t.Fatal(err)
 	} // v5
 	fk, err := f.svc.Fork(f.alice, s.ID, carryon.ForkInput{AtVersion: 3})
@@ -162,24 +162,24 @@ func TestWorkingMemoryHistoryAndDiff(t *testing.T) {
 		`{"next_action":"write tests","notes":{"x":2,"y":true}}`,
 		`{"goal":null,"notes":{"x":null}}`,
 	} {
-		if _, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.MemoryPatch{Patch: json.RawMessage(p)}); err != nil {
+		if _, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.WorkingMemoryPatch{Patch: json.RawMessage(p)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	m, _ := f.svc.GetWorkingMemory(f.alice, s.ID)
 	want := carryon.WorkingMemory{"plan": []any{map[string]any{"title": "a", "status": "todo"}}, "next_action": "write tests", "notes": map[string]any{"y": true}}
-	if !reflect.DeepEqual(m.WorkingMemory, want) || m.MemoryVersion != 3 || m.Version != 4 {
+	if !reflect.DeepEqual(m.WorkingMemory, want) || m.WorkingMemoryVersion != 3 || m.Version != 4 {
 		t.Fatalf("memory = %+v", m)
 	}
-	h, err := f.svc.MemoryHistory(f.alice, s.ID, carryon.RevisionFilter{Limit: 2})
-	if err != nil || len(h.Items) != 2 || h.Items[0].MemoryVersion != 3 || h.NextCursor != "2" {
+	h, err := f.svc.WorkingMemoryHistory(f.alice, s.ID, carryon.RevisionFilter{Limit: 2})
+	if err != nil || len(h.Items) != 2 || h.Items[0].WorkingMemoryVersion != 3 || h.NextCursor != "2" {
 		t.Fatalf("history: %v %+v", err, h)
 	}
-	d, err := f.svc.MemoryDiff(f.alice, s.ID, 1, 3)
+	d, err := f.svc.WorkingMemoryDiff(f.alice, s.ID, 1, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantDiff := []carryon.MemoryEdit{
+	wantDiff := []carryon.WorkingMemoryEdit{
 		{Path: "/goal", Op: "removed", Old: "ship"},
 		{Path: "/next_action", Op: "added", New: "write tests"},
 		{Path: "/notes/x", Op: "removed", Old: json.Number("1")},
@@ -188,10 +188,10 @@ func TestWorkingMemoryHistoryAndDiff(t *testing.T) {
 	if !reflect.DeepEqual(d.Changes, wantDiff) {
 		t.Fatalf("diff = %+v", d.Changes)
 	}
-	_, err = f.svc.MemoryDiff(f.alice, s.ID, 0, 9)
+	_, err = f.svc.WorkingMemoryDiff(f.alice, s.ID, 0, 9)
 	wantCode(t, err, carryon.EINVALID)
 	// A patch that changes nothing writes nothing.
-	m2, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.MemoryPatch{Patch: json.RawMessage(`{"next_action":"write tests"}`)})
+	m2, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.WorkingMemoryPatch{Patch: json.RawMessage(`{"next_action":"write tests"}`)})
 	if err != nil || m2.Version != m.Version {
 		t.Fatalf("no-op patch: %v %+v", err, m2)
 	}
@@ -217,7 +217,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		}
 	}
 	for _, p := range []string{`[]`, `"x"`, `null`, `{`} {
-		_, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.MemoryPatch{Patch: json.RawMessage(p)})
+		_, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.WorkingMemoryPatch{Patch: json.RawMessage(p)})
 		wantCode(t, err, carryon.EINVALID)
 	}
 	_, err := f.svc.AppendMessages(f.alice, "sess_missing", carryon.AppendInput{Messages: []carryon.NewMessage{{Role: carryon.RoleUser, Content: "x"}}})

@@ -49,7 +49,7 @@ func mergePatch(target, patch any) any {
 
 // diffDocs lists the changes from a to b as JSON Pointer paths, recursing into objects; arrays
 // and scalars are compared whole.
-func diffDocs(prefix string, a, b map[string]any, out []carryon.MemoryEdit) []carryon.MemoryEdit {
+func diffDocs(prefix string, a, b map[string]any, out []carryon.WorkingMemoryEdit) []carryon.WorkingMemoryEdit {
 	keys := make([]string, 0, len(a)+len(b))
 	for k := range a {
 		keys = append(keys, k)
@@ -66,16 +66,16 @@ func diffDocs(prefix string, a, b map[string]any, out []carryon.MemoryEdit) []ca
 		bv, inB := b[k]
 		switch {
 		case !inA:
-			out = append(out, carryon.MemoryEdit{Path: path, Op: "added", New: bv})
+			out = append(out, carryon.WorkingMemoryEdit{Path: path, Op: "added", New: bv})
 		case !inB:
-			out = append(out, carryon.MemoryEdit{Path: path, Op: "removed", Old: av})
+			out = append(out, carryon.WorkingMemoryEdit{Path: path, Op: "removed", Old: av})
 		default:
 			am, aObj := av.(map[string]any)
 			bm, bObj := bv.(map[string]any)
 			if aObj && bObj {
 				out = diffDocs(path, am, bm, out)
 			} else if !reflect.DeepEqual(av, bv) {
-				out = append(out, carryon.MemoryEdit{Path: path, Op: "changed", Old: av, New: bv})
+				out = append(out, carryon.WorkingMemoryEdit{Path: path, Op: "changed", Old: av, New: bv})
 			}
 		}
 	}

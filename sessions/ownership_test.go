@@ -33,16 +33,16 @@ func TestOwnership(t *testing.T) {
 			_, err := f.svc.ListMessages(ctx, id, carryon.MessageFilter{})
 			return err
 		},
-		"GetMemory": func(ctx context.Context) error { _, err := f.svc.GetWorkingMemory(ctx, id); return err },
+		"GetWorkingMemory": func(ctx context.Context) error { _, err := f.svc.GetWorkingMemory(ctx, id); return err },
 		"PatchMemory": func(ctx context.Context) error {
-			_, err := f.svc.PatchWorkingMemory(ctx, id, carryon.MemoryPatch{Patch: json.RawMessage(`{"goal":"x"}`)})
+			_, err := f.svc.PatchWorkingMemory(ctx, id, carryon.WorkingMemoryPatch{Patch: json.RawMessage(`{"goal":"x"}`)})
 			return err
 		},
-		"MemoryHistory": func(ctx context.Context) error {
-			_, err := f.svc.MemoryHistory(ctx, id, carryon.RevisionFilter{})
+		"WorkingMemoryHistory": func(ctx context.Context) error {
+			_, err := f.svc.WorkingMemoryHistory(ctx, id, carryon.RevisionFilter{})
 			return err
 		},
-		"MemoryDiff": func(ctx context.Context) error { _, err := f.svc.MemoryDiff(ctx, id, 0, 0); return err },
+		"WorkingMemoryDiff": func(ctx context.Context) error { _, err := f.svc.WorkingMemoryDiff(ctx, id, 0, 0); return err },
 	}
 	for name, call := range calls {
 		if err := call(f.bob); carryon.ErrorCode(err) != carryon.ENOTFOUND {

@@ -46,8 +46,8 @@ func (s *Service) Create(ctx context.Context, in carryon.NewSession) (*carryon.S
 		if err != nil {
 			return nil, carryon.Errorf(carryon.EINVALID, "working_memory: %v", err)
 		}
-		if len(b) > maxMemoryBytes {
-			return nil, carryon.Errorf(carryon.EINVALID, "working_memory is %d bytes; the limit is %d", len(b), maxMemoryBytes)
+		if len(b) > maxWorkingMemoryBytes {
+			return nil, carryon.Errorf(carryon.EINVALID, "working_memory is %d bytes; the limit is %d", len(b), maxWorkingMemoryBytes)
 		}
 		if err := carryon.CheckJSONText("working_memory", b); err != nil {
 			return nil, err
@@ -79,7 +79,7 @@ func insertTx(ctx context.Context, in carryon.NewSession, ttl int64, doc []byte)
 			Metadata: compactJSON(in.Metadata),
 		}
 		if doc != nil {
-			sess.MemoryVersion = 1
+			sess.WorkingMemoryVersion = 1
 		}
 		if err := tx.InsertSession(ctx, sess); err != nil {
 			return nil, err
@@ -87,8 +87,8 @@ func insertTx(ctx context.Context, in carryon.NewSession, ttl int64, doc []byte)
 		if doc != nil {
 			var wm carryon.WorkingMemory
 			_ = json.Unmarshal(doc, &wm)
-			err := tx.InsertMemoryRevision(ctx, own, &carryon.MemoryRevision{
-				SessionID: sess.ID, MemoryVersion: 1, Version: 1, Patch: doc, Document: wm, CreatedAt: now,
+			err := tx.InsertWorkingMemoryRevision(ctx, own, &carryon.WorkingMemoryRevision{
+				SessionID: sess.ID, WorkingMemoryVersion: 1, Version: 1, Patch: doc, Document: wm, CreatedAt: now,
 			})
 			if err != nil {
 				return nil, err
@@ -118,7 +118,7 @@ func (s *Service) Get(ctx context.Context, id string, opt carryon.GetOptions) (*
 		if err != nil {
 			return err
 		}
-		wm, _, err := tx.GetMemory(ctx, own, id)
+		wm, _, err := tx.GetWorkingMemory(ctx, own, id)
 		if err != nil {
 			return err
 		}

@@ -53,7 +53,7 @@ func TestNULRefusedEverywhere(t *testing.T) {
 	}
 	_, err := f.svc.AppendMessages(f.alice, s.ID, carryon.AppendInput{Messages: []carryon.NewMessage{user("x")}, WriteOptions: carryon.WriteOptions{RequestID: "r\x00"}})
 	wantRefused(t, err, "request_id contains a NUL")
-	_, err = f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.MemoryPatch{Patch: json.RawMessage(`{"notes":{"a\u0000":1}}`)})
+	_, err = f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.WorkingMemoryPatch{Patch: json.RawMessage(`{"notes":{"a\u0000":1}}`)})
 	wantRefused(t, err, "patch.notes (a key) contains a NUL")
 	_, err = f.svc.Update(f.alice, s.ID, carryon.SessionUpdate{Title: carryon.Ptr("a\x00")})
 	wantRefused(t, err, "title contains a NUL")
@@ -63,7 +63,7 @@ func TestNULRefusedEverywhere(t *testing.T) {
 	_, err = f.svc.Create(f.alice, carryon.NewSession{WorkingMemory: carryon.WorkingMemory{"goal": "a\x00"}})
 	wantRefused(t, err, "working_memory.goal contains a NUL")
 	// An escaped backslash before u0000 is text, not a NUL.
-	if _, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.MemoryPatch{Patch: json.RawMessage(`{"goal":"a\\u0000"}`)}); err != nil {
+	if _, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.WorkingMemoryPatch{Patch: json.RawMessage(`{"goal":"a\\u0000"}`)}); err != nil {
 		t.Fatalf("a literal \\u0000 was refused: %v", err)
 	}
 }
@@ -133,7 +133,7 @@ func TestExpectedVersionBelowOneIsInvalid(t *testing.T) {
 		wantRefused(t, err, "expected_version must be a session version, 1 or more")
 		_, err = f.svc.Close(f.alice, s.ID, opts)
 		wantRefused(t, err, "expected_version")
-		_, err = f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.MemoryPatch{Patch: json.RawMessage(`{"goal":"g"}`), WriteOptions: opts})
+		_, err = f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.WorkingMemoryPatch{Patch: json.RawMessage(`{"goal":"g"}`), WriteOptions: opts})
 		wantRefused(t, err, "expected_version")
 	}
 	f.wantUnchanged(t, s.ID, s.Version)
@@ -153,7 +153,7 @@ func TestBigIntegersKeptExactly(t *testing.T) {
 	if !strings.Contains(string(s.Metadata), big) {
 		t.Errorf("metadata on create: %s", s.Metadata)
 	}
-	if _, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.MemoryPatch{Patch: json.RawMessage(`{"count":` + big + `,"nested":{"id":` + big + `}}`)}); err != nil {
+	if _, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.WorkingMemoryPatch{Patch: json.RawMessage(`{"count":` + big + `,"nested":{"id":` + big + `}}`)}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := f.svc.AppendMessages(f.alice, s.ID, carryon.AppendInput{Messages: []carryon.NewMessage{{Role: carryon.RoleAssistant,
@@ -170,12 +170,12 @@ func TestBigIntegersKeptExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	wm, _ := json.Marshal(v.WorkingMemory)
-	hist, err := f.svc.MemoryHistory(f.alice, s.ID, carryon.RevisionFilter{})
+	hist, err := f.svc.WorkingMemoryHistory(f.alice, s.ID, carryon.RevisionFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h, _ := json.Marshal(hist)
-	diff, err := f.svc.MemoryDiff(f.alice, s.ID, 1, 2)
+	diff, err := f.svc.WorkingMemoryDiff(f.alice, s.ID, 1, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

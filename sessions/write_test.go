@@ -28,7 +28,7 @@ func TestLostUpdateRefused(t *testing.T) {
 	if e, _ := carryon.AsError(err); e.CurrentVersion != 4 {
 		t.Fatalf("current_version = %d, want 4", e.CurrentVersion)
 	}
-	_, err = f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.MemoryPatch{Patch: json.RawMessage(`{"goal":"x"}`), WriteOptions: carryon.WriteOptions{ExpectedVersion: &v3}})
+	_, err = f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.WorkingMemoryPatch{Patch: json.RawMessage(`{"goal":"x"}`), WriteOptions: carryon.WriteOptions{ExpectedVersion: &v3}})
 	wantCode(t, err, carryon.EVERSION)
 	v, err := f.svc.Get(f.alice, s.ID, carryon.GetOptions{})
 	if err != nil {
@@ -103,13 +103,13 @@ func TestRequestIDOnEveryWrite(t *testing.T) {
 	if err != nil || b.ID != a.ID {
 		t.Fatalf("retried create made another session: %v %s %s", err, a.ID, b.ID)
 	}
-	p := carryon.MemoryPatch{Patch: json.RawMessage(`{"notes":["n"]}`), WriteOptions: carryon.WriteOptions{RequestID: "p-1"}}
+	p := carryon.WorkingMemoryPatch{Patch: json.RawMessage(`{"notes":["n"]}`), WriteOptions: carryon.WriteOptions{RequestID: "p-1"}}
 	m1, err := f.svc.PatchWorkingMemory(f.alice, a.ID, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m2, err := f.svc.PatchWorkingMemory(f.alice, a.ID, p)
-	if err != nil || !reflect.DeepEqual(m1, m2) || m2.MemoryVersion != 1 {
+	if err != nil || !reflect.DeepEqual(m1, m2) || m2.WorkingMemoryVersion != 1 {
 		t.Fatalf("retried patch: %v %+v %+v", err, m1, m2)
 	}
 	if err := f.svc.Delete(f.alice, a.ID, carryon.WriteOptions{RequestID: "d-1"}); err != nil {

@@ -46,7 +46,7 @@ type Tx interface {
 	WorkingMemory
 	Idempotency
 	Runs
-	Memories
+	LongTerm
 }
 
 // Users stores users and API keys.
@@ -141,18 +141,18 @@ type Messages interface {
 
 // WorkingMemory stores each session's working memory document and its revisions.
 type WorkingMemory interface {
-	// GetMemory returns the current document and its memory version; an empty document and 0 when
+	// GetWorkingMemory returns the current document and its memory version; an empty document and 0 when
 	// it was never written. ENOTFOUND when the session is not the owner's.
-	GetMemory(ctx context.Context, owner, sessionID string) (carryon.WorkingMemory, int64, error)
-	// InsertMemoryRevision stores a revision and makes its document the current one. ENOTFOUND when
+	GetWorkingMemory(ctx context.Context, owner, sessionID string) (carryon.WorkingMemory, int64, error)
+	// InsertWorkingMemoryRevision stores a revision and makes its document the current one. ENOTFOUND when
 	// the session is not the owner's; ECONFLICT when the memory version exists.
-	InsertMemoryRevision(ctx context.Context, owner string, r *carryon.MemoryRevision) error
-	// GetMemoryRevision returns one revision by memory version. ENOTFOUND.
-	GetMemoryRevision(ctx context.Context, owner, sessionID string, memoryVersion int64) (*carryon.MemoryRevision, error)
-	// MemoryAtVersion returns the newest revision stored at a session version <= v, or nil.
-	MemoryAtVersion(ctx context.Context, owner, sessionID string, v int64) (*carryon.MemoryRevision, error)
-	// ListMemoryRevisions returns up to limit revisions with memory version < before (0: no bound), newest first.
-	ListMemoryRevisions(ctx context.Context, owner, sessionID string, before int64, limit int) ([]*carryon.MemoryRevision, error)
+	InsertWorkingMemoryRevision(ctx context.Context, owner string, r *carryon.WorkingMemoryRevision) error
+	// GetWorkingMemoryRevision returns one revision by memory version. ENOTFOUND.
+	GetWorkingMemoryRevision(ctx context.Context, owner, sessionID string, workingMemoryVersion int64) (*carryon.WorkingMemoryRevision, error)
+	// WorkingMemoryAtVersion returns the newest revision stored at a session version <= v, or nil.
+	WorkingMemoryAtVersion(ctx context.Context, owner, sessionID string, v int64) (*carryon.WorkingMemoryRevision, error)
+	// ListWorkingMemoryRevisions returns up to limit revisions with memory version < before (0: no bound), newest first.
+	ListWorkingMemoryRevisions(ctx context.Context, owner, sessionID string, before int64, limit int) ([]*carryon.WorkingMemoryRevision, error)
 }
 
 // Idempotency states.

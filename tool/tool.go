@@ -5,7 +5,7 @@
 // It must not journal, retry or decide how a failure is shown: the engine records every call in the
 // action journal and asks a Reconciler, by the tool's effect class, whether a call that was cut off
 // took effect. Tools never write to the database themselves; working memory goes through the
-// MemoryEditor the caller hands in.
+// WorkingMemoryEditor the caller hands in.
 package tool
 
 import (
@@ -65,12 +65,12 @@ type Call struct {
 	// Workspace is the session's workspace directory (created on demand by the tools that need it).
 	Workspace string
 	// Memory changes the session's working memory; nil when the caller offers none.
-	Memory MemoryEditor
+	WorkingMemory WorkingMemoryEditor
 	// OwnerID is the session's owner: the user the call acts for.
 	OwnerID string
-	// Memories is the long-term memory service; nil when the caller offers none. It serves the
-	// user in the call's context, which must be OwnerID (tool/memtool checks).
-	Memories carryon.MemoryService
+	// LongTerm is the long-term memory service; nil when the caller offers none. It serves the
+	// user in the call's context, which must be OwnerID (tool/longtermtool checks).
+	LongTerm carryon.LongTermService
 	// Fence is the run attempt the call belongs to; a tool that changes a fenced resource (the
 	// workspace) refuses a call whose attempt is no longer the one allowed to write there.
 	Fence Fence
@@ -89,8 +89,8 @@ type Fence struct {
 // IsZero reports whether f is the zero Fence (an unfenced call).
 func (f Fence) IsZero() bool { return f == Fence{} }
 
-// MemoryEditor applies a JSON Merge Patch to the session's working memory and returns the result.
-type MemoryEditor interface {
+// WorkingMemoryEditor applies a JSON Merge Patch to the session's working memory and returns the result.
+type WorkingMemoryEditor interface {
 	// PatchWorkingMemory applies patch (RFC 7396) and returns the new document.
 	PatchWorkingMemory(ctx context.Context, patch json.RawMessage) (carryon.WorkingMemory, error)
 }

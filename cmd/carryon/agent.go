@@ -14,7 +14,7 @@ import (
 	"github.com/carryon-hub/carryon/model/openai"
 	"github.com/carryon-hub/carryon/model/scripted"
 	"github.com/carryon-hub/carryon/tool"
-	"github.com/carryon-hub/carryon/tool/memtool"
+	"github.com/carryon-hub/carryon/tool/longtermtool"
 	"github.com/carryon-hub/carryon/tool/testtools"
 	"github.com/carryon-hub/carryon/tool/workspace"
 )
@@ -42,7 +42,7 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 // newEngine builds the agent engine: the provider with bounded retries, the built-in tools and
 // the context builder over the session source and tool journal. With mem, the agent also gets
 // remember and recall and its context the owner's relevant long-term memory.
-func (a *agentFlags) newEngine(getenv env, data string, src contextbuild.Source, actions contextbuild.ActionSource, mem carryon.MemoryService) (*engine.Engine, error) {
+func (a *agentFlags) newEngine(getenv env, data string, src contextbuild.Source, actions contextbuild.ActionSource, mem carryon.LongTermService) (*engine.Engine, error) {
 	var p model.Provider
 	name := a.model
 	switch a.provider {
@@ -75,8 +75,8 @@ func (a *agentFlags) newEngine(getenv env, data string, src contextbuild.Source,
 	all := append(workspace.Tools(), tool.UpdateWorkingMemory())
 	cfg := contextbuild.Config{Budget: a.contextBudget}
 	if mem != nil {
-		all = append(all, memtool.Tools()...)
-		cfg.LongTerm = contextbuild.MemorySource(mem)
+		all = append(all, longtermtool.Tools()...)
+		cfg.LongTerm = contextbuild.LongTermSource(mem)
 	}
 	if getenv("CARRYON_TEST_TOOLS") == "1" {
 		all = append(all, testtools.Tools()...) // effect-counting tools for crash tests and demos
@@ -87,7 +87,7 @@ func (a *agentFlags) newEngine(getenv env, data string, src contextbuild.Source,
 	}
 	builder := contextbuild.New(cfg, src, actions, contextbuild.ModelSummarizer{Provider: p, Model: name})
 	return engine.New(engine.Config{
-		Model: name, MaxSteps: a.maxSteps, TokenBudget: a.tokenBudget, Workspaces: a.workspacesDir(data), Memories: mem,
+		Model: name, MaxSteps: a.maxSteps, TokenBudget: a.tokenBudget, Workspaces: a.workspacesDir(data), LongTerm: mem,
 	}, p, tools, builder), nil
 }
 

@@ -117,7 +117,7 @@ func (p *printer) event(e *carryon.Event) *runEnd {
 			}
 			fmt.Fprintln(p.w, line)
 		}
-	case carryon.EventMemoryUpdated:
+	case carryon.EventWorkingMemoryUpdated:
 		var m carryon.WorkingMemory
 		if json.Unmarshal(e.Data, &m) == nil {
 			p.endLine()

@@ -99,7 +99,7 @@ func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 	case "context":
 		return runContext(ctx, rest, getenv, stdout, stderr)
 	case "memory":
-		return runMemory(ctx, rest, getenv, stdout, stderr)
+		return runLongTerm(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "copy":

@@ -17,7 +17,7 @@ import (
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/httpapi"
-	"github.com/carryon-hub/carryon/memory"
+	"github.com/carryon-hub/carryon/longterm"
 	"github.com/carryon-hub/carryon/runs"
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store"
@@ -101,7 +101,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		IdleTTL: *idleTTL, PurgeAfter: *purge, ClosedRetention: *closedRetention, IdempotencyTTL: *idemTTL,
 		Workspaces: af.workspacesDir(sf.data), Logger: log,
 	})
-	ms := memory.New(st, nil).KeepRequestIDs(*idemTTL)
+	ms := longterm.New(st, nil).KeepRequestIDs(*idemTTL)
 	var rs *runs.Service
 	eng, err := af.newEngine(getenv, sf.data, ss, actionSource(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
 		return rs.RecentActions(ctx, id, n)
@@ -116,7 +116,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	streamsDone := make(chan struct{})
 	handler := httpapi.NewServer(httpapi.Config{
 		StreamsDone: streamsDone,
-		Sessions:    ss, Users: us, Runs: rs, Memory: ms, Logger: log, Ready: raw.Ping, MaxBodyBytes: *maxBody,
+		Sessions:    ss, Users: us, Runs: rs, LongTerm: ms, Logger: log, Ready: raw.Ping, MaxBodyBytes: *maxBody,
 		BodyReadTimeout: *bodyTimeout,
 		RequireVersion:  *requireVersion, Registry: reg,
 		Context: func(ctx context.Context, id string) (*carryon.ContextPreview, error) {

@@ -212,7 +212,7 @@ func exportSession(ctx context.Context, c carryon.SessionService, id string, w i
 		}
 	}
 	for cursor := ""; ; {
-		page, err := c.MemoryHistory(ctx, id, carryon.RevisionFilter{Cursor: cursor, Limit: carryon.MaxMessageWindow})
+		page, err := c.WorkingMemoryHistory(ctx, id, carryon.RevisionFilter{Cursor: cursor, Limit: carryon.MaxMessageWindow})
 		if err != nil {
 			return err
 		}

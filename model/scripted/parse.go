@@ -15,8 +15,8 @@ type step struct {
 	Status string `json:"status"`
 }
 
-// memory is the working memory as the planner reads it back from the context's system message.
-type memory struct {
+// workingMemory is the working memory as the planner reads it back from the context's system message.
+type workingMemory struct {
 	Goal       string
 	NextAction string
 	Plan       []step
@@ -25,11 +25,11 @@ type memory struct {
 
 var planLine = regexp.MustCompile(`^\s+(\d+)\. \[(\w+)\] (.*)$`)
 
-// parseMemory reads the "## Working memory" section that contextbuild renders. It sees only what
+// parseWorkingMemory reads the "## Working memory" section that contextbuild renders. It sees only what
 // the context says: no hidden state.
-func parseMemory(system string) memory {
-	var m memory
-	_, sec, ok := strings.Cut(system, contextbuild.HeadingMemory)
+func parseWorkingMemory(system string) workingMemory {
+	var m workingMemory
+	_, sec, ok := strings.Cut(system, contextbuild.HeadingWorkingMemory)
 	if !ok {
 		return m
 	}
@@ -61,7 +61,7 @@ func parseMemory(system string) memory {
 }
 
 // current returns the index of the step in progress (the first doing, else the first todo), or -1.
-func (m memory) current() int {
+func (m workingMemory) current() int {
 	for i, s := range m.Plan {
 		if s.Status == "doing" {
 			return i

@@ -86,7 +86,7 @@ func plan(req model.Request) (string, []model.ToolCall) {
 	}
 	user, directives := splitDirectives(req.Messages[last].Content)
 	after := req.Messages[last+1:]
-	mem := parseMemory(req.System)
+	mem := parseWorkingMemory(req.System)
 	if len(after) == 0 {
 		calls := act(mem, user, req)
 		for _, d := range directives {
@@ -101,7 +101,7 @@ func plan(req model.Request) (string, []model.ToolCall) {
 }
 
 // act returns the tool calls that carry the turn out, if any are available and needed.
-func act(mem memory, user string, req model.Request) []model.ToolCall {
+func act(mem workingMemory, user string, req model.Request) []model.ToolCall {
 	if strings.TrimSpace(user) == "" {
 		return nil
 	}
@@ -123,9 +123,9 @@ func act(mem memory, user string, req model.Request) []model.ToolCall {
 	if asksRecall(user) {
 		add("recall", map[string]any{"query": user, "namespace": "prefs"})
 	}
-	onlyMemory := len(calls) > 0 && !newTaskPrefix.MatchString(user)
+	onlyWorkingMemory := len(calls) > 0 && !newTaskPrefix.MatchString(user)
 	switch {
-	case onlyMemory && mem.Goal == "":
+	case onlyWorkingMemory && mem.Goal == "":
 		// A preference or a question about one is not a task.
 	case isContinue(user) && mem.Goal != "":
 		i := mem.current()
@@ -163,7 +163,7 @@ func act(mem memory, user string, req model.Request) []model.ToolCall {
 }
 
 // answer writes the turn's final text from the working memory as the context now shows it.
-func answer(mem memory, user string, after []model.Message) string {
+func answer(mem workingMemory, user string, after []model.Message) string {
 	if mem.Goal == "" {
 		if isContinue(user) {
 			return "There is no task in this session's working memory yet, so there is nothing to continue. Tell me the task first."

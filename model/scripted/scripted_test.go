@@ -15,7 +15,7 @@ import (
 var tools = []model.ToolSpec{{Name: "update_working_memory"}, {Name: "write_file"}, {Name: "read_file"}}
 
 func system(wm carryon.WorkingMemory) string {
-	return contextbuild.DefaultSystemPrompt + "\n\n" + contextbuild.HeadingMemory + "\n" + contextbuild.RenderWorkingMemory(wm)
+	return contextbuild.DefaultSystemPrompt + "\n\n" + contextbuild.HeadingWorkingMemory + "\n" + contextbuild.RenderWorkingMemory(wm)
 }
 
 func call(t *testing.T, req model.Request) model.Response {

@@ -9,7 +9,7 @@ import (
 
 // dialect is SQLite as the shared statements of package sqlq see it: write transactions are
 // serialised (BEGIN IMMEDIATE), so no read needs a row lock.
-var dialect = &sqlq.Dialect{Name: "sqlite", Codes: codes, MemorySearch: memorySearch}
+var dialect = &sqlq.Dialect{Name: "sqlite", Codes: codes, LongTermSearch: longTermSearch}
 
 // conn is a database/sql transaction as a sqlq.Conn; SQLite takes the ? placeholders as they are.
 type conn struct{ tx *sql.Tx }

@@ -37,7 +37,7 @@ type DB struct {
 	// writeSem serialises write transactions within this process, so writers wait on a channel
 	// (and their context) instead of spinning on SQLite's busy handler.
 	writeSem chan struct{}
-	memory   bool
+	inMemory bool
 }
 
 var _ store.Store = (*DB)(nil)
@@ -81,8 +81,8 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	if dsn == "" {
 		return nil, fmt.Errorf("sqlite: empty dsn")
 	}
-	memory := dsn == ":memory:"
-	if !memory {
+	inMemory := dsn == ":memory:"
+	if !inMemory {
 		if err := checkPath(dsn); err != nil {
 			return nil, err
 		}
@@ -92,7 +92,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.busyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
-	if !memory {
+	if !inMemory {
 		q.Add("_pragma", "journal_mode(WAL)")
 	}
 	q.Add("_pragma", "synchronous("+cfg.synchronous+")")
@@ -107,8 +107,8 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", dsn, err)
 	}
-	if memory {
-		// Every connection to ":memory:" is a database of its own: keep exactly one, forever.
+	if inMemory {
+		// Every connection to ":inMemory:" is a database of its own: keep exactly one, forever.
 		sdb.SetMaxOpenConns(1)
 		sdb.SetMaxIdleConns(1)
 		sdb.SetConnMaxLifetime(0)
@@ -116,7 +116,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	} else {
 		sdb.SetMaxIdleConns(4)
 	}
-	db := &DB{sql: sdb, writeSem: make(chan struct{}, 1), memory: memory}
+	db := &DB{sql: sdb, writeSem: make(chan struct{}, 1), inMemory: inMemory}
 	if err := sdb.PingContext(ctx); err != nil {
 		sdb.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", dsn, err)

@@ -25,7 +25,7 @@ func TestPragmas(t *testing.T) {
 			defer db.Close()
 			// Hold several connections at once so that more than one is opened and checked.
 			n := 3
-			if db.memory {
+			if db.inMemory {
 				n = 1
 			}
 			for i := range n {

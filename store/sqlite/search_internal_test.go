@@ -15,10 +15,10 @@ import (
 	"github.com/carryon-hub/carryon/store/sqlq"
 )
 
-// TestMemorySearchOwnerInIndex: the full-text index knows each document's owner, so a search
+// TestLongTermSearchOwnerInIndex: the full-text index knows each document's owner, so a search
 // matches only the owner's rows inside the index, before any ranking or join; items indexed
 // before the index had an owner column are moved over by the migration and found as before.
-func TestMemorySearchOwnerInIndex(t *testing.T) {
+func TestLongTermSearchOwnerInIndex(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
 	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -69,7 +69,7 @@ func TestMemorySearchOwnerInIndex(t *testing.T) {
 	}
 	defer db.Close()
 	err = db.Write(ctx, func(tx store.Tx) error {
-		return tx.PutMemoryItem(ctx, "usr_a", &carryon.MemoryItem{Namespace: "prefs", Key: "new", Value: json.RawMessage(`1`),
+		return tx.PutLongTermItem(ctx, "usr_a", &carryon.LongTermItem{Namespace: "prefs", Key: "new", Value: json.RawMessage(`1`),
 			Text: "usr_a also likes tea", CreatedAt: when, UpdatedAt: when})
 	})
 	if err != nil {
@@ -85,14 +85,14 @@ func TestMemorySearchOwnerInIndex(t *testing.T) {
 		if n != want {
 			t.Fatalf("the index selects %d documents of %s, want %d", n, owner, want)
 		}
-		var got []*carryon.MemoryItem
+		var got []*carryon.LongTermItem
 		err := db.Read(ctx, func(tx store.Tx) error {
 			var err error
-			got, err = tx.SearchMemoryItems(ctx, owner, store.MemorySearchQuery{Text: "green tea", Now: when, Limit: 2})
+			got, err = tx.SearchLongTermItems(ctx, owner, store.LongTermSearchQuery{Text: "green tea", Now: when, Limit: 2})
 			return err
 		})
 		if err != nil || len(got) != 2 || got[0].OwnerID != owner || got[1].OwnerID != owner {
-			t.Fatalf("SearchMemoryItems(%s, limit 2) = %v, %v", owner, got, err)
+			t.Fatalf("SearchLongTermItems(%s, limit 2) = %v, %v", owner, got, err)
 		}
 	}
 }

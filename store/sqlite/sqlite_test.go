@@ -36,7 +36,7 @@ func TestConformanceFileNormal(t *testing.T) {
 	})
 }
 
-func TestConformanceMemory(t *testing.T) {
+func TestConformanceLongTerm(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openFile(t, ":memory:") })
 }
 

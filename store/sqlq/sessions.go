@@ -18,7 +18,7 @@ func scanSession(r Row) (*carryon.Session, error) {
 	var created, updated, active, expires int64
 	err := r.Scan(&s.ID, &s.OwnerID, &s.Title, &status, &s.Version, &parent, &s.ForkSeq, &s.ForkVersion,
 		&created, &updated, &active, &expires, &s.IdleTTLSeconds, &s.MessageCount, &s.LastSeq,
-		&s.MemoryVersion, &meta)
+		&s.WorkingMemoryVersion, &meta)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (t *Tx) InsertSession(ctx context.Context, s *carryon.Session) error {
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.ID, s.OwnerID, s.Title, string(s.Status), s.Version, NullText(s.ParentID), s.ForkSeq, s.ForkVersion,
 		Micros(s.CreatedAt), Micros(s.UpdatedAt), Micros(s.LastActiveAt), Micros(s.ExpiresAt),
-		s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.MemoryVersion, NullText(s.Metadata))
+		s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.WorkingMemoryVersion, NullText(s.Metadata))
 	return t.Conflict(err, "insert session", "session %s exists", s.ID)
 }
 
@@ -95,7 +95,7 @@ func (t *Tx) UpdateSession(ctx context.Context, s *carryon.Session, prev int64) 
 		memory_version = ?, metadata = ?
 		WHERE id = ? AND owner_id = ? AND version = ?`,
 		s.Title, string(s.Status), s.Version, Micros(s.UpdatedAt), Micros(s.LastActiveAt), Micros(s.ExpiresAt),
-		s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.MemoryVersion, NullText(s.Metadata),
+		s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.WorkingMemoryVersion, NullText(s.Metadata),
 		s.ID, s.OwnerID, prev)
 	if err != nil {
 		return t.Wrap(err, "update session")

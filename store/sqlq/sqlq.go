@@ -82,9 +82,9 @@ type Dialect struct {
 	// " FOR NO KEY UPDATE OF r SKIP LOCKED"), so that runners claiming at once take different
 	// runs. Empty where writers are serialised.
 	LockToClaim string
-	// MemorySearch is how the database matches and ranks long-term memory items holding any of
+	// LongTermSearch is how the database matches and ranks long-term memory items holding any of
 	// terms (store.SearchTerms of a search text: letters and digits only) of the owner.
-	MemorySearch func(owner string, terms []string) MemorySearch
+	LongTermSearch func(owner string, terms []string) LongTermSearch
 }
 
 // Tx implements store.Tx with the shared statements over one transaction of a driver. A driver

@@ -9,9 +9,9 @@ import (
 	"github.com/carryon-hub/carryon"
 )
 
-// GetMemory returns the current document and its memory version; an empty document and 0 when it
+// GetWorkingMemory returns the current document and its memory version; an empty document and 0 when it
 // was never written. ENOTFOUND when the session is not the owner's.
-func (t *Tx) GetMemory(ctx context.Context, owner, sessionID string) (carryon.WorkingMemory, int64, error) {
+func (t *Tx) GetWorkingMemory(ctx context.Context, owner, sessionID string) (carryon.WorkingMemory, int64, error) {
 	var doc *string
 	var mv *int64
 	err := t.Conn.QueryRow(ctx, `SELECT w.document, w.memory_version FROM sessions s
@@ -33,9 +33,9 @@ func (t *Tx) GetMemory(ctx context.Context, owner, sessionID string) (carryon.Wo
 	return wm, v, nil
 }
 
-// InsertMemoryRevision stores a revision and makes its document the current one. ENOTFOUND when
+// InsertWorkingMemoryRevision stores a revision and makes its document the current one. ENOTFOUND when
 // the session is not the owner's; ECONFLICT when the memory version exists.
-func (t *Tx) InsertMemoryRevision(ctx context.Context, owner string, r *carryon.MemoryRevision) error {
+func (t *Tx) InsertWorkingMemoryRevision(ctx context.Context, owner string, r *carryon.WorkingMemoryRevision) error {
 	if err := t.Writable(); err != nil {
 		return err
 	}
@@ -47,35 +47,35 @@ func (t *Tx) InsertMemoryRevision(ctx context.Context, owner string, r *carryon.
 		return err
 	}
 	_, err = t.Conn.Exec(ctx, `INSERT INTO memory_revisions (`+revisionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		r.SessionID, r.MemoryVersion, r.Version, NullText(r.Patch), doc, r.RunID, Micros(r.CreatedAt))
+		r.SessionID, r.WorkingMemoryVersion, r.Version, NullText(r.Patch), doc, r.RunID, Micros(r.CreatedAt))
 	if err != nil {
-		return t.Conflict(err, "store memory revision", "memory version %d of session %s exists", r.MemoryVersion, r.SessionID)
+		return t.Conflict(err, "store memory revision", "memory version %d of session %s exists", r.WorkingMemoryVersion, r.SessionID)
 	}
 	_, err = t.Conn.Exec(ctx, `INSERT INTO working_memory (session_id, document, memory_version) VALUES (?, ?, ?)
 		ON CONFLICT (session_id) DO UPDATE SET document = excluded.document, memory_version = excluded.memory_version`,
-		r.SessionID, doc, r.MemoryVersion)
+		r.SessionID, doc, r.WorkingMemoryVersion)
 	return t.Wrap(err, "store memory")
 }
 
 const revisionCols = `session_id, memory_version, version, patch, document, run_id, created_at`
 
-// GetMemoryRevision returns one revision by memory version. ENOTFOUND.
-func (t *Tx) GetMemoryRevision(ctx context.Context, owner, sessionID string, memoryVersion int64) (*carryon.MemoryRevision, error) {
+// GetWorkingMemoryRevision returns one revision by memory version. ENOTFOUND.
+func (t *Tx) GetWorkingMemoryRevision(ctx context.Context, owner, sessionID string, workingMemoryVersion int64) (*carryon.WorkingMemoryRevision, error) {
 	if err := t.ownSession(ctx, owner, sessionID); err != nil {
 		return nil, err
 	}
-	revs, err := t.queryRevisions(ctx, `WHERE session_id = ? AND memory_version = ?`, sessionID, memoryVersion)
+	revs, err := t.queryRevisions(ctx, `WHERE session_id = ? AND memory_version = ?`, sessionID, workingMemoryVersion)
 	if err != nil {
 		return nil, err
 	}
 	if len(revs) == 0 {
-		return nil, carryon.Errorf(carryon.ENOTFOUND, "memory version %d of session %s not found", memoryVersion, sessionID)
+		return nil, carryon.Errorf(carryon.ENOTFOUND, "memory version %d of session %s not found", workingMemoryVersion, sessionID)
 	}
 	return revs[0], nil
 }
 
-// MemoryAtVersion returns the newest revision stored at a session version <= v, or nil.
-func (t *Tx) MemoryAtVersion(ctx context.Context, owner, sessionID string, v int64) (*carryon.MemoryRevision, error) {
+// WorkingMemoryAtVersion returns the newest revision stored at a session version <= v, or nil.
+func (t *Tx) WorkingMemoryAtVersion(ctx context.Context, owner, sessionID string, v int64) (*carryon.WorkingMemoryRevision, error) {
 	if err := t.ownSession(ctx, owner, sessionID); err != nil {
 		return nil, err
 	}
@@ -86,9 +86,9 @@ func (t *Tx) MemoryAtVersion(ctx context.Context, owner, sessionID string, v int
 	return revs[0], nil
 }
 
-// ListMemoryRevisions returns up to limit revisions with memory version < before (0: no bound),
+// ListWorkingMemoryRevisions returns up to limit revisions with memory version < before (0: no bound),
 // newest first. A limit of zero or less means no limit.
-func (t *Tx) ListMemoryRevisions(ctx context.Context, owner, sessionID string, before int64, limit int) ([]*carryon.MemoryRevision, error) {
+func (t *Tx) ListWorkingMemoryRevisions(ctx context.Context, owner, sessionID string, before int64, limit int) ([]*carryon.WorkingMemoryRevision, error) {
 	if err := t.ownSession(ctx, owner, sessionID); err != nil {
 		return nil, err
 	}
@@ -99,13 +99,13 @@ func (t *Tx) ListMemoryRevisions(ctx context.Context, owner, sessionID string, b
 		sessionID, before, Limit(limit))
 }
 
-func (t *Tx) queryRevisions(ctx context.Context, query string, args ...any) ([]*carryon.MemoryRevision, error) {
-	return scanAll(t, ctx, "read memory revisions", func(row Row) (*carryon.MemoryRevision, error) {
-		var r carryon.MemoryRevision
+func (t *Tx) queryRevisions(ctx context.Context, query string, args ...any) ([]*carryon.WorkingMemoryRevision, error) {
+	return scanAll(t, ctx, "read memory revisions", func(row Row) (*carryon.WorkingMemoryRevision, error) {
+		var r carryon.WorkingMemoryRevision
 		var patch *string
 		var doc string
 		var created int64
-		if err := row.Scan(&r.SessionID, &r.MemoryVersion, &r.Version, &patch, &doc, &r.RunID, &created); err != nil {
+		if err := row.Scan(&r.SessionID, &r.WorkingMemoryVersion, &r.Version, &patch, &doc, &r.RunID, &created); err != nil {
 			return nil, err
 		}
 		var err error

@@ -15,7 +15,7 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("InsertGet", func(t *testing.T) {
 		st := open(t)
 		s := newSession(ownerA, "sess_1", at(0))
-		s.MessageCount, s.LastSeq, s.MemoryVersion = 2, 2, 1
+		s.MessageCount, s.LastSeq, s.WorkingMemoryVersion = 2, 2, 1
 		insertSession(t, st, s)
 		checkSession(t, getSession(t, st, ownerA, s.ID), s)
 
@@ -50,7 +50,7 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 		upd := *s
 		upd.Title, upd.Status, upd.Version = "renamed", carryon.SessionClosed, 2
 		upd.UpdatedAt, upd.LastActiveAt, upd.ExpiresAt = at(10), at(11), at(12)
-		upd.IdleTTLSeconds, upd.MessageCount, upd.LastSeq, upd.MemoryVersion = 60, 7, 8, 3
+		upd.IdleTTLSeconds, upd.MessageCount, upd.LastSeq, upd.WorkingMemoryVersion = 60, 7, 8, 3
 		upd.Metadata = json.RawMessage(`{"other":true}`)
 		write(t, st, func(tx store.Tx) error { return tx.UpdateSession(ctx, &upd, 1) })
 		checkSession(t, getSession(t, st, ownerA, s.ID), &upd)
@@ -181,8 +181,8 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 		appendMessages(t, st, s, "one", "two")
 		appendMessages(t, st, other, "keep")
 		write(t, st, func(tx store.Tx) error {
-			return tx.InsertMemoryRevision(ctx, ownerA, &carryon.MemoryRevision{
-				SessionID: s.ID, MemoryVersion: 1, Version: 4, Document: carryon.WorkingMemory{"goal": "g"}, CreatedAt: at(3),
+			return tx.InsertWorkingMemoryRevision(ctx, ownerA, &carryon.WorkingMemoryRevision{
+				SessionID: s.ID, WorkingMemoryVersion: 1, Version: 4, Document: carryon.WorkingMemory{"goal": "g"}, CreatedAt: at(3),
 			})
 		})
 		// Request ids recorded with the session go with it; those of another session, of no
@@ -228,11 +228,11 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 			if err != nil || len(msgs) != 0 {
 				t.Fatalf("messages of a deleted session survived: %v, %v", contents(msgs), err)
 			}
-			doc, mv, err := tx.GetMemory(ctx, ownerA, s.ID)
+			doc, mv, err := tx.GetWorkingMemory(ctx, ownerA, s.ID)
 			if err != nil || len(doc) != 0 || mv != 0 {
 				t.Fatalf("working memory of a deleted session survived: %v %d %v", doc, mv, err)
 			}
-			revs, err := tx.ListMemoryRevisions(ctx, ownerA, s.ID, 0, 10)
+			revs, err := tx.ListWorkingMemoryRevisions(ctx, ownerA, s.ID, 0, 10)
 			if err != nil || len(revs) != 0 {
 				t.Fatalf("memory revisions of a deleted session survived: %d, %v", len(revs), err)
 			}

@@ -56,7 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Forks", func(t *testing.T) { testForks(t, open) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, open) })
 	t.Run("Runs", func(t *testing.T) { testRuns(t, open) })
-	t.Run("Memories", func(t *testing.T) { testMemories(t, open) })
+	t.Run("LongTerm", func(t *testing.T) { testLongTerm(t, open) })
 }
 
 // Owners used by the suite; B is always the one that must not see A's rows.
@@ -207,7 +207,7 @@ func diffSession(got, want *carryon.Session) error {
 		{"ParentID", got.ParentID, want.ParentID}, {"ForkSeq", got.ForkSeq, want.ForkSeq},
 		{"ForkVersion", got.ForkVersion, want.ForkVersion}, {"IdleTTLSeconds", got.IdleTTLSeconds, want.IdleTTLSeconds},
 		{"MessageCount", got.MessageCount, want.MessageCount}, {"LastSeq", got.LastSeq, want.LastSeq},
-		{"MemoryVersion", got.MemoryVersion, want.MemoryVersion},
+		{"WorkingMemoryVersion", got.WorkingMemoryVersion, want.WorkingMemoryVersion},
 	}
 	for _, f := range fields {
 		if f.got != f.want {

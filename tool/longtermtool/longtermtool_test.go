@@ -1,4 +1,4 @@
-package memtool_test
+package longtermtool_test
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/memory"
+	"github.com/carryon-hub/carryon/longterm"
 	"github.com/carryon-hub/carryon/store/sqlite"
 	"github.com/carryon-hub/carryon/tool"
-	"github.com/carryon-hub/carryon/tool/memtool"
+	"github.com/carryon-hub/carryon/tool/longtermtool"
 )
 
 // remember and recall act for the session's owner only, and refuse a context of another user.
@@ -21,13 +21,13 @@ func TestRememberRecallForOwnerOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	reg, err := tool.NewRegistry(memtool.Tools()...)
+	reg, err := tool.NewRegistry(longtermtool.Tools()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := memory.New(db, nil)
+	mem := longterm.New(db, nil)
 	call := func(ctx context.Context, name, owner, args string) (tool.Result, error) {
-		return reg.Invoke(ctx, name, tool.Call{Args: json.RawMessage(args), OwnerID: owner, Memories: mem})
+		return reg.Invoke(ctx, name, tool.Call{Args: json.RawMessage(args), OwnerID: owner, LongTerm: mem})
 	}
 	bg := context.Background()
 	if _, err := call(bg, "remember", "usr_a", `{"namespace":"prefs","key":"editor","value":"vim","text":"prefers vim"}`); err != nil {

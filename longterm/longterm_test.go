@@ -1,4 +1,4 @@
-package memory_test
+package longterm_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/memory"
+	"github.com/carryon-hub/carryon/longterm"
 	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/store/postgres"
 	"github.com/carryon-hub/carryon/store/postgres/pgtest"
@@ -57,7 +57,7 @@ func as(id string) context.Context {
 	return carryon.NewContextWithUser(context.Background(), &carryon.User{ID: id})
 }
 
-func keysOf(items []*carryon.MemoryItem) []string {
+func keysOf(items []*carryon.LongTermItem) []string {
 	out := []string{}
 	for _, it := range items {
 		out = append(out, it.Namespace+"/"+it.Key)
@@ -97,17 +97,17 @@ func TestSearchRanksCorpus(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			clk := &clock{t: time.Date(2025, 5, 1, 9, 0, 0, 0, time.UTC)}
-			svc := memory.New(st, clk.now)
+			svc := longterm.New(st, clk.now)
 			for _, owner := range []string{"usr_alice", "usr_bob"} {
 				for _, it := range c.Items {
 					clk.add(time.Second)
-					if _, err := svc.Put(as(owner), it.Namespace, it.Key, carryon.MemoryPut{Value: it.Value, Text: it.Text}); err != nil {
+					if _, err := svc.Put(as(owner), it.Namespace, it.Key, carryon.LongTermPut{Value: it.Value, Text: it.Text}); err != nil {
 						t.Fatal(err)
 					}
 				}
 			}
 			for _, q := range c.Queries {
-				res, err := svc.Search(as("usr_alice"), carryon.MemorySearch{Query: q.Query, Namespace: q.Namespace})
+				res, err := svc.Search(as("usr_alice"), carryon.LongTermSearch{Query: q.Query, Namespace: q.Namespace})
 				if err != nil {
 					t.Fatalf("search %q: %v", q.Query, err)
 				}
@@ -138,42 +138,42 @@ func TestServiceRules(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			clk := &clock{t: time.Date(2025, 5, 1, 9, 0, 0, 0, time.UTC)}
-			svc := memory.New(st, clk.now)
+			svc := longterm.New(st, clk.now)
 			alice, bob := as("usr_alice"), as("usr_bob")
-			if _, err := svc.Put(context.Background(), "prefs", "k", carryon.MemoryPut{Value: json.RawMessage(`1`)}); carryon.ErrorCode(err) != carryon.EUNAUTHORIZED {
+			if _, err := svc.Put(context.Background(), "prefs", "k", carryon.LongTermPut{Value: json.RawMessage(`1`)}); carryon.ErrorCode(err) != carryon.EUNAUTHORIZED {
 				t.Fatalf("Put without a user: %v", err)
 			}
-			if _, err := svc.Search(context.Background(), carryon.MemorySearch{}); carryon.ErrorCode(err) != carryon.EUNAUTHORIZED {
+			if _, err := svc.Search(context.Background(), carryon.LongTermSearch{}); carryon.ErrorCode(err) != carryon.EUNAUTHORIZED {
 				t.Fatalf("Search without a user: %v", err)
 			}
 			bad := []struct {
 				ns, key string
-				in      carryon.MemoryPut
+				in      carryon.LongTermPut
 			}{
-				{"", "k", carryon.MemoryPut{Value: json.RawMessage(`1`)}},
-				{"Prefs", "k", carryon.MemoryPut{Value: json.RawMessage(`1`)}},
-				{"prefs.", "k", carryon.MemoryPut{Value: json.RawMessage(`1`)}},
-				{"a..b", "k", carryon.MemoryPut{Value: json.RawMessage(`1`)}},
-				{"a%b", "k", carryon.MemoryPut{Value: json.RawMessage(`1`)}},
-				{"prefs", "", carryon.MemoryPut{Value: json.RawMessage(`1`)}},
-				{"prefs", "a/b", carryon.MemoryPut{Value: json.RawMessage(`1`)}},
-				{"prefs", string(make([]byte, 201)), carryon.MemoryPut{Value: json.RawMessage(`1`)}},
-				{"prefs", "k", carryon.MemoryPut{}},
-				{"prefs", "k", carryon.MemoryPut{Value: json.RawMessage(`{nope`)}},
-				{"prefs", "k", carryon.MemoryPut{Value: json.RawMessage(`1`), TTLSeconds: -1}},
-				{"prefs", "k", carryon.MemoryPut{Value: json.RawMessage(`1`), Text: "nul\x00"}},
+				{"", "k", carryon.LongTermPut{Value: json.RawMessage(`1`)}},
+				{"Prefs", "k", carryon.LongTermPut{Value: json.RawMessage(`1`)}},
+				{"prefs.", "k", carryon.LongTermPut{Value: json.RawMessage(`1`)}},
+				{"a..b", "k", carryon.LongTermPut{Value: json.RawMessage(`1`)}},
+				{"a%b", "k", carryon.LongTermPut{Value: json.RawMessage(`1`)}},
+				{"prefs", "", carryon.LongTermPut{Value: json.RawMessage(`1`)}},
+				{"prefs", "a/b", carryon.LongTermPut{Value: json.RawMessage(`1`)}},
+				{"prefs", string(make([]byte, 201)), carryon.LongTermPut{Value: json.RawMessage(`1`)}},
+				{"prefs", "k", carryon.LongTermPut{}},
+				{"prefs", "k", carryon.LongTermPut{Value: json.RawMessage(`{nope`)}},
+				{"prefs", "k", carryon.LongTermPut{Value: json.RawMessage(`1`), TTLSeconds: -1}},
+				{"prefs", "k", carryon.LongTermPut{Value: json.RawMessage(`1`), Text: "nul\x00"}},
 			}
 			for _, b := range bad {
 				if _, err := svc.Put(alice, b.ns, b.key, b.in); carryon.ErrorCode(err) != carryon.EINVALID {
 					t.Errorf("Put(%q, %q, %+v) = %v, want invalid_request", b.ns, b.key, b.in, err)
 				}
 			}
-			first, err := svc.Put(alice, "prefs", "theme", carryon.MemoryPut{Value: json.RawMessage(`"dark"`), Text: "dark theme"})
+			first, err := svc.Put(alice, "prefs", "theme", carryon.LongTermPut{Value: json.RawMessage(`"dark"`), Text: "dark theme"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			clk.add(time.Minute)
-			second, err := svc.Put(alice, "prefs", "theme", carryon.MemoryPut{Value: json.RawMessage(`"light"`), TTLSeconds: 60})
+			second, err := svc.Put(alice, "prefs", "theme", carryon.LongTermPut{Value: json.RawMessage(`"light"`), TTLSeconds: 60})
 			if err != nil || !second.CreatedAt.Equal(first.CreatedAt) || !second.UpdatedAt.After(first.UpdatedAt) || second.ExpiresAt == nil {
 				t.Fatalf("replace = %+v, %v", second, err)
 			}
@@ -192,12 +192,12 @@ func TestServiceRules(t *testing.T) {
 			}
 			// Paging with cursors.
 			for _, k := range []string{"a", "b", "c", "d", "e"} {
-				if _, err := svc.Put(alice, "p", k, carryon.MemoryPut{Value: json.RawMessage(`1`)}); err != nil {
+				if _, err := svc.Put(alice, "p", k, carryon.LongTermPut{Value: json.RawMessage(`1`)}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			var got []string
-			f := carryon.MemoryFilter{Namespace: "p", Limit: 2}
+			f := carryon.LongTermFilter{Namespace: "p", Limit: 2}
 			for {
 				page, err := svc.List(alice, f)
 				if err != nil {
@@ -212,10 +212,10 @@ func TestServiceRules(t *testing.T) {
 			if want := []string{"p/a", "p/b", "p/c", "p/d", "p/e"}; !slices.Equal(got, want) {
 				t.Fatalf("pages = %v", got)
 			}
-			if _, err := svc.List(alice, carryon.MemoryFilter{Cursor: "garbage"}); carryon.ErrorCode(err) != carryon.EINVALID {
+			if _, err := svc.List(alice, carryon.LongTermFilter{Cursor: "garbage"}); carryon.ErrorCode(err) != carryon.EINVALID {
 				t.Fatalf("bad cursor: %v", err)
 			}
-			if page, _ := svc.List(bob, carryon.MemoryFilter{}); len(page.Items) != 0 {
+			if page, _ := svc.List(bob, carryon.LongTermFilter{}); len(page.Items) != 0 {
 				t.Fatalf("bob lists %v", keysOf(page.Items))
 			}
 		})
@@ -229,19 +229,19 @@ func TestSearchPages(t *testing.T) {
 	for name, st := range drivers(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			svc := memory.New(st, nil)
+			svc := longterm.New(st, nil)
 			alice := carryon.NewContextWithUser(context.Background(), &carryon.User{ID: "usr_alice", Name: "alice"})
 			for i, text := range []string{"green tea", "green tea green tea", "tea", "black tea", "tea tea tea", "coffee"} {
-				if _, err := svc.Put(alice, "drinks", fmt.Sprint("k", i), carryon.MemoryPut{Value: json.RawMessage(`1`), Text: text}); err != nil {
+				if _, err := svc.Put(alice, "drinks", fmt.Sprint("k", i), carryon.LongTermPut{Value: json.RawMessage(`1`), Text: text}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			all, err := svc.Search(alice, carryon.MemorySearch{Query: "green tea", Limit: 100})
+			all, err := svc.Search(alice, carryon.LongTermSearch{Query: "green tea", Limit: 100})
 			if err != nil || len(all.Items) != 5 || all.NextCursor != "" {
 				t.Fatalf("one page: %v, %d items, next %q", err, len(all.Items), all.NextCursor)
 			}
-			var paged []*carryon.MemoryItem
-			in := carryon.MemorySearch{Query: "green tea", Limit: 2}
+			var paged []*carryon.LongTermItem
+			in := carryon.LongTermSearch{Query: "green tea", Limit: 2}
 			for range 10 {
 				res, err := svc.Search(alice, in)
 				if err != nil {
@@ -261,8 +261,8 @@ func TestSearchPages(t *testing.T) {
 					t.Fatalf("item %d: paged %s (%v), one page %s (%v)", i, paged[i].Key, paged[i].Score, all.Items[i].Key, all.Items[i].Score)
 				}
 			}
-			first, _ := svc.Search(alice, carryon.MemorySearch{Query: "green tea", Limit: 2})
-			for _, other := range []carryon.MemorySearch{
+			first, _ := svc.Search(alice, carryon.LongTermSearch{Query: "green tea", Limit: 2})
+			for _, other := range []carryon.LongTermSearch{
 				{Query: "black tea", Cursor: first.NextCursor},
 				{Query: "green tea", Namespace: "other", Cursor: first.NextCursor},
 				{Query: "green tea", Cursor: "bm9wZQ"},

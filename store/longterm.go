@@ -11,8 +11,8 @@ import (
 	"github.com/carryon-hub/carryon"
 )
 
-// MemoryQuery selects a page of one owner's long-term memory ordered by (namespace, key).
-type MemoryQuery struct {
+// LongTermQuery selects a page of one owner's long-term memory ordered by (namespace, key).
+type LongTermQuery struct {
 	// Namespace limits the page to that namespace and the namespaces under it, segment by
 	// segment ("u1" holds "u1" and "u1.x", never "u10"); "" means every namespace.
 	Namespace string
@@ -24,42 +24,42 @@ type MemoryQuery struct {
 	Limit int
 }
 
-// MemorySearchQuery is a ranked search of one owner's long-term memory.
-type MemorySearchQuery struct {
+// LongTermSearchQuery is a ranked search of one owner's long-term memory.
+type LongTermSearchQuery struct {
 	// Text is free text; SearchTerms says which words of it are matched. Each term is matched on
 	// its own (any term matches) and items with more and rarer matches rank higher. A text with no
 	// terms returns the most recently updated items instead, with Score 0.
 	Text string
-	// Namespace limits the search to a subtree, as in MemoryQuery.
+	// Namespace limits the search to a subtree, as in LongTermQuery.
 	Namespace string
 	// Now hides items that expired at or before it.
 	Now   time.Time
 	Limit int
 }
 
-// Memories stores users' long-term memory. The owner is a required argument of every method:
+// LongTerm stores users' long-term memory. The owner is a required argument of every method:
 // there is no way to read or search memory without naming whose it is, and an empty owner is
-// refused with EINVALID (see CheckOwner). The methods are named …MemoryItem so that they do not
+// refused with EINVALID (see CheckOwner). The methods are named …LongTermItem so that they do not
 // clash with the session working memory of the WorkingMemory aggregate.
-type Memories interface {
-	// PutMemoryItem inserts the item or replaces the owner's item with the same (namespace, key),
+type LongTerm interface {
+	// PutLongTermItem inserts the item or replaces the owner's item with the same (namespace, key),
 	// storing every field as given (the caller keeps CreatedAt of a replaced item).
-	PutMemoryItem(ctx context.Context, owner string, it *carryon.MemoryItem) error
-	// GetMemoryItem returns the owner's item. ENOTFOUND when missing or expired at now.
-	GetMemoryItem(ctx context.Context, owner, namespace, key string, now time.Time) (*carryon.MemoryItem, error)
-	// DeleteMemoryItem removes the owner's item, expired or not. ENOTFOUND when there is none.
-	DeleteMemoryItem(ctx context.Context, owner, namespace, key string) error
-	// ListMemoryItems returns a page of the owner's unexpired items by (namespace, key).
-	ListMemoryItems(ctx context.Context, owner string, q MemoryQuery) ([]*carryon.MemoryItem, error)
-	// SearchMemoryItems returns up to q.Limit of the owner's unexpired items matching q.Text,
+	PutLongTermItem(ctx context.Context, owner string, it *carryon.LongTermItem) error
+	// GetLongTermItem returns the owner's item. ENOTFOUND when missing or expired at now.
+	GetLongTermItem(ctx context.Context, owner, namespace, key string, now time.Time) (*carryon.LongTermItem, error)
+	// DeleteLongTermItem removes the owner's item, expired or not. ENOTFOUND when there is none.
+	DeleteLongTermItem(ctx context.Context, owner, namespace, key string) error
+	// ListLongTermItems returns a page of the owner's unexpired items by (namespace, key).
+	ListLongTermItems(ctx context.Context, owner string, q LongTermQuery) ([]*carryon.LongTermItem, error)
+	// SearchLongTermItems returns up to q.Limit of the owner's unexpired items matching q.Text,
 	// best first (Score descending, then UpdatedAt descending, then namespace and key).
-	SearchMemoryItems(ctx context.Context, owner string, q MemorySearchQuery) ([]*carryon.MemoryItem, error)
-	// PurgeExpiredMemoryItems removes, across owners, every item that expired before t and
+	SearchLongTermItems(ctx context.Context, owner string, q LongTermSearchQuery) ([]*carryon.LongTermItem, error)
+	// PurgeExpiredLongTermItems removes, across owners, every item that expired before t and
 	// returns how many. It is for the system sweeper only.
-	PurgeExpiredMemoryItems(ctx context.Context, before time.Time) (int64, error)
+	PurgeExpiredLongTermItems(ctx context.Context, before time.Time) (int64, error)
 }
 
-// CheckOwner refuses an empty owner: drivers call it first in every Memories method.
+// CheckOwner refuses an empty owner: drivers call it first in every LongTerm method.
 func CheckOwner(owner string) error {
 	if owner == "" {
 		return carryon.Errorf(carryon.EINVALID, "store: long-term memory needs an owner")
@@ -105,10 +105,10 @@ func SearchTerms(text string) []string {
 	return out
 }
 
-// MemoryDocument is the text a driver indexes for an item: its namespace and key as words,
+// LongTermDocument is the text a driver indexes for an item: its namespace and key as words,
 // then its text, or, without text, the strings and numbers of its value. Drivers index exactly
 // this, so they match the same items.
-func MemoryDocument(it *carryon.MemoryItem) string {
+func LongTermDocument(it *carryon.LongTermItem) string {
 	var b strings.Builder
 	b.WriteString(strings.Join(SearchTerms(it.Namespace+" "+it.Key), " "))
 	b.WriteString("\n")

@@ -1,6 +1,6 @@
-// Package memory is the hub service that owns users' long-term memory: items of JSON under a
+// Package longterm is the hub service that owns users' long-term memory: items of JSON under a
 // (namespace, key) that a user, or the agent for that user, remembers across sessions, and a
-// ranked search over them. It implements carryon.MemoryService over a store.
+// ranked search over them. It implements carryon.LongTermService over a store.
 //
 // The caller is the user in the context and nothing else: there is no parameter that names
 // another owner, and every store call passes the caller as the owner, so memory is never read
@@ -9,7 +9,7 @@
 //
 // Search scores are relative: the best result of a search scores 1 and the others their share of
 // its relevance, so they read the same whichever driver ranked them.
-package memory
+package longterm
 
 import (
 	"context"
@@ -35,14 +35,14 @@ const MaxQueryBytes = 16 << 10
 // maxTTL bounds ttl_seconds (100 years).
 const maxTTL = 100 * 365 * 24 * 3600
 
-// Service implements carryon.MemoryService over a store.
+// Service implements carryon.LongTermService over a store.
 type Service struct {
 	st     store.Store
 	now    func() time.Time
 	keepID time.Duration
 }
 
-var _ carryon.MemoryService = (*Service)(nil)
+var _ carryon.LongTermService = (*Service)(nil)
 
 // New returns a memory service over st; now is the clock (nil: time.Now).
 func New(st store.Store, now func() time.Time) *Service {
@@ -85,28 +85,28 @@ var (
 )
 
 // ValidNamespace checks a namespace: dot-separated segments of a-z, 0-9, _ and -, at most
-// carryon.MaxMemoryNamespaceLength bytes. Empty is allowed only where it means "all" (allowEmpty).
+// carryon.MaxLongTermNamespaceLength bytes. Empty is allowed only where it means "all" (allowEmpty).
 func ValidNamespace(ns string, allowEmpty bool) error {
 	switch {
 	case ns == "" && allowEmpty:
 		return nil
 	case ns == "":
 		return carryon.Errorf(carryon.EINVALID, "namespace is required: dot-separated segments of a-z, 0-9, _ and -, such as prefs or projects.alpha")
-	case len(ns) > carryon.MaxMemoryNamespaceLength:
-		return carryon.Errorf(carryon.EINVALID, "namespace is longer than %d bytes", carryon.MaxMemoryNamespaceLength)
+	case len(ns) > carryon.MaxLongTermNamespaceLength:
+		return carryon.Errorf(carryon.EINVALID, "namespace is longer than %d bytes", carryon.MaxLongTermNamespaceLength)
 	case !namespaceRe.MatchString(ns):
 		return carryon.Errorf(carryon.EINVALID, "namespace %q is not valid: use dot-separated segments of a-z, 0-9, _ and -, such as prefs or projects.alpha", clip(ns))
 	}
 	return nil
 }
 
-// ValidKey checks a key: 1 to carryon.MaxMemoryKeyLength characters of A-Z, a-z, 0-9, _ . : @ and -.
+// ValidKey checks a key: 1 to carryon.MaxLongTermKeyLength characters of A-Z, a-z, 0-9, _ . : @ and -.
 func ValidKey(key string) error {
 	switch {
 	case key == "":
 		return carryon.Errorf(carryon.EINVALID, "key is required")
-	case len(key) > carryon.MaxMemoryKeyLength:
-		return carryon.Errorf(carryon.EINVALID, "key is longer than %d characters", carryon.MaxMemoryKeyLength)
+	case len(key) > carryon.MaxLongTermKeyLength:
+		return carryon.Errorf(carryon.EINVALID, "key is longer than %d characters", carryon.MaxLongTermKeyLength)
 	case !keyRe.MatchString(key):
 		return carryon.Errorf(carryon.EINVALID, "key %q is not valid: use A-Z, a-z, 0-9, _, ., :, @ and -", clip(key))
 	}
@@ -130,7 +130,7 @@ func validItem(ns, key string) error {
 // Put stores value (and text) under (namespace, key) for the caller, replacing what was there;
 // a replaced item keeps its creation time. With a request id, a repeat answers the item as the
 // first put stored it. EINVALID, EUNAUTHORIZED, EKEYREUSED.
-func (s *Service) Put(ctx context.Context, namespace, key string, in carryon.MemoryPut) (*carryon.MemoryItem, error) {
+func (s *Service) Put(ctx context.Context, namespace, key string, in carryon.LongTermPut) (*carryon.LongTermItem, error) {
 	own, err := owner(ctx)
 	if err != nil {
 		return nil, err
@@ -142,12 +142,12 @@ func (s *Service) Put(ctx context.Context, namespace, key string, in carryon.Mem
 	switch {
 	case len(value) == 0:
 		return nil, carryon.Errorf(carryon.EINVALID, "value is required: any JSON value")
-	case len(value) > carryon.MaxMemoryValueBytes:
-		return nil, carryon.Errorf(carryon.EINVALID, "value is larger than %d bytes", carryon.MaxMemoryValueBytes)
+	case len(value) > carryon.MaxLongTermValueBytes:
+		return nil, carryon.Errorf(carryon.EINVALID, "value is larger than %d bytes", carryon.MaxLongTermValueBytes)
 	case !json.Valid(value):
 		return nil, carryon.Errorf(carryon.EINVALID, "value is not valid JSON")
-	case len(in.Text) > carryon.MaxMemoryTextBytes:
-		return nil, carryon.Errorf(carryon.EINVALID, "text is longer than %d bytes", carryon.MaxMemoryTextBytes)
+	case len(in.Text) > carryon.MaxLongTermTextBytes:
+		return nil, carryon.Errorf(carryon.EINVALID, "text is longer than %d bytes", carryon.MaxLongTermTextBytes)
 	case in.TTLSeconds < 0 || in.TTLSeconds > maxTTL:
 		return nil, carryon.Errorf(carryon.EINVALID, "ttl_seconds must be between 0 (no expiry) and %d", maxTTL)
 	}
@@ -158,26 +158,26 @@ func (s *Service) Put(ctx context.Context, namespace, key string, in carryon.Mem
 		return nil, err
 	}
 	now := s.clock()
-	it := &carryon.MemoryItem{OwnerID: own, Namespace: namespace, Key: key, Value: value, Text: in.Text, CreatedAt: now, UpdatedAt: now}
+	it := &carryon.LongTermItem{OwnerID: own, Namespace: namespace, Key: key, Value: value, Text: in.Text, CreatedAt: now, UpdatedAt: now}
 	if in.TTLSeconds > 0 {
 		exp := now.Add(time.Duration(in.TTLSeconds) * time.Second)
 		it.ExpiresAt = &exp
 	}
 	requestID := in.RequestID
 	in.RequestID = ""
-	return write(ctx, s, own, "memory.put", namespace+"/"+key, requestID, in, now, func(tx store.Tx) (*carryon.MemoryItem, error) {
+	return write(ctx, s, own, "memory.put", namespace+"/"+key, requestID, in, now, func(tx store.Tx) (*carryon.LongTermItem, error) {
 		it.CreatedAt = now // fn may run again
-		if old, err := tx.GetMemoryItem(ctx, own, namespace, key, now); err == nil {
+		if old, err := tx.GetLongTermItem(ctx, own, namespace, key, now); err == nil {
 			it.CreatedAt = old.CreatedAt
 		} else if carryon.ErrorCode(err) != carryon.ENOTFOUND {
 			return nil, err
 		}
-		return it, tx.PutMemoryItem(ctx, own, it)
+		return it, tx.PutLongTermItem(ctx, own, it)
 	})
 }
 
 // Get returns the caller's item. ENOTFOUND (also when expired), EINVALID, EUNAUTHORIZED.
-func (s *Service) Get(ctx context.Context, namespace, key string) (*carryon.MemoryItem, error) {
+func (s *Service) Get(ctx context.Context, namespace, key string) (*carryon.LongTermItem, error) {
 	own, err := owner(ctx)
 	if err != nil {
 		return nil, err
@@ -185,10 +185,10 @@ func (s *Service) Get(ctx context.Context, namespace, key string) (*carryon.Memo
 	if err := validItem(namespace, key); err != nil {
 		return nil, err
 	}
-	var it *carryon.MemoryItem
+	var it *carryon.LongTermItem
 	err = s.st.Read(ctx, func(tx store.Tx) error {
 		var err error
-		it, err = tx.GetMemoryItem(ctx, own, namespace, key, s.clock())
+		it, err = tx.GetLongTermItem(ctx, own, namespace, key, s.clock())
 		return err
 	})
 	return it, err
@@ -207,17 +207,17 @@ func (s *Service) Delete(ctx context.Context, namespace, key string, opt carryon
 	}
 	now := s.clock()
 	_, err = write(ctx, s, own, "memory.delete", namespace+"/"+key, opt.RequestID, struct{}{}, now, func(tx store.Tx) (struct{}, error) {
-		if _, err := tx.GetMemoryItem(ctx, own, namespace, key, now); err != nil {
+		if _, err := tx.GetLongTermItem(ctx, own, namespace, key, now); err != nil {
 			return struct{}{}, err
 		}
-		return struct{}{}, tx.DeleteMemoryItem(ctx, own, namespace, key)
+		return struct{}{}, tx.DeleteLongTermItem(ctx, own, namespace, key)
 	})
 	return err
 }
 
 // List pages through the caller's unexpired items by (namespace, key), limited to a namespace
 // subtree when f.Namespace is set. EINVALID, EUNAUTHORIZED.
-func (s *Service) List(ctx context.Context, f carryon.MemoryFilter) (*carryon.MemoryPage, error) {
+func (s *Service) List(ctx context.Context, f carryon.LongTermFilter) (*carryon.LongTermPage, error) {
 	own, err := owner(ctx)
 	if err != nil {
 		return nil, err
@@ -230,24 +230,24 @@ func (s *Service) List(ctx context.Context, f carryon.MemoryFilter) (*carryon.Me
 	}
 	limit := f.Limit
 	if limit == 0 {
-		limit = carryon.DefaultMemoryListLimit
+		limit = carryon.DefaultLongTermListLimit
 	}
-	q := store.MemoryQuery{Namespace: f.Namespace, Now: s.clock(), Limit: limit + 1}
+	q := store.LongTermQuery{Namespace: f.Namespace, Now: s.clock(), Limit: limit + 1}
 	if f.Cursor != "" {
 		if q.AfterNamespace, q.AfterKey, err = decodeCursor(f.Cursor); err != nil {
 			return nil, err
 		}
 	}
-	var items []*carryon.MemoryItem
+	var items []*carryon.LongTermItem
 	err = s.st.Read(ctx, func(tx store.Tx) error {
 		var err error
-		items, err = tx.ListMemoryItems(ctx, own, q)
+		items, err = tx.ListLongTermItems(ctx, own, q)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	page := &carryon.MemoryPage{Items: items}
+	page := &carryon.LongTermPage{Items: items}
 	if len(items) > limit {
 		page.Items = items[:limit]
 		last := page.Items[limit-1]
@@ -275,11 +275,11 @@ func decodeCursor(c string) (string, string, error) {
 
 // Search returns the caller's unexpired items most relevant to in.Query, best first, with scores
 // relative to the best (1), a page of in.Limit at a time: NextCursor continues the same search
-// (another query or namespace with it is EINVALID), up to carryon.MaxMemorySearchDepth results.
+// (another query or namespace with it is EINVALID), up to carryon.MaxLongTermSearchDepth results.
 // A page is a position in the ranking as it is when the page is read. A query without words
 // (empty, or only punctuation and symbols such as * or %) returns the most recently updated
 // items instead, without scores. EINVALID, EUNAUTHORIZED.
-func (s *Service) Search(ctx context.Context, in carryon.MemorySearch) (*carryon.MemoryResults, error) {
+func (s *Service) Search(ctx context.Context, in carryon.LongTermSearch) (*carryon.LongTermResults, error) {
 	own, err := owner(ctx)
 	if err != nil {
 		return nil, err
@@ -288,8 +288,8 @@ func (s *Service) Search(ctx context.Context, in carryon.MemorySearch) (*carryon
 		return nil, err
 	}
 	switch {
-	case in.Limit < 0 || in.Limit > carryon.MaxMemorySearchLimit:
-		return nil, carryon.Errorf(carryon.EINVALID, "limit must be between 1 and %d", carryon.MaxMemorySearchLimit)
+	case in.Limit < 0 || in.Limit > carryon.MaxLongTermSearchLimit:
+		return nil, carryon.Errorf(carryon.EINVALID, "limit must be between 1 and %d", carryon.MaxLongTermSearchLimit)
 	case len(in.Query) > MaxQueryBytes:
 		return nil, carryon.Errorf(carryon.EINVALID, "query is longer than %d bytes", MaxQueryBytes)
 	}
@@ -297,7 +297,7 @@ func (s *Service) Search(ctx context.Context, in carryon.MemorySearch) (*carryon
 		return nil, err
 	}
 	if in.Limit == 0 {
-		in.Limit = carryon.DefaultMemorySearchLimit
+		in.Limit = carryon.DefaultLongTermSearchLimit
 	}
 	offset := 0
 	if in.Cursor != "" {
@@ -305,12 +305,12 @@ func (s *Service) Search(ctx context.Context, in carryon.MemorySearch) (*carryon
 			return nil, err
 		}
 	}
-	end := min(offset+in.Limit, carryon.MaxMemorySearchDepth)
-	var items []*carryon.MemoryItem
+	end := min(offset+in.Limit, carryon.MaxLongTermSearchDepth)
+	var items []*carryon.LongTermItem
 	err = s.st.Read(ctx, func(tx store.Tx) error {
 		var err error
 		// Every page ranks from the top, so that scores stay relative to the best result.
-		items, err = tx.SearchMemoryItems(ctx, own, store.MemorySearchQuery{Text: in.Query, Namespace: in.Namespace, Now: s.clock(), Limit: end + 1})
+		items, err = tx.SearchLongTermItems(ctx, own, store.LongTermSearchQuery{Text: in.Query, Namespace: in.Namespace, Now: s.clock(), Limit: end + 1})
 		return err
 	})
 	if err != nil {
@@ -322,27 +322,27 @@ func (s *Service) Search(ctx context.Context, in carryon.MemorySearch) (*carryon
 			it.Score = math.Max(math.Round(it.Score/best*1000)/1000, 0.001)
 		}
 	}
-	res := &carryon.MemoryResults{Items: []*carryon.MemoryItem{}}
+	res := &carryon.LongTermResults{Items: []*carryon.LongTermItem{}}
 	if offset < len(items) {
 		res.Items = items[offset:min(end, len(items))]
 	}
-	if len(items) > end && end < carryon.MaxMemorySearchDepth {
+	if len(items) > end && end < carryon.MaxLongTermSearchDepth {
 		res.NextCursor = encodeSearchCursor(end, in)
 	}
 	return res, nil
 }
 
 // searchOf names a search for its cursors: a cursor continues the search it came from only.
-func searchOf(in carryon.MemorySearch) string {
+func searchOf(in carryon.LongTermSearch) string {
 	sum := sha256.Sum256([]byte(in.Namespace + "\x00" + in.Query))
 	return hex.EncodeToString(sum[:6])
 }
 
-func encodeSearchCursor(offset int, in carryon.MemorySearch) string {
+func encodeSearchCursor(offset int, in carryon.LongTermSearch) string {
 	return base64.RawURLEncoding.EncodeToString([]byte("s|" + strconv.Itoa(offset) + "|" + searchOf(in)))
 }
 
-func decodeSearchCursor(c string, in carryon.MemorySearch) (int, error) {
+func decodeSearchCursor(c string, in carryon.LongTermSearch) (int, error) {
 	bad := carryon.Errorf(carryon.EINVALID, "cursor is not a next_cursor of a search")
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
@@ -353,7 +353,7 @@ func decodeSearchCursor(c string, in carryon.MemorySearch) (int, error) {
 		return 0, bad
 	}
 	offset, err := strconv.Atoi(parts[1])
-	if err != nil || offset < 1 || offset >= carryon.MaxMemorySearchDepth {
+	if err != nil || offset < 1 || offset >= carryon.MaxLongTermSearchDepth {
 		return 0, bad
 	}
 	if parts[2] != searchOf(in) {
@@ -367,7 +367,7 @@ func (s *Service) Sweep(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.st.Write(ctx, func(tx store.Tx) error {
 		var err error
-		n, err = tx.PurgeExpiredMemoryItems(ctx, s.clock())
+		n, err = tx.PurgeExpiredLongTermItems(ctx, s.clock())
 		return err
 	})
 	return n, err

@@ -24,10 +24,10 @@ import (
 // so other users' items can shift the weights of terms (never which items match); the memory
 // service reports scores relative to the best result only.
 
-// memorySearch matches the FTS5 expression of searchMatch and ranks by bm25() (negated: higher is
+// longTermSearch matches the FTS5 expression of searchMatch and ranks by bm25() (negated: higher is
 // better), the owner column weighted 0.
-func memorySearch(owner string, terms []string) sqlq.MemorySearch {
-	return sqlq.MemorySearch{
+func longTermSearch(owner string, terms []string) sqlq.LongTermSearch {
+	return sqlq.LongTermSearch{
 		From:  `memories_fts JOIN memories m ON m.id = memories_fts.rowid`,
 		Score: `-bm25(memories_fts, 1.0, 0.0)`,
 		Match: `memories_fts MATCH ?`, MatchArgs: []any{searchMatch(owner, terms)},
@@ -43,9 +43,9 @@ func searchMatch(owner string, terms []string) string {
 	return `owner : "` + ownerToken(owner) + `" AND doc : (` + strings.Join(sqlq.QuoteEach(terms, `"`), " OR ") + `)`
 }
 
-// PutMemoryItem inserts the item or replaces the owner's item with the same (namespace, key),
+// PutLongTermItem inserts the item or replaces the owner's item with the same (namespace, key),
 // and rewrites its search document.
-func (t *tx) PutMemoryItem(ctx context.Context, owner string, it *carryon.MemoryItem) error {
+func (t *tx) PutLongTermItem(ctx context.Context, owner string, it *carryon.LongTermItem) error {
 	if err := t.WritableBy(owner); err != nil {
 		return err
 	}
@@ -64,12 +64,12 @@ func (t *tx) PutMemoryItem(ctx context.Context, owner string, it *carryon.Memory
 		return t.Wrap(err, "index memory item")
 	}
 	_, err = t.Conn.Exec(ctx, `INSERT INTO memories_fts (rowid, doc, owner) VALUES (?, ?, ?)`, id,
-		store.MemoryDocument(it), ownerToken(owner))
+		store.LongTermDocument(it), ownerToken(owner))
 	return t.Wrap(err, "index memory item")
 }
 
-// DeleteMemoryItem removes the owner's item and its search document. ENOTFOUND when there is none.
-func (t *tx) DeleteMemoryItem(ctx context.Context, owner, namespace, key string) error {
+// DeleteLongTermItem removes the owner's item and its search document. ENOTFOUND when there is none.
+func (t *tx) DeleteLongTermItem(ctx context.Context, owner, namespace, key string) error {
 	if err := t.WritableBy(owner); err != nil {
 		return err
 	}
@@ -85,9 +85,9 @@ func (t *tx) DeleteMemoryItem(ctx context.Context, owner, namespace, key string)
 	return t.Wrap(err, "delete memory item")
 }
 
-// PurgeExpiredMemoryItems removes every item of any owner that expired before t, with its search
+// PurgeExpiredLongTermItems removes every item of any owner that expired before t, with its search
 // document, and returns how many.
-func (t *tx) PurgeExpiredMemoryItems(ctx context.Context, before time.Time) (int64, error) {
+func (t *tx) PurgeExpiredLongTermItems(ctx context.Context, before time.Time) (int64, error) {
 	if err := t.Writable(); err != nil {
 		return 0, err
 	}

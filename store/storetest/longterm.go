@@ -12,53 +12,53 @@ import (
 	"github.com/carryon-hub/carryon/store"
 )
 
-// memStore wraps a store with the long-term memory calls the suite makes.
-type memStore struct {
+// longTermStore wraps a store with the long-term memory calls the suite makes.
+type longTermStore struct {
 	t  *testing.T
 	st store.Store
 }
 
-func (m memStore) put(owner, ns, key, value, text string, expires *time.Time) {
+func (m longTermStore) put(owner, ns, key, value, text string, expires *time.Time) {
 	m.t.Helper()
-	it := &carryon.MemoryItem{Namespace: ns, Key: key, Value: json.RawMessage(value), Text: text,
+	it := &carryon.LongTermItem{Namespace: ns, Key: key, Value: json.RawMessage(value), Text: text,
 		CreatedAt: at(0), UpdatedAt: at(0), ExpiresAt: expires}
-	write(m.t, m.st, func(tx store.Tx) error { return tx.PutMemoryItem(m.t.Context(), owner, it) })
+	write(m.t, m.st, func(tx store.Tx) error { return tx.PutLongTermItem(m.t.Context(), owner, it) })
 }
 
-func (m memStore) get(owner, ns, key string, now time.Time) (*carryon.MemoryItem, error) {
-	var it *carryon.MemoryItem
+func (m longTermStore) get(owner, ns, key string, now time.Time) (*carryon.LongTermItem, error) {
+	var it *carryon.LongTermItem
 	err := m.st.Read(m.t.Context(), func(tx store.Tx) error {
 		var err error
-		it, err = tx.GetMemoryItem(m.t.Context(), owner, ns, key, now)
+		it, err = tx.GetLongTermItem(m.t.Context(), owner, ns, key, now)
 		return err
 	})
 	return it, err
 }
 
-func (m memStore) list(owner string, q store.MemoryQuery) []*carryon.MemoryItem {
+func (m longTermStore) list(owner string, q store.LongTermQuery) []*carryon.LongTermItem {
 	m.t.Helper()
-	var out []*carryon.MemoryItem
+	var out []*carryon.LongTermItem
 	read(m.t, m.st, func(tx store.Tx) error {
 		var err error
-		out, err = tx.ListMemoryItems(m.t.Context(), owner, q)
+		out, err = tx.ListLongTermItems(m.t.Context(), owner, q)
 		return err
 	})
 	return out
 }
 
-func (m memStore) search(owner, text, ns string, now time.Time, limit int) []*carryon.MemoryItem {
+func (m longTermStore) search(owner, text, ns string, now time.Time, limit int) []*carryon.LongTermItem {
 	m.t.Helper()
-	var out []*carryon.MemoryItem
+	var out []*carryon.LongTermItem
 	read(m.t, m.st, func(tx store.Tx) error {
 		var err error
-		out, err = tx.SearchMemoryItems(m.t.Context(), owner, store.MemorySearchQuery{Text: text, Namespace: ns, Now: now, Limit: limit})
+		out, err = tx.SearchLongTermItems(m.t.Context(), owner, store.LongTermSearchQuery{Text: text, Namespace: ns, Now: now, Limit: limit})
 		return err
 	})
 	return out
 }
 
 // refs names items as owner:namespace/key, in order.
-func refs(items []*carryon.MemoryItem) []string {
+func refs(items []*carryon.LongTermItem) []string {
 	out := []string{}
 	for _, it := range items {
 		out = append(out, it.OwnerID+":"+it.Namespace+"/"+it.Key)
@@ -70,9 +70,9 @@ func refs(items []*carryon.MemoryItem) []string {
 var hostileQueries = []string{"", " ", "*", "%", "_", `"`, `""`, "'", `\`, "OR", "AND NOT", "NEAR(a b)", "u1*", "%u1%",
 	"owner_id:usr_a", `" OR "" = "`, "'; DROP TABLE memories; --", "!!!", "a & b | !c", "(", "^", "-", "u1.x", "ü"}
 
-func testMemories(t *testing.T, open func(t *testing.T) store.Store) {
+func testLongTerm(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("OwnerIsolation", func(t *testing.T) {
-		m := memStore{t, open(t)}
+		m := longTermStore{t, open(t)}
 		// Colliding namespaces (u1, u1.x, u10) and identical keys under two owners.
 		for _, owner := range []string{ownerA, ownerB} {
 			for _, ns := range []string{"u1", "u1.x", "u10"} {
@@ -84,14 +84,14 @@ func testMemories(t *testing.T, open func(t *testing.T) store.Store) {
 			for _, ns := range []string{"u1", "u1.x", "u10"} {
 				it, err := m.get(owner, ns, "k", at(1))
 				if err != nil || it.OwnerID != owner || !strings.Contains(string(it.Value), owner) {
-					t.Fatalf("GetMemoryItem(%s, %s/k) = %+v, %v", owner, ns, it, err)
+					t.Fatalf("GetLongTermItem(%s, %s/k) = %+v, %v", owner, ns, it, err)
 				}
 			}
-			for _, q := range []store.MemoryQuery{{}, {Namespace: "u1"}, {Namespace: "u10"}, {Namespace: "prefs"}} {
+			for _, q := range []store.LongTermQuery{{}, {Namespace: "u1"}, {Namespace: "u10"}, {Namespace: "prefs"}} {
 				q.Now = at(1)
 				for _, it := range m.list(owner, q) {
 					if it.OwnerID != owner {
-						t.Fatalf("ListMemoryItems(%s, %+v) returned %s", owner, q, refs([]*carryon.MemoryItem{it}))
+						t.Fatalf("ListLongTermItems(%s, %+v) returned %s", owner, q, refs([]*carryon.LongTermItem{it}))
 					}
 				}
 			}
@@ -99,7 +99,7 @@ func testMemories(t *testing.T, open func(t *testing.T) store.Store) {
 				for _, ns := range []string{"", "u1", "u10", "prefs"} {
 					for _, it := range m.search(owner, text, ns, at(1), 0) {
 						if it.OwnerID != owner || !carryon.InNamespace(it.Namespace, ns) {
-							t.Fatalf("SearchMemoryItems(%s, %q, %q) returned %s", owner, text, ns, refs([]*carryon.MemoryItem{it}))
+							t.Fatalf("SearchLongTermItems(%s, %q, %q) returned %s", owner, text, ns, refs([]*carryon.LongTermItem{it}))
 						}
 					}
 				}
@@ -110,19 +110,19 @@ func testMemories(t *testing.T, open func(t *testing.T) store.Store) {
 		if got := m.search(ownerB, "alice prefers vim", "", at(1), 0); len(got) != 0 {
 			t.Fatalf("B finds A's item: %v", refs(got))
 		}
-		if got := m.list(ownerA, store.MemoryQuery{Now: at(1)}); len(got) != 4 {
+		if got := m.list(ownerA, store.LongTermQuery{Now: at(1)}); len(got) != 4 {
 			t.Fatalf("A lists %v, want 4 items", refs(got))
 		}
 		// An empty owner is refused by every method.
 		err = m.st.Write(t.Context(), func(tx store.Tx) error {
 			ctx := t.Context()
 			for _, err := range []error{
-				tx.PutMemoryItem(ctx, "", &carryon.MemoryItem{Namespace: "u1", Key: "k", Value: json.RawMessage(`1`)}),
-				tx.DeleteMemoryItem(ctx, "", "u1", "k"),
-				func() error { _, err := tx.GetMemoryItem(ctx, "", "u1", "k", at(1)); return err }(),
-				func() error { _, err := tx.ListMemoryItems(ctx, "", store.MemoryQuery{Now: at(1)}); return err }(),
+				tx.PutLongTermItem(ctx, "", &carryon.LongTermItem{Namespace: "u1", Key: "k", Value: json.RawMessage(`1`)}),
+				tx.DeleteLongTermItem(ctx, "", "u1", "k"),
+				func() error { _, err := tx.GetLongTermItem(ctx, "", "u1", "k", at(1)); return err }(),
+				func() error { _, err := tx.ListLongTermItems(ctx, "", store.LongTermQuery{Now: at(1)}); return err }(),
 				func() error {
-					_, err := tx.SearchMemoryItems(ctx, "", store.MemorySearchQuery{Text: "shared", Now: at(1)})
+					_, err := tx.SearchLongTermItems(ctx, "", store.LongTermSearchQuery{Text: "shared", Now: at(1)})
 					return err
 				}(),
 			} {
@@ -136,7 +136,7 @@ func testMemories(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("Subtree", func(t *testing.T) {
-		m := memStore{t, open(t)}
+		m := longTermStore{t, open(t)}
 		for _, ns := range []string{"u1", "u1.x", "u1.x.y", "u10", "u1_", "u1-", "u", "v1"} {
 			m.put(ownerA, ns, "k", `1`, "needle", nil)
 		}
@@ -150,7 +150,7 @@ func testMemories(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		for ns, w := range want {
 			var got []string
-			for _, it := range m.list(ownerA, store.MemoryQuery{Namespace: ns, Now: at(1)}) {
+			for _, it := range m.list(ownerA, store.LongTermQuery{Namespace: ns, Now: at(1)}) {
 				got = append(got, it.Namespace)
 			}
 			if !slices.Equal(got, w) {
@@ -168,13 +168,13 @@ func testMemories(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("Paging", func(t *testing.T) {
-		m := memStore{t, open(t)}
+		m := longTermStore{t, open(t)}
 		for _, k := range []string{"c", "a", "b"} {
 			m.put(ownerA, "p", k, `1`, "", nil)
 			m.put(ownerA, "p.q", k, `1`, "", nil)
 		}
 		var got []string
-		q := store.MemoryQuery{Now: at(1), Limit: 2}
+		q := store.LongTermQuery{Now: at(1), Limit: 2}
 		for {
 			page := m.list(ownerA, q)
 			for _, it := range page {
@@ -192,7 +192,7 @@ func testMemories(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("Replace", func(t *testing.T) {
-		m := memStore{t, open(t)}
+		m := longTermStore{t, open(t)}
 		m.put(ownerA, "prefs", "theme", `"dark"`, "likes a dark theme", nil)
 		exp := at(100)
 		m.put(ownerA, "prefs", "theme", `{"mode":"light"}`, "likes a light theme", &exp)
@@ -215,7 +215,7 @@ func testMemories(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("Expiry", func(t *testing.T) {
-		m := memStore{t, open(t)}
+		m := longTermStore{t, open(t)}
 		exp := at(10)
 		m.put(ownerA, "tmp", "soon", `1`, "ephemeral fact", &exp)
 		m.put(ownerA, "tmp", "kept", `1`, "durable fact", nil)
@@ -224,7 +224,7 @@ func testMemories(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		_, err := m.get(ownerA, "tmp", "soon", at(10))
 		wantCode(t, err, carryon.ENOTFOUND)
-		if got := refs(m.list(ownerA, store.MemoryQuery{Now: at(10)})); !slices.Equal(got, []string{ownerA + ":tmp/kept"}) {
+		if got := refs(m.list(ownerA, store.LongTermQuery{Now: at(10)})); !slices.Equal(got, []string{ownerA + ":tmp/kept"}) {
 			t.Fatalf("list after expiry = %v", got)
 		}
 		for _, text := range []string{"ephemeral fact", ""} {
@@ -235,7 +235,7 @@ func testMemories(t *testing.T, open func(t *testing.T) store.Store) {
 		var n int64
 		write(t, m.st, func(tx store.Tx) error {
 			var err error
-			n, err = tx.PurgeExpiredMemoryItems(t.Context(), at(10)) // 10 is not before 10
+			n, err = tx.PurgeExpiredLongTermItems(t.Context(), at(10)) // 10 is not before 10
 			return err
 		})
 		if n != 0 {
@@ -243,7 +243,7 @@ func testMemories(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		write(t, m.st, func(tx store.Tx) error {
 			var err error
-			n, err = tx.PurgeExpiredMemoryItems(t.Context(), at(11))
+			n, err = tx.PurgeExpiredLongTermItems(t.Context(), at(11))
 			return err
 		})
 		if n != 1 {
@@ -255,11 +255,11 @@ func testMemories(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("Delete", func(t *testing.T) {
-		m := memStore{t, open(t)}
+		m := longTermStore{t, open(t)}
 		m.put(ownerA, "prefs", "k", `1`, "remember the milk", nil)
 		m.put(ownerB, "prefs", "k", `2`, "remember the milk", nil)
 		del := func(owner string) error {
-			return m.st.Write(t.Context(), func(tx store.Tx) error { return tx.DeleteMemoryItem(t.Context(), owner, "prefs", "k") })
+			return m.st.Write(t.Context(), func(tx store.Tx) error { return tx.DeleteLongTermItem(t.Context(), owner, "prefs", "k") })
 		}
 		if err := del(ownerA); err != nil {
 			t.Fatal(err)
@@ -267,7 +267,7 @@ func testMemories(t *testing.T, open func(t *testing.T) store.Store) {
 		wantCode(t, del(ownerA), carryon.ENOTFOUND)
 		_, err := m.get(ownerA, "prefs", "k", at(1))
 		wantCode(t, err, carryon.ENOTFOUND)
-		if got := m.list(ownerA, store.MemoryQuery{Now: at(1)}); len(got) != 0 {
+		if got := m.list(ownerA, store.LongTermQuery{Now: at(1)}); len(got) != 0 {
 			t.Fatalf("list after delete = %v", refs(got))
 		}
 		for _, text := range []string{"milk", ""} {
@@ -280,11 +280,11 @@ func testMemories(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
-	t.Run("Ranking", func(t *testing.T) { testMemoryRanking(t, memStore{t, open(t)}) })
+	t.Run("Ranking", func(t *testing.T) { testLongTermRanking(t, longTermStore{t, open(t)}) })
 
 	// Another owner's many and better matches never crowd the owner's out of a limited search.
 	t.Run("OwnerFirst", func(t *testing.T) {
-		m := memStore{t, open(t)}
+		m := longTermStore{t, open(t)}
 		for i := range 120 {
 			m.put(ownerB, "notes", fmt.Sprint("b", i), `true`, "tea tea tea green tea oolong tea", nil)
 		}
@@ -303,9 +303,9 @@ func testMemories(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 }
 
-// testMemoryRanking checks the order of results on a small fixed corpus: items matching more of
+// testLongTermRanking checks the order of results on a small fixed corpus: items matching more of
 // the query's words, or its rarer words, come first; an empty query gives the newest items.
-func testMemoryRanking(t *testing.T, m memStore) {
+func testLongTermRanking(t *testing.T, m longTermStore) {
 	corpus := []struct{ key, text string }{
 		{"editor", "prefers the vim editor with a dark colour scheme"},
 		{"theme", "the terminal uses a dark colour scheme"},
@@ -317,11 +317,11 @@ func testMemoryRanking(t *testing.T, m memStore) {
 		{"tabs", "indents go code with tabs not spaces"},
 	}
 	for i, c := range corpus {
-		it := &carryon.MemoryItem{Namespace: "prefs", Key: c.key, Value: json.RawMessage(`true`), Text: c.text,
+		it := &carryon.LongTermItem{Namespace: "prefs", Key: c.key, Value: json.RawMessage(`true`), Text: c.text,
 			CreatedAt: at(i), UpdatedAt: at(i)}
-		write(t, m.st, func(tx store.Tx) error { return tx.PutMemoryItem(t.Context(), ownerA, it) })
+		write(t, m.st, func(tx store.Tx) error { return tx.PutLongTermItem(t.Context(), ownerA, it) })
 	}
-	keys := func(items []*carryon.MemoryItem) []string {
+	keys := func(items []*carryon.LongTermItem) []string {
 		out := []string{}
 		for _, it := range items {
 			out = append(out, it.Key)

@@ -1,10 +1,10 @@
-// Package memtool holds the agent's long-term memory tools: remember (store a fact or preference
+// Package longtermtool holds the agent's long-term memory tools: remember (store a fact or preference
 // of the user under a namespace and key) and recall (search them). Both act for the session's
-// owner only: they call the carryon.MemoryService in tool.Call with a context that carries the
+// owner only: they call the carryon.LongTermService in tool.Call with a context that carries the
 // owner (tool.Call.OwnerID), and refuse a context that carries anyone else.
 //
 // They never touch the database; the memory service decides and validates.
-package memtool
+package longtermtool
 
 import (
 	"context"
@@ -23,7 +23,7 @@ func Tools() []tool.Tool { return []tool.Tool{Remember(), Recall()} }
 // ownerContext returns ctx carrying the session's owner, or an error when the call offers no
 // memory or its context belongs to another user.
 func ownerContext(ctx context.Context, name string, c tool.Call) (context.Context, error) {
-	if c.Memories == nil {
+	if c.LongTerm == nil {
 		return nil, carryon.Errorf(carryon.EUNAVAILABLE, "%s: this agent has no long-term memory", name)
 	}
 	u := carryon.UserIDFromContext(ctx)
@@ -89,7 +89,7 @@ func (remember) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 	if args.Namespace == "" {
 		args.Namespace = DefaultNamespace
 	}
-	it, err := c.Memories.Put(ctx, args.Namespace, args.Key, carryon.MemoryPut{Value: args.Value, Text: args.Text})
+	it, err := c.LongTerm.Put(ctx, args.Namespace, args.Key, carryon.LongTermPut{Value: args.Value, Text: args.Text})
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -130,14 +130,14 @@ func (recall) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 	if err != nil {
 		return tool.Result{}, err
 	}
-	var args carryon.MemorySearch
+	var args carryon.LongTermSearch
 	if err := json.Unmarshal(c.Args, &args); err != nil {
 		return tool.Result{}, carryon.Errorf(carryon.EINVALID, "recall: the arguments are not valid JSON: %v", err)
 	}
 	if args.Limit == 0 {
 		args.Limit = 5
 	}
-	res, err := c.Memories.Search(ctx, args)
+	res, err := c.LongTerm.Search(ctx, args)
 	if err != nil {
 		return tool.Result{}, err
 	}

@@ -9,7 +9,7 @@ import (
 // The memory commands against a real server process, for two users with colliding namespaces
 // (u1, u10) and identical keys: each sees only their own items through put, get, ls, search and
 // rm, and their sessions' answers and exports only ever hold their own memory.
-func TestMemoryCommandsPerUser(t *testing.T) {
+func TestLongTermCommandsPerUser(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
 	srv := startServer(t, data)

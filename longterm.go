@@ -9,27 +9,27 @@ import (
 
 // Limits of long-term memory items; the memory service enforces them.
 const (
-	// MaxMemoryKeyLength bounds a memory key.
-	MaxMemoryKeyLength = 200
-	// MaxMemoryNamespaceLength bounds a memory namespace.
-	MaxMemoryNamespaceLength = 200
-	// MaxMemoryValueBytes bounds the JSON value of a memory item.
-	MaxMemoryValueBytes = 64 << 10
-	// MaxMemoryTextBytes bounds the searchable text of a memory item.
-	MaxMemoryTextBytes = 8 << 10
-	// DefaultMemoryListLimit is the page size of a memory listing when none is given.
-	DefaultMemoryListLimit = 50
-	// DefaultMemorySearchLimit is how many results a search returns when no limit is given.
-	DefaultMemorySearchLimit = 10
-	// MaxMemorySearchLimit bounds the results of one page of a search.
-	MaxMemorySearchLimit = 100
-	// MaxMemorySearchDepth bounds how far the pages of one search reach: its best results only.
-	MaxMemorySearchDepth = 1000
+	// MaxLongTermKeyLength bounds a memory key.
+	MaxLongTermKeyLength = 200
+	// MaxLongTermNamespaceLength bounds a memory namespace.
+	MaxLongTermNamespaceLength = 200
+	// MaxLongTermValueBytes bounds the JSON value of a memory item.
+	MaxLongTermValueBytes = 64 << 10
+	// MaxLongTermTextBytes bounds the searchable text of a memory item.
+	MaxLongTermTextBytes = 8 << 10
+	// DefaultLongTermListLimit is the page size of a memory listing when none is given.
+	DefaultLongTermListLimit = 50
+	// DefaultLongTermSearchLimit is how many results a search returns when no limit is given.
+	DefaultLongTermSearchLimit = 10
+	// MaxLongTermSearchLimit bounds the results of one page of a search.
+	MaxLongTermSearchLimit = 100
+	// MaxLongTermSearchDepth bounds how far the pages of one search reach: its best results only.
+	MaxLongTermSearchDepth = 1000
 )
 
-// MemoryItem is one entry of a user's long-term memory: a JSON value under (namespace, key), with
+// LongTermItem is one entry of a user's long-term memory: a JSON value under (namespace, key), with
 // text that search matches against. Memory belongs to one user and is never read for another.
-type MemoryItem struct {
+type LongTermItem struct {
 	// OwnerID is the user the item belongs to.
 	OwnerID string `json:"owner_id,omitempty"`
 	// Namespace is a dot-separated path of segments [a-z0-9_-]+, such as prefs or projects.alpha.
@@ -49,12 +49,12 @@ type MemoryItem struct {
 }
 
 // Expired reports whether the item has expired at now.
-func (m *MemoryItem) Expired(now time.Time) bool {
+func (m *LongTermItem) Expired(now time.Time) bool {
 	return m.ExpiresAt != nil && !m.ExpiresAt.After(now)
 }
 
-// MemoryPut is the input of MemoryService.Put.
-type MemoryPut struct {
+// LongTermPut is the input of LongTermService.Put.
+type LongTermPut struct {
 	// Value is any JSON value; required.
 	Value json.RawMessage `json:"value"`
 	// Text is what search matches; optional (the value's text is searched without it).
@@ -64,8 +64,8 @@ type MemoryPut struct {
 	RetryOptions
 }
 
-// MemoryFilter pages through the caller's memory ordered by (namespace, key).
-type MemoryFilter struct {
+// LongTermFilter pages through the caller's memory ordered by (namespace, key).
+type LongTermFilter struct {
 	// Namespace limits the listing to a namespace and the namespaces under it ("" for all).
 	Namespace string `json:"namespace,omitempty"`
 	Limit     int    `json:"limit,omitempty"`
@@ -73,50 +73,50 @@ type MemoryFilter struct {
 	Cursor string `json:"cursor,omitempty"`
 }
 
-// MemoryPage is one page of memory items.
-type MemoryPage struct {
-	Items      []*MemoryItem `json:"items"`
-	NextCursor string        `json:"next_cursor,omitempty"`
+// LongTermPage is one page of memory items.
+type LongTermPage struct {
+	Items      []*LongTermItem `json:"items"`
+	NextCursor string          `json:"next_cursor,omitempty"`
 }
 
-// MemorySearch is the input of MemoryService.Search.
-type MemorySearch struct {
+// LongTermSearch is the input of LongTermService.Search.
+type LongTermSearch struct {
 	// Query is free text; its words are matched, each on its own. A query without words (empty or
 	// only punctuation) returns the most recently updated items instead, with no score.
 	Query string `json:"query"`
 	// Namespace limits the search to a namespace and the namespaces under it ("" for all).
 	Namespace string `json:"namespace,omitempty"`
-	// Limit bounds the results of a page (default DefaultMemorySearchLimit, at most
-	// MaxMemorySearchLimit).
+	// Limit bounds the results of a page (default DefaultLongTermSearchLimit, at most
+	// MaxLongTermSearchLimit).
 	Limit int `json:"limit,omitempty"`
 	// Cursor is the NextCursor of the previous page of the same search.
 	Cursor string `json:"cursor,omitempty"`
 }
 
-// MemoryResults are the results of a search, most relevant first.
-type MemoryResults struct {
-	Items []*MemoryItem `json:"items"`
+// LongTermResults are the results of a search, most relevant first.
+type LongTermResults struct {
+	Items []*LongTermItem `json:"items"`
 	// NextCursor continues the search with its next results; empty on the last page (or at
-	// MaxMemorySearchDepth results).
+	// MaxLongTermSearchDepth results).
 	NextCursor string `json:"next_cursor,omitempty"`
 }
 
-// MemoryService is the caller's long-term memory. The caller is the user in the context; every
+// LongTermService is the caller's long-term memory. The caller is the user in the context; every
 // method answers EUNAUTHORIZED without one and only ever reads or writes that user's items.
-type MemoryService interface {
+type LongTermService interface {
 	// Put stores value (and text) under (namespace, key), replacing what was there. A repeat with
 	// the same request id answers the first answer. EINVALID, EUNAUTHORIZED, EKEYREUSED.
-	Put(ctx context.Context, namespace, key string, in MemoryPut) (*MemoryItem, error)
+	Put(ctx context.Context, namespace, key string, in LongTermPut) (*LongTermItem, error)
 	// Get returns an item. ENOTFOUND (also when expired), EINVALID, EUNAUTHORIZED.
-	Get(ctx context.Context, namespace, key string) (*MemoryItem, error)
+	Get(ctx context.Context, namespace, key string) (*LongTermItem, error)
 	// Delete removes an item. A repeat with the same request id succeeds again and changes
 	// nothing. ENOTFOUND, EINVALID, EUNAUTHORIZED, EKEYREUSED.
 	Delete(ctx context.Context, namespace, key string, opt RetryOptions) error
 	// List pages through items by (namespace, key). EINVALID, EUNAUTHORIZED.
-	List(ctx context.Context, f MemoryFilter) (*MemoryPage, error)
+	List(ctx context.Context, f LongTermFilter) (*LongTermPage, error)
 	// Search returns the items most relevant to the query, best first, a page at a time.
 	// EINVALID, EUNAUTHORIZED.
-	Search(ctx context.Context, in MemorySearch) (*MemoryResults, error)
+	Search(ctx context.Context, in LongTermSearch) (*LongTermResults, error)
 }
 
 // InNamespace reports whether namespace ns lies in the subtree of filter: it is filter itself or

@@ -12,7 +12,7 @@ import (
 	"github.com/carryon-hub/carryon/contextbuild"
 )
 
-const memoryUsage = `usage: carryon memory COMMAND [flags]
+const longTermUsage = `usage: carryon memory COMMAND [flags]
   put NS KEY VALUE_JSON [--text T] [--ttl D]   remember a JSON value (a bare word is taken as a string)
   get NS KEY                                   print an item as JSON
   rm NS KEY                                    forget an item
@@ -29,8 +29,8 @@ Examples:
   carryon memory ls --namespace projects
   carryon memory rm prefs editor`
 
-func runMemory(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
-	fs := newFlagSet("memory", memoryUsage, stdout)
+func runLongTerm(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
+	fs := newFlagSet("memory", longTermUsage, stdout)
 	var cf clientFlags
 	cf.register(fs.FlagSet, getenv)
 	text := fs.String("text", "", "the text search matches (put)")
@@ -54,7 +54,7 @@ func runMemory(ctx context.Context, args []string, getenv env, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	m := c.Memories()
+	m := c.LongTerm()
 	switch cmd := args[0]; {
 	case cmd == "put" && len(pos) == 3:
 		value := json.RawMessage(pos[2])
@@ -64,7 +64,7 @@ func runMemory(ctx context.Context, args []string, getenv env, stdout, stderr io
 		if *ttl < 0 || *ttl%time.Second != 0 {
 			return usagef("--ttl must be a positive whole number of seconds, e.g. 90s or 720h")
 		}
-		it, err := m.Put(ctx, pos[0], pos[1], carryon.MemoryPut{Value: value, Text: *text, TTLSeconds: int64(*ttl / time.Second)})
+		it, err := m.Put(ctx, pos[0], pos[1], carryon.LongTermPut{Value: value, Text: *text, TTLSeconds: int64(*ttl / time.Second)})
 		if err != nil {
 			return err
 		}
@@ -83,14 +83,14 @@ func runMemory(ctx context.Context, args []string, getenv env, stdout, stderr io
 		_, err := fmt.Fprintf(stdout, "forgot %s/%s\n", pos[0], pos[1])
 		return err
 	case cmd == "ls" && len(pos) == 0:
-		page, err := m.List(ctx, carryon.MemoryFilter{Namespace: *ns, Limit: *limit})
+		page, err := m.List(ctx, carryon.LongTermFilter{Namespace: *ns, Limit: *limit})
 		if err != nil {
 			return err
 		}
 		if *asJSON {
 			return printJSON(stdout, page)
 		}
-		return printMemoryItems(stdout, page.Items)
+		return printLongTermItems(stdout, page.Items)
 	case cmd == "search":
 		query := ""
 		for i, p := range pos {
@@ -99,7 +99,7 @@ func runMemory(ctx context.Context, args []string, getenv env, stdout, stderr io
 			}
 			query += p
 		}
-		res, err := m.Search(ctx, carryon.MemorySearch{Query: query, Namespace: *ns, Limit: *limit})
+		res, err := m.Search(ctx, carryon.LongTermSearch{Query: query, Namespace: *ns, Limit: *limit})
 		if err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func runMemory(ctx context.Context, args []string, getenv env, stdout, stderr io
 			return printJSON(stdout, res)
 		}
 		for _, it := range res.Items {
-			if _, err := fmt.Fprintln(stdout, contextbuild.RenderMemoryItem(it)); err != nil {
+			if _, err := fmt.Fprintln(stdout, contextbuild.RenderLongTermItem(it)); err != nil {
 				return err
 			}
 		}
@@ -116,7 +116,7 @@ func runMemory(ctx context.Context, args []string, getenv env, stdout, stderr io
 	return fs.misuse()
 }
 
-func printMemoryItems(w io.Writer, items []*carryon.MemoryItem) error {
+func printLongTermItems(w io.Writer, items []*carryon.LongTermItem) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAMESPACE\tKEY\tUPDATED\tEXPIRES\tVALUE")
 	for _, it := range items {

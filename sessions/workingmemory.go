@@ -11,8 +11,8 @@ import (
 	"github.com/carryon-hub/carryon/store"
 )
 
-// maxMemoryBytes bounds the working memory document: it is meant to be small.
-const maxMemoryBytes = 256 << 10
+// maxWorkingMemoryBytes bounds the working memory document: it is meant to be small.
+const maxWorkingMemoryBytes = 256 << 10
 
 // GetWorkingMemory returns the session's working memory and the versions it is at.
 func (s *Service) GetWorkingMemory(ctx context.Context, id string) (*carryon.WorkingMemoryState, error) {
@@ -22,11 +22,11 @@ func (s *Service) GetWorkingMemory(ctx context.Context, id string) (*carryon.Wor
 		if err != nil {
 			return err
 		}
-		wm, mv, err := tx.GetMemory(ctx, own, id)
+		wm, mv, err := tx.GetWorkingMemory(ctx, own, id)
 		if err != nil {
 			return err
 		}
-		st = &carryon.WorkingMemoryState{SessionID: id, Version: sess.Version, MemoryVersion: mv, WorkingMemory: nonNil(wm)}
+		st = &carryon.WorkingMemoryState{SessionID: id, Version: sess.Version, WorkingMemoryVersion: mv, WorkingMemory: nonNil(wm)}
 		return nil
 	})
 	return st, err
@@ -34,7 +34,7 @@ func (s *Service) GetWorkingMemory(ctx context.Context, id string) (*carryon.Wor
 
 // PatchWorkingMemory applies a JSON Merge Patch to the working memory. A patch that changes
 // nothing stores nothing and keeps the versions.
-func (s *Service) PatchWorkingMemory(ctx context.Context, id string, in carryon.MemoryPatch) (*carryon.WorkingMemoryState, error) {
+func (s *Service) PatchWorkingMemory(ctx context.Context, id string, in carryon.WorkingMemoryPatch) (*carryon.WorkingMemoryState, error) {
 	patch, err := decodePatch(in.Patch)
 	if err != nil {
 		return nil, err
@@ -47,36 +47,36 @@ func (s *Service) PatchWorkingMemory(ctx context.Context, id string, in carryon.
 		if err != nil {
 			return nil, err
 		}
-		cur, mv, err := tx.GetMemory(ctx, own, id)
+		cur, mv, err := tx.GetWorkingMemory(ctx, own, id)
 		if err != nil {
 			return nil, err
 		}
 		next := carryon.WorkingMemory(mergePatch(map[string]any(cloneDoc(cur)), patch).(map[string]any))
 		doc := mustJSON(next)
-		if len(doc) > maxMemoryBytes {
-			return nil, carryon.Errorf(carryon.EINVALID, "the patched working memory would be %d bytes; the limit is %d", len(doc), maxMemoryBytes)
+		if len(doc) > maxWorkingMemoryBytes {
+			return nil, carryon.Errorf(carryon.EINVALID, "the patched working memory would be %d bytes; the limit is %d", len(doc), maxWorkingMemoryBytes)
 		}
 		if bytes.Equal(doc, mustJSON(nonNil(cur))) {
-			return &carryon.WorkingMemoryState{SessionID: id, Version: sess.Version, MemoryVersion: mv, WorkingMemory: nonNil(cur)}, nil
+			return &carryon.WorkingMemoryState{SessionID: id, Version: sess.Version, WorkingMemoryVersion: mv, WorkingMemory: nonNil(cur)}, nil
 		}
-		sess.MemoryVersion = mv + 1
+		sess.WorkingMemoryVersion = mv + 1
 		if err := Touch(ctx, tx, sess, now); err != nil {
 			return nil, err
 		}
-		err = tx.InsertMemoryRevision(ctx, own, &carryon.MemoryRevision{
-			SessionID: id, MemoryVersion: mv + 1, Version: sess.Version, Patch: in.Patch,
+		err = tx.InsertWorkingMemoryRevision(ctx, own, &carryon.WorkingMemoryRevision{
+			SessionID: id, WorkingMemoryVersion: mv + 1, Version: sess.Version, Patch: in.Patch,
 			Document: next, RunID: fenceRun(in.Fence), CreatedAt: now,
 		})
 		if err != nil {
 			return nil, err
 		}
-		return &carryon.WorkingMemoryState{SessionID: id, Version: sess.Version, MemoryVersion: mv + 1, WorkingMemory: next}, nil
+		return &carryon.WorkingMemoryState{SessionID: id, Version: sess.Version, WorkingMemoryVersion: mv + 1, WorkingMemory: next}, nil
 	})
 }
 
-// MemoryHistory lists the working memory's revisions, newest first.
-func (s *Service) MemoryHistory(ctx context.Context, id string, f carryon.RevisionFilter) (*carryon.RevisionPage, error) {
-	before, err := position(f.Cursor, "before", f.BeforeMemoryVersion)
+// WorkingMemoryHistory lists the working memory's revisions, newest first.
+func (s *Service) WorkingMemoryHistory(ctx context.Context, id string, f carryon.RevisionFilter) (*carryon.RevisionPage, error) {
+	before, err := position(f.Cursor, "before", f.BeforeWorkingMemoryVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -84,18 +84,18 @@ func (s *Service) MemoryHistory(ctx context.Context, id string, f carryon.Revisi
 	if err != nil {
 		return nil, err
 	}
-	page := &carryon.RevisionPage{Items: []*carryon.MemoryRevision{}}
+	page := &carryon.RevisionPage{Items: []*carryon.WorkingMemoryRevision{}}
 	err = s.read(ctx, func(tx store.Tx, own string, now time.Time) error {
 		if _, err := tx.GetSession(ctx, own, id); err != nil {
 			return err
 		}
-		items, err := tx.ListMemoryRevisions(ctx, own, id, before, limit+1)
+		items, err := tx.ListWorkingMemoryRevisions(ctx, own, id, before, limit+1)
 		if err != nil {
 			return err
 		}
 		if len(items) > limit {
 			items = items[:limit]
-			page.NextCursor = strconv.FormatInt(items[limit-1].MemoryVersion, 10)
+			page.NextCursor = strconv.FormatInt(items[limit-1].WorkingMemoryVersion, 10)
 		}
 		page.Items = items
 		return nil
@@ -103,13 +103,13 @@ func (s *Service) MemoryHistory(ctx context.Context, id string, f carryon.Revisi
 	return page, err
 }
 
-// MemoryDiff compares two revisions of the working memory by memory version; 0 is the empty
+// WorkingMemoryDiff compares two revisions of the working memory by memory version; 0 is the empty
 // document before the first revision.
-func (s *Service) MemoryDiff(ctx context.Context, id string, from, to int64) (*carryon.MemoryDiff, error) {
+func (s *Service) WorkingMemoryDiff(ctx context.Context, id string, from, to int64) (*carryon.WorkingMemoryDiff, error) {
 	if from < 0 || to < 0 {
 		return nil, carryon.Errorf(carryon.EINVALID, "from and to must be memory versions (0 or more)")
 	}
-	var d *carryon.MemoryDiff
+	var d *carryon.WorkingMemoryDiff
 	err := s.read(ctx, func(tx store.Tx, own string, now time.Time) error {
 		sess, err := tx.GetSession(ctx, own, id)
 		if err != nil {
@@ -117,21 +117,21 @@ func (s *Service) MemoryDiff(ctx context.Context, id string, from, to int64) (*c
 		}
 		docs := [2]carryon.WorkingMemory{{}, {}}
 		for i, v := range []int64{from, to} {
-			if v > sess.MemoryVersion {
-				return carryon.Errorf(carryon.EINVALID, "memory version %d does not exist; the latest is %d", v, sess.MemoryVersion)
+			if v > sess.WorkingMemoryVersion {
+				return carryon.Errorf(carryon.EINVALID, "memory version %d does not exist; the latest is %d", v, sess.WorkingMemoryVersion)
 			}
 			if v == 0 {
 				continue
 			}
-			rev, err := tx.GetMemoryRevision(ctx, own, id, v)
+			rev, err := tx.GetWorkingMemoryRevision(ctx, own, id, v)
 			if err != nil {
 				return err
 			}
 			docs[i] = nonNil(rev.Document)
 		}
-		d = &carryon.MemoryDiff{From: from, To: to, Changes: diffDocs("", docs[0], docs[1], nil)}
+		d = &carryon.WorkingMemoryDiff{From: from, To: to, Changes: diffDocs("", docs[0], docs[1], nil)}
 		if d.Changes == nil {
-			d.Changes = []carryon.MemoryEdit{}
+			d.Changes = []carryon.WorkingMemoryEdit{}
 		}
 		return nil
 	})

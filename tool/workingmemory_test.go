@@ -44,7 +44,7 @@ func TestUpdateWorkingMemory(t *testing.T) {
 	ed := &editor{doc: carryon.WorkingMemory{"goal": "old", "notes": []any{"n1"}}}
 	patch := `{"goal":"ship it","plan":[{"title":"write","status":"doing"}],"notes":null,"custom":1}`
 	res, err := r.Invoke(context.Background(), "update_working_memory",
-		tool.Call{Args: json.RawMessage(`{"patch":` + patch + `}`), Memory: ed})
+		tool.Call{Args: json.RawMessage(`{"patch":` + patch + `}`), WorkingMemory: ed})
 	if err != nil {
 		t.Fatal(err)
 	}

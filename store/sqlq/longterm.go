@@ -12,16 +12,16 @@ import (
 )
 
 // Long-term memory. Reads and the search share one shape; how a search matches and ranks is the
-// database's own (Dialect.MemorySearch), and so is how an item's search document is kept (each
-// driver's PutMemoryItem, DeleteMemoryItem and PurgeExpiredMemoryItems).
+// database's own (Dialect.LongTermSearch), and so is how an item's search document is kept (each
+// driver's PutLongTermItem, DeleteLongTermItem and PurgeExpiredLongTermItems).
 
-// MemoryCols are the columns every read of long-term memory selects, of the table aliased m.
-const MemoryCols = `m.owner_id, m.namespace, m.key, m.value, m.text, m.created_at, m.updated_at, m.expires_at`
+// LongTermCols are the columns every read of long-term memory selects, of the table aliased m.
+const LongTermCols = `m.owner_id, m.namespace, m.key, m.value, m.text, m.created_at, m.updated_at, m.expires_at`
 
-// MemorySearch is the part of a long-term memory search that is the database's own: how the
+// LongTermSearch is the part of a long-term memory search that is the database's own: how the
 // rows of memories (aliased m) are joined to the full-text index, which of them match, and their
 // score, higher for better matches.
-type MemorySearch struct {
+type LongTermSearch struct {
 	// From is the FROM clause without FROM, e.g. "memories m".
 	From string
 	// Score is an SQL expression of the float score, with ScoreArgs for its placeholders.
@@ -51,9 +51,9 @@ func QuoteEach(terms []string, quote string) []string {
 	return out
 }
 
-// scanMemory reads a row of MemoryCols and, when score is not nil, a score after them.
-func scanMemory(r Row, score *float64) (*carryon.MemoryItem, error) {
-	var it carryon.MemoryItem
+// scanLongTermItem reads a row of LongTermCols and, when score is not nil, a score after them.
+func scanLongTermItem(r Row, score *float64) (*carryon.LongTermItem, error) {
+	var it carryon.LongTermItem
 	var value string
 	var created, updated int64
 	var expires *int64
@@ -72,9 +72,9 @@ func scanMemory(r Row, score *float64) (*carryon.MemoryItem, error) {
 	return &it, nil
 }
 
-// memoryFilter returns the conditions every read of long-term memory has, on memories aliased m:
+// longTermFilter returns the conditions every read of long-term memory has, on memories aliased m:
 // the owner, unexpired at now, and the namespace subtree (segment by segment) when ns is not empty.
-func memoryFilter(owner, ns string, now time.Time) (string, []any) {
+func longTermFilter(owner, ns string, now time.Time) (string, []any) {
 	w := `m.owner_id = ? AND (m.expires_at IS NULL OR m.expires_at > ?)`
 	args := []any{owner, Micros(now)}
 	if ns != "" {
@@ -84,27 +84,27 @@ func memoryFilter(owner, ns string, now time.Time) (string, []any) {
 	return w, args
 }
 
-// queryMemories reads the items a query selects; scored queries select a score after MemoryCols.
-func (t *Tx) queryMemories(ctx context.Context, op string, scored bool, query string, args ...any) ([]*carryon.MemoryItem, error) {
-	out, err := scanAll(t, ctx, op, func(r Row) (*carryon.MemoryItem, error) {
+// queryLongTermItems reads the items a query selects; scored queries select a score after LongTermCols.
+func (t *Tx) queryLongTermItems(ctx context.Context, op string, scored bool, query string, args ...any) ([]*carryon.LongTermItem, error) {
+	out, err := scanAll(t, ctx, op, func(r Row) (*carryon.LongTermItem, error) {
 		if !scored {
-			return scanMemory(r, nil)
+			return scanLongTermItem(r, nil)
 		}
 		var score float64
-		return scanMemory(r, &score)
+		return scanLongTermItem(r, &score)
 	}, query, args...)
 	if err == nil && out == nil {
-		out = []*carryon.MemoryItem{}
+		out = []*carryon.LongTermItem{}
 	}
 	return out, err
 }
 
-// GetMemoryItem returns the owner's item. ENOTFOUND when missing or expired at now.
-func (t *Tx) GetMemoryItem(ctx context.Context, owner, namespace, key string, now time.Time) (*carryon.MemoryItem, error) {
+// GetLongTermItem returns the owner's item. ENOTFOUND when missing or expired at now.
+func (t *Tx) GetLongTermItem(ctx context.Context, owner, namespace, key string, now time.Time) (*carryon.LongTermItem, error) {
 	if err := store.CheckOwner(owner); err != nil {
 		return nil, err
 	}
-	it, err := scanMemory(t.Conn.QueryRow(ctx, `SELECT `+MemoryCols+` FROM memories m
+	it, err := scanLongTermItem(t.Conn.QueryRow(ctx, `SELECT `+LongTermCols+` FROM memories m
 		WHERE m.owner_id = ? AND m.namespace = ? AND m.key = ? AND (m.expires_at IS NULL OR m.expires_at > ?)`,
 		owner, namespace, key, Micros(now)), nil)
 	if errors.Is(err, ErrNoRows) {
@@ -113,38 +113,38 @@ func (t *Tx) GetMemoryItem(ctx context.Context, owner, namespace, key string, no
 	return it, t.Wrap(err, "get memory item")
 }
 
-// ListMemoryItems returns a page of the owner's unexpired items by (namespace, key); the next
+// ListLongTermItems returns a page of the owner's unexpired items by (namespace, key); the next
 // page starts after (q.AfterNamespace, q.AfterKey) by a row-value comparison, which both
 // databases turn into a seek of the (owner_id, namespace, key) index.
-func (t *Tx) ListMemoryItems(ctx context.Context, owner string, q store.MemoryQuery) ([]*carryon.MemoryItem, error) {
+func (t *Tx) ListLongTermItems(ctx context.Context, owner string, q store.LongTermQuery) ([]*carryon.LongTermItem, error) {
 	if err := store.CheckOwner(owner); err != nil {
 		return nil, err
 	}
-	w, args := memoryFilter(owner, q.Namespace, q.Now)
+	w, args := longTermFilter(owner, q.Namespace, q.Now)
 	if q.AfterNamespace != "" || q.AfterKey != "" {
 		w += ` AND (m.namespace, m.key) > (?, ?)`
 		args = append(args, q.AfterNamespace, q.AfterKey)
 	}
-	return t.queryMemories(ctx, "list memory items", false, `SELECT `+MemoryCols+` FROM memories m WHERE `+w+
+	return t.queryLongTermItems(ctx, "list memory items", false, `SELECT `+LongTermCols+` FROM memories m WHERE `+w+
 		` ORDER BY m.namespace, m.key LIMIT ?`, append(args, Limit(q.Limit))...)
 }
 
-// SearchMemoryItems returns the owner's unexpired items matching q.Text, best first by the
-// database's score (Dialect.MemorySearch), then most recently updated; a text without terms
+// SearchLongTermItems returns the owner's unexpired items matching q.Text, best first by the
+// database's score (Dialect.LongTermSearch), then most recently updated; a text without terms
 // returns the most recently updated items with Score 0.
-func (t *Tx) SearchMemoryItems(ctx context.Context, owner string, q store.MemorySearchQuery) ([]*carryon.MemoryItem, error) {
+func (t *Tx) SearchLongTermItems(ctx context.Context, owner string, q store.LongTermSearchQuery) ([]*carryon.LongTermItem, error) {
 	if err := store.CheckOwner(owner); err != nil {
 		return nil, err
 	}
-	w, args := memoryFilter(owner, q.Namespace, q.Now)
+	w, args := longTermFilter(owner, q.Namespace, q.Now)
 	terms := store.SearchTerms(q.Text)
 	if len(terms) == 0 {
-		return t.queryMemories(ctx, "search memory items", false, `SELECT `+MemoryCols+` FROM memories m WHERE `+w+
+		return t.queryLongTermItems(ctx, "search memory items", false, `SELECT `+LongTermCols+` FROM memories m WHERE `+w+
 			` ORDER BY m.updated_at DESC, m.namespace, m.key LIMIT ?`, append(args, Limit(q.Limit))...)
 	}
-	s := t.d.MemorySearch(owner, terms)
+	s := t.d.LongTermSearch(owner, terms)
 	all := slices.Concat(s.ScoreArgs, s.MatchArgs, args, []any{Limit(q.Limit)})
-	return t.queryMemories(ctx, "search memory items", true, `SELECT `+MemoryCols+`, `+s.Score+` AS score
+	return t.queryLongTermItems(ctx, "search memory items", true, `SELECT `+LongTermCols+`, `+s.Score+` AS score
 		FROM `+s.From+` WHERE `+s.Match+` AND `+w+`
 		ORDER BY score DESC, m.updated_at DESC, m.namespace, m.key LIMIT ?`, all...)
 }

@@ -44,7 +44,7 @@ func (e *env) sessionAs(key, msg string) string {
 
 // Two users with colliding namespaces (u1, u1.x, u10) and identical keys: no memory route and no
 // context ever gives one user the other's items. Every /v1/memories route of the table is walked.
-func TestMemoryNeverCrossesUsers(t *testing.T) {
+func TestLongTermNeverCrossesUsers(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	users := map[string]string{"alice": e.aliceKey, "bob": e.bobKey}
@@ -64,7 +64,7 @@ func TestMemoryNeverCrossesUsers(t *testing.T) {
 	owned := func(name, what string, raw []byte) int {
 		t.Helper()
 		var page struct {
-			Items []carryon.MemoryItem `json:"items"`
+			Items []carryon.LongTermItem `json:"items"`
 		}
 		if err := json.Unmarshal(raw, &page); err != nil {
 			t.Fatalf("%s: %v", what, err)
@@ -81,7 +81,7 @@ func TestMemoryNeverCrossesUsers(t *testing.T) {
 		for _, ns := range []string{"u1", "u1.x", "u10"} {
 			a := e.json("GET", "/v1/memories/"+ns+"/k", key, "")
 			wantStatus(t, a, http.StatusOK)
-			if it := decodeBody[carryon.MemoryItem](t, a); !strings.Contains(string(it.Value), name) {
+			if it := decodeBody[carryon.LongTermItem](t, a); !strings.Contains(string(it.Value), name) {
 				t.Fatalf("%s GET %s/k = %s", name, ns, a.body)
 			}
 			mark("GET", "/v1/memories/{namespace}/{key}")
@@ -101,7 +101,7 @@ func TestMemoryNeverCrossesUsers(t *testing.T) {
 		for _, q := range []string{"", " ", "*", "%", "_", `"`, "'", "OR", "NEAR(a b)", "u1*", "%u1%", "k", "shared editors",
 			"alice prefers the vim editor", "bob", "alice", `" OR 1=1 --`} {
 			for _, ns := range []string{"", "u1", "u10", "prefs"} {
-				b, _ := json.Marshal(carryon.MemorySearch{Query: q, Namespace: ns})
+				b, _ := json.Marshal(carryon.LongTermSearch{Query: q, Namespace: ns})
 				a := e.json("POST", "/v1/memories/search", key, string(b))
 				wantStatus(t, a, http.StatusOK)
 				owned(name, fmt.Sprintf("search %q in %q", q, ns), a.body)
@@ -113,11 +113,11 @@ func TestMemoryNeverCrossesUsers(t *testing.T) {
 	wantProblem(t, e.json("GET", "/v1/memories/prefs/editor", e.bobKey, ""), http.StatusNotFound, carryon.ENOTFOUND)
 	wantProblem(t, e.json("DELETE", "/v1/memories/prefs/editor", e.bobKey, ""), http.StatusNotFound, carryon.ENOTFOUND)
 	mark("DELETE", "/v1/memories/{namespace}/{key}")
-	bob := e.client(e.bobKey).Memories()
+	bob := e.client(e.bobKey).LongTerm()
 	if _, err := bob.Get(ctx(t), "prefs", "editor"); carryon.ErrorCode(err) != carryon.ENOTFOUND {
 		t.Fatalf("client Get as bob: %v", err)
 	}
-	if res, err := bob.Search(ctx(t), carryon.MemorySearch{Query: "vim editor"}); err != nil || len(res.Items) != 0 && strings.Contains(string(res.Items[0].Value), "vim") {
+	if res, err := bob.Search(ctx(t), carryon.LongTermSearch{Query: "vim editor"}); err != nil || len(res.Items) != 0 && strings.Contains(string(res.Items[0].Value), "vim") {
 		t.Fatalf("client Search as bob: %+v, %v", res, err)
 	}
 	wantStatus(t, e.json("GET", "/v1/memories/prefs/editor", e.aliceKey, ""), http.StatusOK)
@@ -155,11 +155,11 @@ func other(name string) string {
 }
 
 // Deleting an item removes it from get, list, search and the next context.
-func TestMemoryDeleteRemovesEverywhere(t *testing.T) {
+func TestLongTermDeleteRemovesEverywhere(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	alice := e.client(e.aliceKey).Memories()
-	if _, err := alice.Put(ctx(t), "prefs", "editor", carryon.MemoryPut{Value: json.RawMessage(`"helix"`), Text: "uses the helix editor"}); err != nil {
+	alice := e.client(e.aliceKey).LongTerm()
+	if _, err := alice.Put(ctx(t), "prefs", "editor", carryon.LongTermPut{Value: json.RawMessage(`"helix"`), Text: "uses the helix editor"}); err != nil {
 		t.Fatal(err)
 	}
 	sess := e.sessionAs(e.aliceKey, "which editor should I open?")
@@ -169,11 +169,11 @@ func TestMemoryDeleteRemovesEverywhere(t *testing.T) {
 	wantStatus(t, e.json("DELETE", "/v1/memories/prefs/editor", e.aliceKey, ""), http.StatusNoContent)
 	wantProblem(t, e.json("GET", "/v1/memories/prefs/editor", e.aliceKey, ""), http.StatusNotFound, carryon.ENOTFOUND)
 	wantProblem(t, e.json("DELETE", "/v1/memories/prefs/editor", e.aliceKey, ""), http.StatusNotFound, carryon.ENOTFOUND)
-	if page, err := alice.List(ctx(t), carryon.MemoryFilter{}); err != nil || len(page.Items) != 0 {
+	if page, err := alice.List(ctx(t), carryon.LongTermFilter{}); err != nil || len(page.Items) != 0 {
 		t.Fatalf("list after delete: %+v, %v", page, err)
 	}
 	for _, q := range []string{"helix editor", ""} {
-		if res, err := alice.Search(ctx(t), carryon.MemorySearch{Query: q}); err != nil || len(res.Items) != 0 {
+		if res, err := alice.Search(ctx(t), carryon.LongTermSearch{Query: q}); err != nil || len(res.Items) != 0 {
 			t.Fatalf("search %q after delete: %+v, %v", q, res, err)
 		}
 	}
@@ -183,7 +183,7 @@ func TestMemoryDeleteRemovesEverywhere(t *testing.T) {
 }
 
 // Bad input is a 400 problem; a server without a memory service answers 501.
-func TestMemoryRouteErrors(t *testing.T) {
+func TestLongTermRouteErrors(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	for _, c := range []struct{ method, path, body string }{
@@ -198,7 +198,7 @@ func TestMemoryRouteErrors(t *testing.T) {
 	} {
 		wantProblem(t, e.json(c.method, c.path, e.aliceKey, c.body), http.StatusBadRequest, carryon.EINVALID)
 	}
-	bare := newEnv(t, func(c *httpapi.Config) { c.Memory = nil })
+	bare := newEnv(t, func(c *httpapi.Config) { c.LongTerm = nil })
 	wantProblem(t, bare.json("GET", "/v1/memories", bare.aliceKey, ""), http.StatusNotImplemented, carryon.ENOTIMPLEMENTED)
 }
 
@@ -222,7 +222,7 @@ func TestPreferenceCarriesToNextSessionOfSameUserOnly(t *testing.T) {
 	if !strings.Contains(first.Reply, "Noted preference: I prefer dark mode in the editor") {
 		t.Fatalf("first reply: %q", first.Reply)
 	}
-	it, err := e.client(e.aliceKey).Memories().Get(ctx(t), "prefs", "dark-mode-editor")
+	it, err := e.client(e.aliceKey).LongTerm().Get(ctx(t), "prefs", "dark-mode-editor")
 	if err != nil || it.Text != "I prefer dark mode in the editor" {
 		t.Fatalf("remembered item: %+v, %v", it, err)
 	}

@@ -10,26 +10,26 @@ import (
 	"github.com/carryon-hub/carryon/store/sqlq"
 )
 
-// Long-term memory. Each item's search document (store.MemoryDocument) is stored in the doc
+// Long-term memory. Each item's search document (store.LongTermDocument) is stored in the doc
 // column, from which PostgreSQL generates the tsvector column tsv; the reads are package sqlq's.
 
-// memorySearch turns store.SearchTerms into the tsquery 't1' | 't2' … (every term quoted; terms
+// longTermSearch turns store.SearchTerms into the tsquery 't1' | 't2' … (every term quoted; terms
 // hold only letters and digits, so no tsquery syntax can get in), matched against the generated
 // tsvector column and ranked by ts_rank, which reads nothing but the row itself; the shared search
 // keeps only the owner's unexpired rows in the namespace subtree.
-func memorySearch(owner string, terms []string) sqlq.MemorySearch {
+func longTermSearch(owner string, terms []string) sqlq.LongTermSearch {
 	tsq := strings.Join(sqlq.QuoteEach(terms, `'`), " | ")
-	return sqlq.MemorySearch{
+	return sqlq.LongTermSearch{
 		From:  `memories m`,
 		Score: `ts_rank(m.tsv, to_tsquery('simple', ?))::float8`, ScoreArgs: []any{tsq},
 		Match: `m.tsv @@ to_tsquery('simple', ?)`, MatchArgs: []any{tsq},
 	}
 }
 
-// PutMemoryItem inserts the item or replaces the owner's item with the same (namespace, key)
+// PutLongTermItem inserts the item or replaces the owner's item with the same (namespace, key)
 // (INSERT … ON CONFLICT DO UPDATE, so a concurrent insert of the same key replaces instead of
 // failing), with its search document.
-func (t *tx) PutMemoryItem(ctx context.Context, owner string, it *carryon.MemoryItem) error {
+func (t *tx) PutLongTermItem(ctx context.Context, owner string, it *carryon.LongTermItem) error {
 	if err := t.WritableBy(owner); err != nil {
 		return err
 	}
@@ -37,13 +37,13 @@ func (t *tx) PutMemoryItem(ctx context.Context, owner string, it *carryon.Memory
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (owner_id, namespace, key) DO UPDATE SET value = excluded.value, text = excluded.text,
 		doc = excluded.doc, created_at = excluded.created_at, updated_at = excluded.updated_at, expires_at = excluded.expires_at`,
-		owner, it.Namespace, it.Key, string(it.Value), it.Text, store.MemoryDocument(it), sqlq.Micros(it.CreatedAt),
+		owner, it.Namespace, it.Key, string(it.Value), it.Text, store.LongTermDocument(it), sqlq.Micros(it.CreatedAt),
 		sqlq.Micros(it.UpdatedAt), sqlq.NullMicros(it.ExpiresAt))
 	return t.Wrap(err, "put memory item")
 }
 
-// DeleteMemoryItem removes the owner's item. ENOTFOUND when there is none.
-func (t *tx) DeleteMemoryItem(ctx context.Context, owner, namespace, key string) error {
+// DeleteLongTermItem removes the owner's item. ENOTFOUND when there is none.
+func (t *tx) DeleteLongTermItem(ctx context.Context, owner, namespace, key string) error {
 	if err := t.WritableBy(owner); err != nil {
 		return err
 	}
@@ -57,8 +57,8 @@ func (t *tx) DeleteMemoryItem(ctx context.Context, owner, namespace, key string)
 	return nil
 }
 
-// PurgeExpiredMemoryItems removes every item of any owner that expired before t and returns how many.
-func (t *tx) PurgeExpiredMemoryItems(ctx context.Context, before time.Time) (int64, error) {
+// PurgeExpiredLongTermItems removes every item of any owner that expired before t and returns how many.
+func (t *tx) PurgeExpiredLongTermItems(ctx context.Context, before time.Time) (int64, error) {
 	if err := t.Writable(); err != nil {
 		return 0, err
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/carryon-hub/carryon"
 )
 
-// memorySchema describes a merge patch of the working memory with its conventional keys. Each may
+// workingMemorySchema describes a merge patch of the working memory with its conventional keys. Each may
 // be null, which deletes it; other keys are allowed and stored as they are.
-const memorySchema = `{
+const workingMemorySchema = `{
   "type": "object",
   "properties": {
     "patch": {
@@ -55,12 +55,12 @@ func (updateWorkingMemory) Description() string {
 		"Returns the whole working memory after the change."
 }
 
-func (updateWorkingMemory) Schema() json.RawMessage { return json.RawMessage(memorySchema) }
+func (updateWorkingMemory) Schema() json.RawMessage { return json.RawMessage(workingMemorySchema) }
 
 func (updateWorkingMemory) Effect() carryon.EffectClass { return carryon.EffectIdempotent }
 
 func (updateWorkingMemory) Call(ctx context.Context, c Call) (Result, error) {
-	if c.Memory == nil {
+	if c.WorkingMemory == nil {
 		return Result{}, carryon.Errorf(carryon.EUNAVAILABLE, "update_working_memory: this session offers no working memory")
 	}
 	var args struct {
@@ -73,7 +73,7 @@ func (updateWorkingMemory) Call(ctx context.Context, c Call) (Result, error) {
 	if len(patch) == 0 || patch[0] != '{' {
 		return Result{}, carryon.Errorf(carryon.EINVALID, `update_working_memory: field "patch" must be an object`)
 	}
-	doc, err := c.Memory.PatchWorkingMemory(ctx, patch)
+	doc, err := c.WorkingMemory.PatchWorkingMemory(ctx, patch)
 	if err != nil {
 		return Result{}, err
 	}
