@@ -64,7 +64,7 @@ type Call struct {
 	IdempotencyKey string
 	// Workspace is the session's workspace directory (created on demand by the tools that need it).
 	Workspace string
-	// Memory changes the session's working memory; nil when the caller offers none.
+	// WorkingMemory changes the session's working memory; nil when the caller offers none.
 	WorkingMemory WorkingMemoryEditor
 	// OwnerID is the session's owner: the user the call acts for.
 	OwnerID string
