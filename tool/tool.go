@@ -31,6 +31,15 @@ type Tool interface {
 	Call(ctx context.Context, c Call) (Result, error)
 }
 
+// Source offers tools that are found at run time rather than compiled in, such as an MCP server's.
+// The engine asks it at the start of each run; what it answers may change between runs (a server
+// that says its list changed), never within one.
+type Source interface {
+	// Tools returns the tools offered now. An error means the source cannot be reached; the caller
+	// decides whether a run goes on without those tools.
+	Tools(ctx context.Context) ([]Tool, error)
+}
+
 // Reconciler is implemented by reconcilable tools: it checks the world to tell whether a call that
 // was cut off took effect.
 type Reconciler interface {
