@@ -65,3 +65,30 @@ type ModelToolCall struct {
 	// Arguments is the JSON object of arguments ("{}" when the model sent none).
 	Arguments json.RawMessage `json:"arguments"`
 }
+
+// ContextSnapshotRequest says what one context build reads.
+type ContextSnapshotRequest struct {
+	// Messages is the window of most recent messages read (1 to MaxMessageWindow).
+	Messages int
+	// Actions is how many of the session's most recent tool calls are read; 0 reads none.
+	Actions int
+	// LongTermItems is how many of the owner's long-term memory items are searched; 0 searches
+	// none.
+	LongTermItems int
+	// LongTermQuery makes the search text from the session as read (the builder uses the last
+	// user message); nil or "" returns the most recently updated items.
+	LongTermQuery func(*SessionView) string
+}
+
+// ContextSnapshot is the state one context is built from, read at one point in time (one read
+// transaction), so that its parts agree with each other and with View.Version.
+type ContextSnapshot struct {
+	// View is the session with its working memory and its last Messages messages.
+	View *SessionView
+	// Actions are the session's most recent tool calls, newest first.
+	Actions []*Action
+	// LongTerm are the session owner's long-term memory items most relevant to the query, best
+	// first, with scores relative to the best (1 for the best; 0 for items found without a
+	// query). Only the owner's own items, and only when the caller is the owner.
+	LongTerm []*LongTermItem
+}

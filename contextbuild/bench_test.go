@@ -16,7 +16,7 @@ func BenchmarkBuild(b *testing.B) {
 			f := newFixture(b)
 			id := f.session(b)
 			f.chat(b, id, 1, n, 300)
-			builder := contextbuild.New(contextbuild.Config{Window: 100}, f.svc, nil, nil)
+			builder := contextbuild.New(contextbuild.Config{Window: 100}, f.svc, nil)
 			b.ReportAllocs()
 			for b.Loop() {
 				c, err := builder.Build(f.alice, id, contextbuild.Options{Model: "gpt-4o"})

@@ -4,9 +4,11 @@
 // to the turn (within LongTermShare of the budget), a digest of recent tool calls and the summary
 // of cut history; then come as many recent messages as fit.
 //
-// It reads O(window) rows, never the whole session, and it never writes: when history no longer
-// fits, it returns the summary the caller should store (a message of kind summary covering the
-// cut range), so history is never rewritten.
+// It reads one snapshot (Source.ContextSnapshot: the session, its working memory, the window of
+// recent messages, the recent tool calls and the owner's long-term items, in one read
+// transaction, so the parts agree with one session version), O(window) rows, never the whole
+// session; and it never writes: when history no longer fits, it returns the summary the caller
+// should store (a message of kind summary covering the cut range), so history is never rewritten.
 //
 // Known limit: the newest summary is found in the window. A run stores a new summary whenever it
 // cuts, so the newest one is always recent; but if more than Window messages are appended between
@@ -25,14 +27,10 @@ import (
 // DefaultSystemPrompt tells the model how carryon sessions work.
 const DefaultSystemPrompt = `You are an agent working inside a carryon session. The session keeps your working memory across requests and restarts: keep the goal, the plan (steps with status todo, doing or done), the next action and notes up to date with the update_working_memory tool whenever they change. When the user asks to continue, continue from the working memory: the current goal and next action say where the work stands.`
 
-// Source reads a session's state; the sessions service implements it.
+// Source reads the state a context is built from in one snapshot; the sessions service
+// implements it.
 type Source interface {
-	Get(ctx context.Context, id string, opt carryon.GetOptions) (*carryon.SessionView, error)
-}
-
-// ActionSource reads a session's most recent tool calls; the runs service implements it.
-type ActionSource interface {
-	RecentActions(ctx context.Context, sessionID string, limit int) ([]*carryon.Action, error)
+	ContextSnapshot(ctx context.Context, id string, req carryon.ContextSnapshotRequest) (*carryon.ContextSnapshot, error)
 }
 
 // Summarizer condenses cut history into a summary; previous is the summary it extends, if any.
@@ -53,9 +51,9 @@ type Config struct {
 	// KeepShare is the share of the message budget kept when history is cut, so that the next
 	// turns fit without another summary (default 0.6).
 	KeepShare float64
-	// LongTerm, when set, fills the long_term_memory part with the session owner's items most
-	// relevant to the last user message.
-	LongTerm LongTerm
+	// LongTerm fills the long_term_memory part with the session owner's items most relevant to
+	// the last user message.
+	LongTerm bool
 	// LongTermShare is the share of the budget long-term memory may take (default 0.1).
 	LongTermShare float64
 	// LongTermItems is how many long-term memory items are looked up (default 8).
@@ -70,12 +68,11 @@ type Config struct {
 type Builder struct {
 	cfg        Config
 	src        Source
-	actions    ActionSource
 	summarizer Summarizer
 }
 
-// New returns a builder; actions and summarizer may be nil.
-func New(cfg Config, src Source, actions ActionSource, summarizer Summarizer) *Builder {
+// New returns a builder; summarizer may be nil.
+func New(cfg Config, src Source, summarizer Summarizer) *Builder {
 	if cfg.SystemPrompt == "" {
 		cfg.SystemPrompt = DefaultSystemPrompt
 	}
@@ -100,7 +97,7 @@ func New(cfg Config, src Source, actions ActionSource, summarizer Summarizer) *B
 	if cfg.SummaryBudget <= 0 {
 		cfg.SummaryBudget = cfg.Budget
 	}
-	return &Builder{cfg: cfg, src: src, actions: actions, summarizer: summarizer}
+	return &Builder{cfg: cfg, src: src, summarizer: summarizer}
 }
 
 // Options shape one build.
@@ -113,10 +110,15 @@ type Options struct {
 
 // Build assembles the context of a session as the model would get it now.
 func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Context, error) {
-	view, err := b.src.Get(ctx, sessionID, carryon.GetOptions{Messages: b.cfg.Window})
+	req := carryon.ContextSnapshotRequest{Messages: b.cfg.Window, Actions: b.cfg.ToolDigest}
+	if b.cfg.LongTerm {
+		req.LongTermItems, req.LongTermQuery = b.cfg.LongTermItems, longTermQuery
+	}
+	snap, err := b.src.ContextSnapshot(ctx, sessionID, req)
 	if err != nil {
 		return nil, err
 	}
+	view := snap.View
 	counter := CounterFor(opt.Model)
 	out := &Context{ContextPreview: carryon.ContextPreview{
 		SessionID: view.ID, Version: view.Version, Model: opt.Model, Encoding: counter.Encoding,
@@ -125,20 +127,10 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 	sections := []carryon.ContextPart{
 		{Name: "system_prompt", Content: b.cfg.SystemPrompt},
 		{Name: "working_memory", Content: HeadingWorkingMemory + "\n" + RenderWorkingMemory(view.WorkingMemory)},
+		b.longTerm(ctx, view, snap.LongTerm, counter),
 	}
-	lt, err := b.longTerm(ctx, view, counter)
-	if err != nil {
-		return nil, err
-	}
-	sections = append(sections, lt)
-	if b.actions != nil {
-		acts, err := b.actions.RecentActions(ctx, sessionID, b.cfg.ToolDigest)
-		if err != nil {
-			return nil, err
-		}
-		if len(acts) > 0 {
-			sections = append(sections, carryon.ContextPart{Name: "tool_digest", Content: HeadingTools + "\n" + RenderToolDigest(acts), Items: len(acts)})
-		}
+	if acts := snap.Actions; len(acts) > 0 {
+		sections = append(sections, carryon.ContextPart{Name: "tool_digest", Content: HeadingTools + "\n" + RenderToolDigest(acts), Items: len(acts)})
 	}
 	// The newest summary in the window covers everything up to its CoversTo.
 	var summary *carryon.Message

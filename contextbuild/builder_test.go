@@ -23,11 +23,11 @@ func TestSystemMessage(t *testing.T) {
 	f.add(t, id, carryon.NewMessage{Role: carryon.RoleUser, Content: "Where are we?"},
 		carryon.NewMessage{Role: carryon.RoleAssistant, Content: "Writing the notes."})
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	acts := &fakeActions{acts: []*carryon.Action{
+	acts := &fakeActions{Source: f.svc, acts: []*carryon.Action{
 		{Tool: "write_file", Args: json.RawMessage(`{"path":"NOTES.md"}`), Status: carryon.ActionSucceeded, Result: "wrote 120 bytes", StartedAt: t0.Add(time.Minute)},
 		{Tool: "read_file", Args: json.RawMessage(`{"path":"CHANGELOG.md"}`), Status: carryon.ActionFailed, Error: "no such file", StartedAt: t0},
 	}}
-	b := contextbuild.New(contextbuild.Config{ToolDigest: 5}, f.svc, acts, nil)
+	b := contextbuild.New(contextbuild.Config{ToolDigest: 5}, acts, nil)
 	c, err := b.Build(f.alice, id, contextbuild.Options{Model: "gpt-4o"})
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestEstimated(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	id := f.session(t)
-	b := contextbuild.New(contextbuild.Config{}, f.svc, nil, nil)
+	b := contextbuild.New(contextbuild.Config{}, f.svc, nil)
 	for m, want := range map[string]bool{"gpt-4o": false, "scripted": true, "claude-sonnet-4-5": true} {
 		c, err := b.Build(f.alice, id, contextbuild.Options{Model: m})
 		if err != nil {
@@ -94,7 +94,7 @@ func TestBudgetKeepsNewest(t *testing.T) {
 	f := newFixture(t)
 	id := f.session(t)
 	f.chat(t, id, 1, 60, 200)
-	big, err := contextbuild.New(contextbuild.Config{Budget: 1 << 20}, f.svc, nil, nil).Build(f.alice, id, contextbuild.Options{Model: "gpt-4o"})
+	big, err := contextbuild.New(contextbuild.Config{Budget: 1 << 20}, f.svc, nil).Build(f.alice, id, contextbuild.Options{Model: "gpt-4o"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestBudgetKeepsNewest(t *testing.T) {
 		t.Fatalf("with room for all: %d messages from %d, %d unsummarized", len(big.Messages), big.FirstSeq, big.Unsummarized)
 	}
 	budget := big.Tokens / 3
-	c, err := contextbuild.New(contextbuild.Config{Budget: budget}, f.svc, nil, nil).Build(f.alice, id, contextbuild.Options{Model: "gpt-4o", Summarize: true})
+	c, err := contextbuild.New(contextbuild.Config{Budget: budget}, f.svc, nil).Build(f.alice, id, contextbuild.Options{Model: "gpt-4o", Summarize: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,12 +140,12 @@ func TestBudgetDropsLeadingTool(t *testing.T) {
 		carryon.NewMessage{Role: carryon.RoleAssistant, Content: "Read it."},
 		carryon.NewMessage{Role: carryon.RoleUser, Content: "Go on."},
 	)
-	empty, err := contextbuild.New(contextbuild.Config{}, f.svc, nil, nil).Build(f.alice, f.session(t), contextbuild.Options{Model: "gpt-4o"})
+	empty, err := contextbuild.New(contextbuild.Config{}, f.svc, nil).Build(f.alice, f.session(t), contextbuild.Options{Model: "gpt-4o"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Room for the last three messages and more, not for the call's 2000-byte arguments.
-	c, err := contextbuild.New(contextbuild.Config{Budget: empty.Tokens + 100}, f.svc, nil, nil).Build(f.alice, id, contextbuild.Options{Model: "gpt-4o"})
+	c, err := contextbuild.New(contextbuild.Config{Budget: empty.Tokens + 100}, f.svc, nil).Build(f.alice, id, contextbuild.Options{Model: "gpt-4o"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestBudgetDropsLeadingTool(t *testing.T) {
 	// A budget too small for anything keeps the last message all the same.
 	huge := strings.Repeat("final words ", 3000)
 	f.add(t, id, carryon.NewMessage{Role: carryon.RoleUser, Content: huge})
-	c, err = contextbuild.New(contextbuild.Config{Budget: 10}, f.svc, nil, nil).Build(f.alice, id, contextbuild.Options{Model: "gpt-4o"})
+	c, err = contextbuild.New(contextbuild.Config{Budget: 10}, f.svc, nil).Build(f.alice, id, contextbuild.Options{Model: "gpt-4o"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestReadsOnlyTheWindow(t *testing.T) {
 	id := f.session(t)
 	f.chat(t, id, 1, 1200, 80)
 	src := &countingSource{inner: f.svc}
-	b := contextbuild.New(contextbuild.Config{Window: 37, Budget: 1 << 20}, src, nil, nil)
+	b := contextbuild.New(contextbuild.Config{Window: 37, Budget: 1 << 20}, src, nil)
 	c, err := b.Build(f.alice, id, contextbuild.Options{Model: "gpt-4o"})
 	if err != nil {
 		t.Fatal(err)

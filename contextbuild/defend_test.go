@@ -61,7 +61,7 @@ func TestBuildLeavesOutBrokenToolPairs(t *testing.T) {
 		call("some text", `[{"id":"c4","arguments":{}}]`), result("c4"), // a call without a name
 		carryon.NewMessage{Role: carryon.RoleAssistant, Content: "done"},
 	)
-	c, err := contextbuild.New(contextbuild.Config{}, f.svc, nil, nil).Build(f.alice, id, contextbuild.Options{Model: "gpt-4o"})
+	c, err := contextbuild.New(contextbuild.Config{}, f.svc, nil).Build(f.alice, id, contextbuild.Options{Model: "gpt-4o"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestBuildLeavesOutBrokenToolPairs(t *testing.T) {
 	// A well-formed session has no notes.
 	id2 := f.session(t)
 	f.add(t, id2, carryon.NewMessage{Role: carryon.RoleUser, Content: "hi"}, call("", `[{"id":"c1","name":"t","arguments":{}}]`), result("c1"))
-	c, err = contextbuild.New(contextbuild.Config{}, f.svc, nil, nil).Build(f.alice, id2, contextbuild.Options{Model: "gpt-4o"})
+	c, err = contextbuild.New(contextbuild.Config{}, f.svc, nil).Build(f.alice, id2, contextbuild.Options{Model: "gpt-4o"})
 	if err != nil || len(c.Notes) != 0 || len(c.Messages) != 3 {
 		t.Fatalf("a clean session: %v, notes %q, %d messages", err, c.Notes, len(c.Messages))
 	}
@@ -124,7 +124,7 @@ func TestBuildGoesOnWhenSummarizingFails(t *testing.T) {
 	f.chat(t, id, 1, 60, 2000)
 	cfg := contextbuild.Config{Window: 60, Budget: 4000}
 	sum := &failingSummarizer{}
-	b := contextbuild.New(cfg, f.svc, nil, sum)
+	b := contextbuild.New(cfg, f.svc, sum)
 	c, err := b.Build(f.alice, id, contextbuild.Options{Model: "gpt-4o", Summarize: true})
 	if err != nil {
 		t.Fatalf("a failing summarizer failed the build: %v", err)
@@ -179,7 +179,7 @@ func TestSummaryInputIsBounded(t *testing.T) {
 	f.chat(t, id, 41, 20, 2000)
 	const summaryBudget = 1500
 	sum := &recordingSummarizer{counter: contextbuild.CounterFor("gpt-4o")}
-	b := contextbuild.New(contextbuild.Config{Window: 60, Budget: 6000, SummaryBudget: summaryBudget}, f.svc, nil, sum)
+	b := contextbuild.New(contextbuild.Config{Window: 60, Budget: 6000, SummaryBudget: summaryBudget}, f.svc, sum)
 	c, err := b.Build(f.alice, id, contextbuild.Options{Model: "gpt-4o", Summarize: true})
 	if err != nil {
 		t.Fatal(err)
@@ -209,18 +209,14 @@ func TestRunGoesOnWhenSummarizerModelFails(t *testing.T) {
 	f := newFixture(t)
 	id := f.session(t)
 	f.chat(t, id, 1, 60, 2000)
-	var rs *runs.Service
-	actions := actionsFunc(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
-		return rs.RecentActions(ctx, id, n)
-	})
 	summarizer := contextbuild.ModelSummarizer{Provider: failingProvider{}, Model: "broken"}
-	builder := contextbuild.New(contextbuild.Config{Window: 60, Budget: 4000}, f.svc, actions, summarizer)
+	builder := contextbuild.New(contextbuild.Config{Window: 60, Budget: 4000}, f.svc, summarizer)
 	reg, err := tool.NewRegistry(tool.UpdateWorkingMemory())
 	if err != nil {
 		t.Fatal(err)
 	}
 	eng := engine.New(engine.Config{Model: "scripted", Workspaces: t.TempDir()}, scripted.New(0), reg, builder)
-	rs = runs.New(f.st, f.svc, eng, runs.Config{Poll: 20 * time.Millisecond})
+	rs := runs.New(f.st, f.svc, eng, runs.Config{Poll: 20 * time.Millisecond})
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -238,12 +234,6 @@ func TestRunGoesOnWhenSummarizerModelFails(t *testing.T) {
 			t.Fatalf("run %d: %v, status %s, error %q", i, err, run.Status, run.Error)
 		}
 	}
-}
-
-type actionsFunc func(ctx context.Context, id string, n int) ([]*carryon.Action, error)
-
-func (f actionsFunc) RecentActions(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
-	return f(ctx, id, n)
 }
 
 // failingProvider is a model whose every call fails.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/contextbuild"
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/store/sqlite"
@@ -90,34 +91,37 @@ func text(i, size int) string {
 
 // countingSource wraps a Source and records what it is asked.
 type countingSource struct {
-	inner interface {
-		Get(ctx context.Context, id string, opt carryon.GetOptions) (*carryon.SessionView, error)
-	}
+	inner    contextbuild.Source
 	mu       sync.Mutex
 	calls    int
 	asked    []int
 	returned int
 }
 
-func (c *countingSource) Get(ctx context.Context, id string, opt carryon.GetOptions) (*carryon.SessionView, error) {
-	v, err := c.inner.Get(ctx, id, opt)
+func (c *countingSource) ContextSnapshot(ctx context.Context, id string, req carryon.ContextSnapshotRequest) (*carryon.ContextSnapshot, error) {
+	snap, err := c.inner.ContextSnapshot(ctx, id, req)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls++
-	c.asked = append(c.asked, opt.Messages)
-	if v != nil {
-		c.returned += len(v.Messages)
+	c.asked = append(c.asked, req.Messages)
+	if snap != nil {
+		c.returned += len(snap.View.Messages)
 	}
-	return v, err
+	return snap, err
 }
 
-// fakeActions is an ActionSource with a fixed journal.
+// fakeActions is a Source whose snapshots hold a fixed journal.
 type fakeActions struct {
+	contextbuild.Source
 	acts  []*carryon.Action
 	limit int
 }
 
-func (f *fakeActions) RecentActions(_ context.Context, _ string, limit int) ([]*carryon.Action, error) {
-	f.limit = limit
-	return f.acts, nil
+func (f *fakeActions) ContextSnapshot(ctx context.Context, id string, req carryon.ContextSnapshotRequest) (*carryon.ContextSnapshot, error) {
+	snap, err := f.Source.ContextSnapshot(ctx, id, req)
+	if err != nil {
+		return nil, err
+	}
+	f.limit, snap.Actions = req.Actions, f.acts
+	return snap, nil
 }

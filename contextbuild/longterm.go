@@ -8,37 +8,12 @@ import (
 	"github.com/carryon-hub/carryon"
 )
 
-// LongTerm searches the long-term memory of the user in ctx (the session's owner: a run executes
-// as its owner, a preview is asked for by its owner). The builder never names a user itself.
-type LongTerm interface {
-	Search(ctx context.Context, query string, limit int) ([]*carryon.LongTermItem, error)
-}
-
-// LongTermSource adapts a carryon.LongTermService to LongTerm.
-func LongTermSource(m carryon.LongTermService) LongTerm { return longTermSource{m} }
-
-type longTermSource struct{ m carryon.LongTermService }
-
-func (s longTermSource) Search(ctx context.Context, query string, limit int) ([]*carryon.LongTermItem, error) {
-	res, err := s.m.Search(ctx, carryon.LongTermSearch{Query: query, Limit: limit})
-	if err != nil {
-		return nil, err
-	}
-	return res.Items, nil
-}
-
 // maxLongTermQuery bounds the part of the user's message used as the search query.
 const maxLongTermQuery = 2000
 
-// longTerm renders the owner's items most relevant to the last user message, one line each,
-// "- namespace/key: text-or-value (score 0.73)", as many as fit in the long-term share of the
-// budget. It renders nothing unless the caller in ctx owns the session: another user's memory is
-// never searched for a session, and a session's owner's memory is never shown to anyone else.
-func (b *Builder) longTerm(ctx context.Context, view *carryon.SessionView, counter *Counter) (carryon.ContextPart, error) {
-	part := carryon.ContextPart{Name: "long_term_memory"}
-	if b.cfg.LongTerm == nil || view.OwnerID == "" || carryon.UserIDFromContext(ctx) != view.OwnerID {
-		return part, nil
-	}
+// longTermQuery is the search text of a context's long-term memory: the last user message
+// (summaries aside), clipped to maxLongTermQuery bytes.
+func longTermQuery(view *carryon.SessionView) string {
 	query := ""
 	for _, m := range view.Messages {
 		if m.Role == carryon.RoleUser && m.Kind != carryon.KindSummary {
@@ -48,9 +23,17 @@ func (b *Builder) longTerm(ctx context.Context, view *carryon.SessionView, count
 	if len(query) > maxLongTermQuery {
 		query = strings.ToValidUTF8(query[:maxLongTermQuery], "")
 	}
-	items, err := b.cfg.LongTerm.Search(ctx, query, b.cfg.LongTermItems)
-	if err != nil {
-		return part, err
+	return query
+}
+
+// longTerm renders the owner's items most relevant to the last user message, one line each,
+// "- namespace/key: text-or-value (score 0.73)", as many as fit in the long-term share of the
+// budget. It renders nothing unless the caller in ctx owns the session: another user's memory is
+// never searched for a session, and a session's owner's memory is never shown to anyone else.
+func (b *Builder) longTerm(ctx context.Context, view *carryon.SessionView, items []*carryon.LongTermItem, counter *Counter) carryon.ContextPart {
+	part := carryon.ContextPart{Name: "long_term_memory"}
+	if !b.cfg.LongTerm || view.OwnerID == "" || carryon.UserIDFromContext(ctx) != view.OwnerID {
+		return part
 	}
 	budget := int(float64(b.cfg.Budget) * b.cfg.LongTermShare)
 	lines := []string{HeadingLongTerm}
@@ -68,7 +51,7 @@ func (b *Builder) longTerm(ctx context.Context, view *carryon.SessionView, count
 	if part.Items > 0 {
 		part.Content = strings.Join(lines, "\n")
 	}
-	return part, nil
+	return part
 }
 
 // RenderLongTermItem writes one long-term memory item as a line of the context:

@@ -20,7 +20,7 @@ func TestSummary(t *testing.T) {
 	f.chat(t, id, 1, 100, 2000)
 	cfg := contextbuild.Config{Window: 30, Budget: 8000}
 	summarizer := contextbuild.ModelSummarizer{Provider: scripted.New(0), Model: "scripted"}
-	b := contextbuild.New(cfg, f.svc, nil, summarizer)
+	b := contextbuild.New(cfg, f.svc, summarizer)
 	opt := contextbuild.Options{Model: "gpt-4o", Summarize: true}
 
 	// Without Summarize (a preview) nothing is asked for, and the cut is counted.

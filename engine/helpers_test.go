@@ -31,19 +31,6 @@ type fixture struct {
 	stop  func()
 }
 
-// storeActions reads the tool digest straight from the store, for the caller in the context.
-type storeActions struct{ st store.Store }
-
-func (a storeActions) RecentActions(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
-	var out []*carryon.Action
-	err := a.st.Read(ctx, func(tx store.Tx) error {
-		var err error
-		out, err = tx.RecentActions(ctx, carryon.UserIDFromContext(ctx), id, n)
-		return err
-	})
-	return out, err
-}
-
 // newFixture runs the engine with provider p, calling modelName, and the workspace and memory
 // tools plus extra; every model delta is an event of its own.
 func newFixture(t *testing.T, p model.Provider, modelName string, extra ...tool.Tool) *fixture {
@@ -64,7 +51,7 @@ func newFixtureEvery(t *testing.T, p model.Provider, modelName string, deltaEver
 	if err != nil {
 		t.Fatal(err)
 	}
-	builder := contextbuild.New(contextbuild.Config{}, f.sess, storeActions{st}, contextbuild.ModelSummarizer{Provider: p, Model: modelName})
+	builder := contextbuild.New(contextbuild.Config{}, f.sess, contextbuild.ModelSummarizer{Provider: p, Model: modelName})
 	f.eng = engine.New(engine.Config{Model: modelName, Workspaces: filepath.Join(data, "workspaces"), DeltaEvery: deltaEvery}, p, reg, builder)
 	f.startRuns()
 	t.Cleanup(func() { f.stop(); st.Close() })

@@ -91,16 +91,13 @@ func newEnvOn(t testing.TB, db store.Store, change func(*httpapi.Config)) *env {
 			t.Fatalf("create user %s: %v", u.name, err)
 		}
 	}
-	var rs *runs.Service
 	reg, err := tool.NewRegistry(append(append(workspace.Tools(), tool.UpdateWorkingMemory()), longtermtool.Tools()...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	builder := contextbuild.New(contextbuild.Config{LongTerm: contextbuild.LongTermSource(e.longTerm)}, e.sessions, actionSource(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
-		return rs.RecentActions(ctx, id, n)
-	}), nil)
+	builder := contextbuild.New(contextbuild.Config{LongTerm: true}, e.sessions, nil)
 	eng := engine.New(engine.Config{Model: "scripted", Workspaces: t.TempDir(), LongTerm: e.longTerm}, scripted.New(0), reg, builder)
-	rs = runs.New(db, e.sessions, eng, runs.Config{Poll: 50 * time.Millisecond})
+	rs := runs.New(db, e.sessions, eng, runs.Config{Poll: 50 * time.Millisecond})
 	workCtx, stopWork := context.WithCancel(ctx)
 	worked := make(chan struct{})
 	go func() { rs.Work(workCtx); close(worked) }()
@@ -162,12 +159,6 @@ func checkRecorded(t testing.TB, r *http.Request, w *httptest.ResponseRecorder) 
 	if err := ck.Check(openapicheck.Answer{Method: r.Method, Path: r.URL.EscapedPath(), Status: w.Code, Header: w.Result().Header, Body: w.Body.Bytes()}); err != nil {
 		t.Errorf("%v", err)
 	}
-}
-
-type actionSource func(ctx context.Context, id string, n int) ([]*carryon.Action, error)
-
-func (f actionSource) RecentActions(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
-	return f(ctx, id, n)
 }
 
 // client returns a Client of the server with key.

@@ -18,7 +18,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
-	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -316,12 +315,7 @@ func (s *Service) Search(ctx context.Context, in carryon.LongTermSearch) (*carry
 	if err != nil {
 		return nil, err
 	}
-	if len(items) > 0 && items[0].Score > 0 {
-		best := items[0].Score
-		for _, it := range items {
-			it.Score = math.Max(math.Round(it.Score/best*1000)/1000, 0.001)
-		}
-	}
+	store.RelativeScores(items)
 	res := &carryon.LongTermResults{Items: []*carryon.LongTermItem{}}
 	if offset < len(items) {
 		res.Items = items[offset:min(end, len(items))]

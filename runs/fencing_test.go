@@ -54,7 +54,7 @@ func runner(t *testing.T, st store.Store, sess *sessions.Service, data string, p
 	if err != nil {
 		t.Fatal(err)
 	}
-	builder := contextbuild.New(contextbuild.Config{}, sess, nil, nil)
+	builder := contextbuild.New(contextbuild.Config{}, sess, nil)
 	eng := engine.New(engine.Config{Model: "scripted", Workspaces: filepath.Join(data, "workspaces")}, p, reg, builder)
 	return runs.New(st, sess, eng, cfg)
 }

@@ -29,12 +29,6 @@ type fixture struct {
 	stop  context.CancelFunc
 }
 
-type actionsFunc func(ctx context.Context, id string, n int) ([]*carryon.Action, error)
-
-func (f actionsFunc) RecentActions(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
-	return f(ctx, id, n)
-}
-
 // newFixture runs a run manager with the given model (nil: the scripted model) over a SQLite file.
 func newFixture(t *testing.T, p model.Provider, extra ...tool.Tool) *fixture {
 	t.Helper()
@@ -52,9 +46,7 @@ func newFixture(t *testing.T, p model.Provider, extra ...tool.Tool) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	builder := contextbuild.New(contextbuild.Config{}, f.sess, actionsFunc(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
-		return f.runs.RecentActions(ctx, id, n)
-	}), contextbuild.ModelSummarizer{Provider: p})
+	builder := contextbuild.New(contextbuild.Config{}, f.sess, contextbuild.ModelSummarizer{Provider: p})
 	eng := engine.New(engine.Config{Model: "scripted", Workspaces: filepath.Join(data, "workspaces")}, p, reg, builder)
 	f.runs = runs.New(st, f.sess, eng, runs.Config{Poll: 50 * time.Millisecond, LeaseTTL: 2 * time.Second})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -17,6 +17,10 @@ func TestOwnership(t *testing.T) {
 	id := s.ID
 	calls := map[string]func(ctx context.Context) error{
 		"Get": func(ctx context.Context) error { _, err := f.svc.Get(ctx, id, carryon.GetOptions{}); return err },
+		"ContextSnapshot": func(ctx context.Context) error {
+			_, err := f.svc.ContextSnapshot(ctx, id, carryon.ContextSnapshotRequest{Messages: 10, Actions: 5, LongTermItems: 5})
+			return err
+		},
 		"Update": func(ctx context.Context) error {
 			_, err := f.svc.Update(ctx, id, carryon.SessionUpdate{Title: carryon.Ptr("x")})
 			return err

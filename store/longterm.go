@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -152,4 +153,17 @@ func valueText(b *strings.Builder, v any) {
 // pattern written with ESCAPE '\'.
 func EscapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// RelativeScores rescales the scores of a search's items, best first, so that the best is 1 and
+// the others are their share of it (rounded to three places, at least 0.001): a driver's raw
+// scores mean nothing across drivers or queries. Items found without a query keep Score 0.
+func RelativeScores(items []*carryon.LongTermItem) {
+	if len(items) == 0 || items[0].Score <= 0 {
+		return
+	}
+	best := items[0].Score
+	for _, it := range items {
+		it.Score = math.Max(math.Round(it.Score/best*1000)/1000, 0.001)
+	}
 }

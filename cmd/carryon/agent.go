@@ -40,9 +40,9 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 }
 
 // newEngine builds the agent engine: the provider with bounded retries, the built-in tools and
-// the context builder over the session source and tool journal. With mem, the agent also gets
+// the context builder over the session source. With mem, the agent also gets
 // remember and recall and its context the owner's relevant long-term memory.
-func (a *agentFlags) newEngine(getenv env, data string, src contextbuild.Source, actions contextbuild.ActionSource, mem carryon.LongTermService) (*engine.Engine, error) {
+func (a *agentFlags) newEngine(getenv env, data string, src contextbuild.Source, mem carryon.LongTermService) (*engine.Engine, error) {
 	var p model.Provider
 	name := a.model
 	switch a.provider {
@@ -76,7 +76,7 @@ func (a *agentFlags) newEngine(getenv env, data string, src contextbuild.Source,
 	cfg := contextbuild.Config{Budget: a.contextBudget}
 	if mem != nil {
 		all = append(all, longtermtool.Tools()...)
-		cfg.LongTerm = contextbuild.LongTermSource(mem)
+		cfg.LongTerm = true
 	}
 	if getenv("CARRYON_TEST_TOOLS") == "1" {
 		all = append(all, testtools.Tools()...) // effect-counting tools for crash tests and demos
@@ -85,7 +85,7 @@ func (a *agentFlags) newEngine(getenv env, data string, src contextbuild.Source,
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
-	builder := contextbuild.New(cfg, src, actions, contextbuild.ModelSummarizer{Provider: p, Model: name})
+	builder := contextbuild.New(cfg, src, contextbuild.ModelSummarizer{Provider: p, Model: name})
 	return engine.New(engine.Config{
 		Model: name, MaxSteps: a.maxSteps, TokenBudget: a.tokenBudget, Workspaces: a.workspacesDir(data), LongTerm: mem,
 	}, p, tools, builder), nil

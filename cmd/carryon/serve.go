@@ -102,17 +102,14 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Workspaces: af.workspacesDir(sf.data), Logger: log,
 	})
 	ms := longterm.New(st, nil).KeepRequestIDs(*idemTTL)
-	var rs *runs.Service
-	eng, err := af.newEngine(getenv, sf.data, ss, actionSource(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
-		return rs.RecentActions(ctx, id, n)
-	}), ms)
+	eng, err := af.newEngine(getenv, sf.data, ss, ms)
 	if err != nil {
 		return err
 	}
 	if *workers < 0 {
 		return usagef("--workers must be 0 or more")
 	}
-	rs = runs.New(st, ss, eng, runs.Config{Logger: log, LeaseTTL: *leaseTTL, MaxAttempts: *maxAttempts, Workers: *workers})
+	rs := runs.New(st, ss, eng, runs.Config{Logger: log, LeaseTTL: *leaseTTL, MaxAttempts: *maxAttempts, Workers: *workers})
 	streamsDone := make(chan struct{})
 	handler := httpapi.NewServer(httpapi.Config{
 		StreamsDone: streamsDone,
@@ -165,11 +162,4 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		return err
 	}
 	return nil
-}
-
-// actionSource adapts a function to contextbuild.ActionSource.
-type actionSource func(ctx context.Context, id string, n int) ([]*carryon.Action, error)
-
-func (f actionSource) RecentActions(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
-	return f(ctx, id, n)
 }
