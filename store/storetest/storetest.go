@@ -44,19 +44,20 @@ import (
 	"github.com/carryon-hub/carryon/store"
 )
 
-// Run runs the whole conformance suite. open must return a fresh, empty, migrated store on every
-// call and register its cleanup with t.Cleanup.
+// Run runs the whole conformance suite, its groups in parallel. open must return a fresh, empty,
+// migrated store on every call (so that no two tests share rows) and register its cleanup with
+// t.Cleanup.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
-	t.Run("Users", func(t *testing.T) { testUsers(t, open) })
-	t.Run("Sessions", func(t *testing.T) { testSessions(t, open) })
-	t.Run("Messages", func(t *testing.T) { testMessages(t, open) })
-	t.Run("WorkingMemory", func(t *testing.T) { testWorkingMemory(t, open) })
-	t.Run("Idempotency", func(t *testing.T) { testIdempotency(t, open) })
-	t.Run("Transactions", func(t *testing.T) { testTransactions(t, open) })
-	t.Run("Forks", func(t *testing.T) { testForks(t, open) })
-	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, open) })
-	t.Run("Runs", func(t *testing.T) { testRuns(t, open) })
-	t.Run("LongTerm", func(t *testing.T) { testLongTerm(t, open) })
+	t.Run("Users", func(t *testing.T) { t.Parallel(); testUsers(t, open) })
+	t.Run("Sessions", func(t *testing.T) { t.Parallel(); testSessions(t, open) })
+	t.Run("Messages", func(t *testing.T) { t.Parallel(); testMessages(t, open) })
+	t.Run("WorkingMemory", func(t *testing.T) { t.Parallel(); testWorkingMemory(t, open) })
+	t.Run("Idempotency", func(t *testing.T) { t.Parallel(); testIdempotency(t, open) })
+	t.Run("Transactions", func(t *testing.T) { t.Parallel(); testTransactions(t, open) })
+	t.Run("Forks", func(t *testing.T) { t.Parallel(); testForks(t, open) })
+	t.Run("Concurrency", func(t *testing.T) { t.Parallel(); testConcurrency(t, open) })
+	t.Run("Runs", func(t *testing.T) { t.Parallel(); testRuns(t, open) })
+	t.Run("LongTerm", func(t *testing.T) { t.Parallel(); testLongTerm(t, open) })
 }
 
 // Owners used by the suite; B is always the one that must not see A's rows.
