@@ -114,25 +114,32 @@ func (s *Service) Get(ctx context.Context, id string, opt carryon.GetOptions) (*
 	}
 	var view *carryon.SessionView
 	err := s.read(ctx, func(tx store.Tx, own string, now time.Time) error {
-		sess, err := tx.GetSession(ctx, own, id)
-		if err != nil {
-			return err
-		}
-		wm, _, err := tx.GetWorkingMemory(ctx, own, id)
-		if err != nil {
-			return err
-		}
-		msgs := []*carryon.Message{}
-		if n > 0 {
-			if msgs, err = tx.LastMessages(ctx, own, sess, n); err != nil {
-				return err
-			}
-		}
-		sess.Status = sess.StatusAt(now)
-		view = &carryon.SessionView{Session: *sess, WorkingMemory: nonNil(wm), Messages: msgs}
-		return nil
+		var err error
+		view, err = readView(ctx, tx, own, id, n, now)
+		return err
 	})
 	return view, err
+}
+
+// readView reads the owner's session with its working memory and its last n messages (none when
+// n is not positive) as of now.
+func readView(ctx context.Context, tx store.Tx, own, id string, n int, now time.Time) (*carryon.SessionView, error) {
+	sess, err := tx.GetSession(ctx, own, id)
+	if err != nil {
+		return nil, err
+	}
+	wm, _, err := tx.GetWorkingMemory(ctx, own, id)
+	if err != nil {
+		return nil, err
+	}
+	msgs := []*carryon.Message{}
+	if n > 0 {
+		if msgs, err = tx.LastMessages(ctx, own, sess, n); err != nil {
+			return nil, err
+		}
+	}
+	sess.Status = sess.StatusAt(now)
+	return &carryon.SessionView{Session: *sess, WorkingMemory: nonNil(wm), Messages: msgs}, nil
 }
 
 // GetSession is a synonym of Get.

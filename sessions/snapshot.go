@@ -24,26 +24,16 @@ func (s *Service) ContextSnapshot(ctx context.Context, id string, req carryon.Co
 	}
 	snap := &carryon.ContextSnapshot{}
 	err := s.read(ctx, func(tx store.Tx, own string, now time.Time) error {
-		sess, err := tx.GetSession(ctx, own, id)
-		if err != nil {
+		var err error
+		if snap.View, err = readView(ctx, tx, own, id, req.Messages, now); err != nil {
 			return err
 		}
-		wm, _, err := tx.GetWorkingMemory(ctx, own, id)
-		if err != nil {
-			return err
-		}
-		msgs, err := tx.LastMessages(ctx, own, sess, req.Messages)
-		if err != nil {
-			return err
-		}
-		sess.Status = sess.StatusAt(now)
-		snap.View = &carryon.SessionView{Session: *sess, WorkingMemory: nonNil(wm), Messages: msgs}
 		if req.Actions > 0 {
 			if snap.Actions, err = tx.RecentActions(ctx, own, id, req.Actions); err != nil {
 				return err
 			}
 		}
-		if req.LongTermItems > 0 && sess.OwnerID == own {
+		if req.LongTermItems > 0 && snap.View.OwnerID == own {
 			query := ""
 			if req.LongTermQuery != nil {
 				query = req.LongTermQuery(snap.View)
