@@ -32,6 +32,27 @@ const (
 	ActionFailed    ActionStatus = "failed"
 	ActionUnknown   ActionStatus = "unknown"
 	ActionSkipped   ActionStatus = "skipped"
+	// ActionWaiting has not run and waits for someone outside the run: the client's output (a
+	// client tool, Executor "client") or a user's approval (Approval "required").
+	ActionWaiting ActionStatus = "waiting"
+)
+
+// Who runs an action (Action.Executor).
+const (
+	// ExecutorServer is carryon itself (the empty value).
+	ExecutorServer = ""
+	// ExecutorClient is the client that declared the tool (NewRun.Tools).
+	ExecutorClient = "client"
+)
+
+// Approval states of an action whose tool asks for approval before every call (Action.Approval).
+const (
+	ApprovalRequired = "required"
+	ApprovalApproved = "approved"
+	// ApprovalEdited is approved with arguments the user changed (Action.OriginalArgs keeps the
+	// model's).
+	ApprovalEdited   = "edited"
+	ApprovalRejected = "rejected"
 )
 
 // Action is one tool call in the journal (the seed's tool_history): what was asked, with what
@@ -49,6 +70,14 @@ type Action struct {
 	Args   json.RawMessage `json:"args"`
 	Effect EffectClass     `json:"effect"`
 	Status ActionStatus    `json:"status"`
+	// Executor is "client" for a client tool's call, empty when carryon runs it.
+	Executor string `json:"executor,omitempty"`
+	// Approval is set for a tool that asks for approval before every call: required, approved,
+	// edited or rejected.
+	Approval string `json:"approval,omitempty"`
+	// OriginalArgs are the model's arguments when the user edited them on approval (Args are
+	// the ones that ran).
+	OriginalArgs json.RawMessage `json:"original_args,omitempty"`
 	// IdempotencyKey is run_id/step/index: the same for every attempt of this call.
 	IdempotencyKey    string     `json:"idempotency_key"`
 	FingerprintBefore string     `json:"fingerprint_before,omitempty"`

@@ -18,7 +18,9 @@ const (
 	EventWorkingMemoryUpdated EventType = "memory.updated"
 	EventMessageAppended      EventType = "message.appended"
 	EventRunWaiting           EventType = "run.waiting_approval"
+	EventRunRequiresAction    EventType = "run.requires_action"
 	EventRunApproved          EventType = "run.approved"
+	EventToolOutputs          EventType = "run.tool_outputs"
 	EventRunFinished          EventType = "run.finished"
 	EventRunFailed            EventType = "run.failed"
 )

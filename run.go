@@ -2,11 +2,13 @@ package carryon
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
 // RunStatus is the state of a run. queued → running → succeeded | failed | cancelled |
-// interrupted, with waiting_approval while a user must decide about an action.
+// interrupted, with waiting_approval while a user must decide about an action and
+// requires_action while the client must run its own tools (Run.RequiredAction).
 type RunStatus string
 
 // Run states.
@@ -14,6 +16,7 @@ const (
 	RunQueued          RunStatus = "queued"
 	RunRunning         RunStatus = "running"
 	RunWaitingApproval RunStatus = "waiting_approval"
+	RunRequiresAction  RunStatus = "requires_action"
 	RunSucceeded       RunStatus = "succeeded"
 	RunFailed          RunStatus = "failed"
 	RunCancelled       RunStatus = "cancelled"
@@ -22,8 +25,12 @@ const (
 
 // Active reports whether a run in this state holds its session (no other run may start).
 func (s RunStatus) Active() bool {
-	return s == RunQueued || s == RunRunning || s == RunWaitingApproval
+	return s == RunQueued || s == RunRunning || s.Waiting()
 }
+
+// Waiting reports whether a run in this state waits for someone outside it (a user's decision or
+// a client's tool outputs): no runner holds it, and it holds its session.
+func (s RunStatus) Waiting() bool { return s == RunWaitingApproval || s == RunRequiresAction }
 
 // Terminal reports whether a run in this state will never change again.
 func (s RunStatus) Terminal() bool {
@@ -69,6 +76,10 @@ type Run struct {
 	// Takeovers counts the times a runner took the run over after its runner's lease ran out (a
 	// crash or a pause); hand-offs at shutdown and after approvals do not count.
 	Takeovers int `json:"takeovers"`
+	// Tools are the client-side tools the run may call (NewRun.Tools).
+	Tools []ClientTool `json:"tools,omitempty"`
+	// RequiredAction lists the client tool calls the run waits for, while it is requires_action.
+	RequiredAction *RequiredAction `json:"required_action,omitempty"`
 	// Reply is the final assistant answer of a succeeded run.
 	Reply      string     `json:"reply,omitempty"`
 	Error      string     `json:"error,omitempty"`
@@ -85,7 +96,55 @@ type NewRun struct {
 	Message string `json:"message"`
 	// Multitask says what to do when the session has an active run: reject (default), enqueue or interrupt.
 	Multitask string `json:"multitask,omitempty"`
+	// Tools are function tools the client runs itself: when the model calls one, the run stops in
+	// requires_action until the client posts the outputs (RunService.SubmitToolOutputs).
+	Tools []ClientTool `json:"tools,omitempty"`
 	WriteOptions
+}
+
+// Limits of client-side tools.
+const (
+	// MaxClientTools bounds the client tools of one run.
+	MaxClientTools = 64
+	// MaxClientToolBytes bounds one client tool's definition (name, description, parameters).
+	MaxClientToolBytes = 32 << 10
+	// MaxToolOutputBytes bounds one output a client posts for a tool call.
+	MaxToolOutputBytes = 64 << 10
+	// DefaultToolOutputTimeout is how long a run waits for a client's tool outputs before it fails.
+	DefaultToolOutputTimeout = 24 * time.Hour
+)
+
+// ClientTool is a function tool the client executes: its name (^[a-zA-Z0-9_-]{1,64}$, not a
+// server tool's), what it does, and the JSON Schema (an object schema) of its arguments.
+type ClientTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// RequiredAction is what a requires_action run waits for: outputs for these calls.
+type RequiredAction struct {
+	ToolCalls []RequiredToolCall `json:"tool_calls"`
+}
+
+// RequiredToolCall is one call of a client tool the model made.
+type RequiredToolCall struct {
+	// CallID is the model's id of the call; the output names it.
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ToolOutputs is the input of RunService.SubmitToolOutputs: one output per pending call.
+type ToolOutputs struct {
+	Outputs []ToolOutput `json:"outputs"`
+	RetryOptions
+}
+
+// ToolOutput is what the client's tool returned for one call; the model gets it as the result.
+type ToolOutput struct {
+	CallID string `json:"call_id"`
+	Output string `json:"output"`
 }
 
 // RunFilter pages through a session's runs, newest first.
@@ -108,6 +167,9 @@ type ChatInput struct {
 	// ExpectedVersion, with SessionID, refuses the chat with EVERSION unless the session is at
 	// that version (as NewRun's). A chat without SessionID makes a new session and takes none.
 	ExpectedVersion *int64 `json:"expected_version,omitempty"`
+	// Tools are client-side tools, as NewRun's: a chat whose run stops in requires_action
+	// answers at once with that status and the run's required action.
+	Tools []ClientTool `json:"tools,omitempty"`
 }
 
 // ChatResult is the answer to a chat once its run has ended.
@@ -118,6 +180,8 @@ type ChatResult struct {
 	Reply         string        `json:"reply"`
 	Error         string        `json:"error,omitempty"`
 	WorkingMemory WorkingMemory `json:"working_memory"`
+	// RequiredAction is set when Status is requires_action.
+	RequiredAction *RequiredAction `json:"required_action,omitempty"`
 }
 
 // Decisions on an action that waits for approval.
@@ -128,6 +192,12 @@ const (
 	DecisionMarkDone = "mark_done"
 	// DecisionSkip skips the action; the model is told it was skipped by the user.
 	DecisionSkip = "skip"
+	// DecisionApprove runs an action whose tool asks for approval before every call, with
+	// Approval.Arguments instead of the model's when given.
+	DecisionApprove = "approve"
+	// DecisionReject does not run such an action; the model is told "rejected by the user" and
+	// Approval.Reason.
+	DecisionReject = "reject"
 )
 
 // Approval is the input of RunService.Approve: a decision on an action of a waiting run.
@@ -136,6 +206,11 @@ type Approval struct {
 	Decision string `json:"decision"`
 	// Result is what the model is told for mark_done (default "marked done by the user").
 	Result string `json:"result,omitempty"`
+	// Arguments replace the model's arguments of an approved call (a JSON object); the journal
+	// keeps the model's as Action.OriginalArgs.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Reason is told to the model with a rejection.
+	Reason string `json:"reason,omitempty"`
 	RetryOptions
 }
 
@@ -162,6 +237,11 @@ type RunService interface {
 	// repeat with the same request id answers the first answer and decides nothing again.
 	// ENOTFOUND, EINVALID, ECONFLICT (the run is not waiting for that action), EKEYREUSED.
 	Approve(ctx context.Context, runID string, in Approval) (*Run, error)
+	// SubmitToolOutputs answers every pending client tool call of a requires_action run and
+	// queues it to continue. A repeat with the same request id answers the first answer.
+	// ENOTFOUND, EINVALID (a call missing, unknown or answered twice), ECONFLICT (the run does
+	// not wait for outputs), EKEYREUSED.
+	SubmitToolOutputs(ctx context.Context, runID string, in ToolOutputs) (*Run, error)
 	// Chat sends a message to a session (creating it when SessionID is empty), waits for the run
 	// to end and returns the reply. A repeat with the same request id answers the first answer
 	// byte for byte once the run has ended (and waits for the run before). The errors of Start.

@@ -44,7 +44,8 @@ type Hub interface {
 	StepActions(ctx context.Context, run *carryon.Run, step int) ([]*carryon.Action, error)
 	// StartAction journals a call as started, durably, right before it runs.
 	StartAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error
-	// FinishAction journals how a call ended.
+	// FinishAction journals how a call ended, or that it waits (for a client's output or a
+	// user's approval).
 	FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error
 	// CommitStep appends the step's last messages and stores the run's step, usage and, for the
 	// final answer, its reply, in one transaction: the step's checkpoint.
@@ -73,6 +74,9 @@ type Config struct {
 	// Now is the clock of the journal's times (default time.Now); the coalescing of model deltas
 	// (DeltaEvery) runs on the wall clock.
 	Now func() time.Time
+	// Approval says whether a tool asks for a user's approval before every call (an agent
+	// profile's "approval: always"); nil asks for none.
+	Approval func(tool string) bool
 }
 
 // Engine runs the agent loop.
@@ -129,7 +133,8 @@ var errConsumerStopped = errors.New("the consumer of the run's events stopped")
 // Run executes run from the step after run.Step (its last checkpoint), yielding each event once the
 // Hub has stored it. It ends without an error when the model gave its final answer (run.Reply
 // holds it), or with one error: *ErrStopped when asked to stop, *NeedsApproval when an action cut
-// off by a crash cannot be settled, the Hub's error when an event or a write could not be stored
+// off by a crash cannot be settled or its tool asks for approval, *NeedsOutputs when the model
+// called client tools (the run's NewRun.Tools), the Hub's error when an event or a write could not be stored
 // (EFENCED once another runner took the run over). It stops at the first failure and as soon as
 // its consumer stops (then it yields nothing more). run.Step, run.Usage and run.Reply are kept
 // current.
@@ -248,7 +253,7 @@ func (e *Engine) ask(ctx context.Context, hub Hub, run *carryon.Run, step int, e
 			return model.Response{}, err
 		}
 	}
-	resp, err := e.callModel(ctx, cctx.Request(e.specs()), step, emit)
+	resp, err := e.callModel(ctx, cctx.Request(e.specs(run)), step, emit)
 	run.Usage.InputTokens += resp.Usage.InputTokens
 	run.Usage.OutputTokens += resp.Usage.OutputTokens
 	return resp, err
@@ -304,10 +309,18 @@ func (e *Engine) callModel(ctx context.Context, req model.Request, step int, emi
 	return resp, flush()
 }
 
-func (e *Engine) specs() []model.ToolSpec {
+// specs are the tools offered to the model in a run: the engine's, then the run's client tools.
+func (e *Engine) specs(run *carryon.Run) []model.ToolSpec {
 	var out []model.ToolSpec
 	for _, s := range e.tools.Specs() {
 		out = append(out, model.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
+	}
+	for _, t := range run.Tools {
+		params := t.Parameters
+		if len(params) == 0 {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		out = append(out, model.ToolSpec{Name: t.Name, Description: t.Description, Parameters: params})
 	}
 	return out
 }

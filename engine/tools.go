@@ -28,6 +28,19 @@ func (e *NeedsApproval) Error() string {
 	return fmt.Sprintf("action %s (%s) needs a decision: %s", e.Action.ID, e.Action.Tool, e.Reason)
 }
 
+// NeedsOutputs stops a run whose model called client tools: the client runs them and posts their
+// outputs (runs.Service.SubmitToolOutputs); the journal keeps the calls waiting meanwhile.
+type NeedsOutputs struct {
+	Actions []*carryon.Action
+}
+
+func (e *NeedsOutputs) Error() string {
+	return fmt.Sprintf("the run waits for the outputs of %d client tool call(s)", len(e.Actions))
+}
+
+// approvalReason is why an action whose tool asks for approval waits.
+const approvalReason = "its tool asks for approval before every call"
+
 // plan turns the model's tool calls into the step's pending actions.
 func (e *Engine) plan(run *carryon.Run, step int, calls []model.ToolCall) []*carryon.Action {
 	now := e.now()
@@ -41,6 +54,11 @@ func (e *Engine) plan(run *carryon.Run, step int, calls []model.ToolCall) []*car
 		}
 		if t, ok := e.tools.Get(c.Name); ok {
 			a.Effect = t.Effect()
+			if e.cfg.Approval != nil && e.cfg.Approval(c.Name) {
+				a.Approval = carryon.ApprovalRequired
+			}
+		} else if clientTool(run, c.Name) {
+			a.Executor = carryon.ExecutorClient
 		}
 		out[i] = a
 	}
@@ -52,27 +70,70 @@ func (e *Engine) plan(run *carryon.Run, step int, calls []model.ToolCall) []*car
 // crash is settled by its effect class: read and idempotent calls run again (with the same
 // idempotency key), a reconcilable one asks its tool whether it took effect, an unsafe one
 // stops the run for a user's decision.
+//
+// Two kinds of call wait instead of running: a client tool's call is journaled waiting and the
+// others of the step go on, then the run stops for the client's outputs (*NeedsOutputs); a call
+// whose tool asks for approval is journaled waiting and the run stops there for a user's approval
+// (*NeedsApproval). Both are settled outside the run (runs.Service.SubmitToolOutputs, Approve),
+// which leaves them finished or pending (approved) for the next attempt.
 func (e *Engine) runTools(ctx context.Context, hub Hub, run *carryon.Run, actions []*carryon.Action, emit emitFunc) ([]carryon.NewMessage, error) {
 	var msgs []carryon.NewMessage
+	var outputs []*carryon.Action
 	for _, a := range actions {
 		if err := context.Cause(ctx); ctx.Err() != nil {
 			return nil, err // asked to stop or cut off between two calls: the rest stay pending
 		}
-		switch a.Status {
-		case carryon.ActionPending:
+		switch {
+		case a.Executor == carryon.ExecutorClient && (a.Status == carryon.ActionPending || a.Status == carryon.ActionWaiting):
+			if err := e.wait(ctx, hub, run, a); err != nil {
+				return nil, err
+			}
+			outputs = append(outputs, a)
+			continue
+		case a.Approval == carryon.ApprovalRequired && (a.Status == carryon.ActionPending || a.Status == carryon.ActionWaiting):
+			if err := e.wait(ctx, hub, run, a); err != nil {
+				return nil, err
+			}
+			return nil, &NeedsApproval{Action: a, Reason: approvalReason}
+		case a.Status == carryon.ActionPending:
 			if err := e.execute(ctx, hub, run, a, emit); err != nil {
 				return nil, err
 			}
-		case carryon.ActionStarted:
+		case a.Status == carryon.ActionStarted:
 			if err := e.settle(ctx, hub, run, a, emit); err != nil {
 				return nil, err
 			}
-		case carryon.ActionUnknown:
+		case a.Status == carryon.ActionUnknown:
 			return nil, &NeedsApproval{Action: a, Reason: "its outcome is unknown"}
 		}
 		msgs = append(msgs, carryon.NewMessage{Role: carryon.RoleTool, Content: resultText(a), ToolCallID: a.CallID, Name: a.Tool})
 	}
+	if len(outputs) > 0 {
+		return nil, &NeedsOutputs{Actions: outputs}
+	}
 	return msgs, nil
+}
+
+// wait journals a call as waiting (for a client's output or a user's approval) unless it already is.
+func (e *Engine) wait(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action) error {
+	if a.Status == carryon.ActionWaiting {
+		return nil
+	}
+	a.Status, a.Attempt = carryon.ActionWaiting, run.Attempt
+	if err := hub.FinishAction(ctx, run, a); err != nil {
+		return fmt.Errorf("journal tool call %s as waiting: %w", a.Tool, err)
+	}
+	return nil
+}
+
+// clientTool says whether the run declared a client tool of that name.
+func clientTool(run *carryon.Run, name string) bool {
+	for _, t := range run.Tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // settle decides an action that a crash left started.

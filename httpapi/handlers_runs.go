@@ -103,6 +103,16 @@ func (s *server) handleRunApprove() http.HandlerFunc {
 	})
 }
 
+func (s *server) handleRunToolOutputs() http.HandlerFunc {
+	return s.withRuns(func(rs carryon.RunService) http.HandlerFunc {
+		return writeRoute[carryon.ToolOutputs, *carryon.Run]{
+			controls: retryWrite(func(in *carryon.ToolOutputs) *carryon.RetryOptions { return &in.RetryOptions }),
+			call:     onID(rs.SubmitToolOutputs),
+			status:   http.StatusOK,
+		}.handler(s)
+	})
+}
+
 func (s *server) handleRunEvents() http.HandlerFunc {
 	return s.withRuns(func(rs carryon.RunService) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {

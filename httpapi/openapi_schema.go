@@ -44,13 +44,13 @@ var componentNames = map[reflect.Type]string{
 var enums = map[reflect.Type][]string{
 	reflect.TypeFor[carryon.SessionStatus](): {string(carryon.SessionActive), string(carryon.SessionClosed), string(carryon.SessionExpired)},
 	reflect.TypeFor[carryon.Role]():          {string(carryon.RoleSystem), string(carryon.RoleUser), string(carryon.RoleAssistant), string(carryon.RoleTool)},
-	reflect.TypeFor[carryon.RunStatus](): {string(carryon.RunQueued), string(carryon.RunRunning), string(carryon.RunWaitingApproval),
+	reflect.TypeFor[carryon.RunStatus](): {string(carryon.RunQueued), string(carryon.RunRunning), string(carryon.RunWaitingApproval), string(carryon.RunRequiresAction),
 		string(carryon.RunSucceeded), string(carryon.RunFailed), string(carryon.RunCancelled), string(carryon.RunInterrupted)},
 	reflect.TypeFor[carryon.EventType](): {string(carryon.EventRunQueued), string(carryon.EventRunStarted), string(carryon.EventModelDelta),
 		string(carryon.EventToolStarted), string(carryon.EventToolFinished), string(carryon.EventWorkingMemoryUpdated), string(carryon.EventMessageAppended),
-		string(carryon.EventRunWaiting), string(carryon.EventRunApproved), string(carryon.EventRunFinished), string(carryon.EventRunFailed)},
+		string(carryon.EventRunWaiting), string(carryon.EventRunRequiresAction), string(carryon.EventRunApproved), string(carryon.EventToolOutputs), string(carryon.EventRunFinished), string(carryon.EventRunFailed)},
 	reflect.TypeFor[carryon.ActionStatus](): {string(carryon.ActionPending), string(carryon.ActionStarted), string(carryon.ActionSucceeded),
-		string(carryon.ActionFailed), string(carryon.ActionUnknown), string(carryon.ActionSkipped)},
+		string(carryon.ActionFailed), string(carryon.ActionUnknown), string(carryon.ActionSkipped), string(carryon.ActionWaiting)},
 	reflect.TypeFor[carryon.EffectClass](): {string(carryon.EffectRead), string(carryon.EffectIdempotent), string(carryon.EffectReconcilable), string(carryon.EffectUnsafe)},
 }
 

@@ -155,8 +155,10 @@ func routeTable() []Route {
 			Query: []Param{paramLimit, paramCursor}, Response: ActionList{}, handler: (*server).handleRunActions},
 		retry(Route{Method: "POST", Pattern: "/v1/runs/{id}/cancel", Auth: AuthUser, Status: 200, Summary: "Cancel a run (it stops at its next checkpoint)",
 			Request: carryon.RetryOptions{}, BodyOptional: true, Response: carryon.Run{}, handler: (*server).handleRunCancel}),
-		retry(Route{Method: "POST", Pattern: "/v1/runs/{id}/approve", Auth: AuthUser, Status: 200, Summary: "Decide an action a waiting run stopped on (rerun, mark_done or skip); the run continues",
+		retry(Route{Method: "POST", Pattern: "/v1/runs/{id}/approve", Auth: AuthUser, Status: 200, Summary: "Decide an action a waiting run stopped on (approve or reject a call that asks for approval; rerun, mark_done or skip one cut off by a crash); the run continues",
 			Request: carryon.Approval{}, Response: carryon.Run{}, handler: (*server).handleRunApprove}),
+		retry(Route{Method: "POST", Pattern: "/v1/runs/{id}/tool_outputs", Auth: AuthUser, Status: 200, Summary: "Answer every client tool call a requires_action run waits for; the run continues",
+			Request: carryon.ToolOutputs{}, Response: carryon.Run{}, handler: (*server).handleRunToolOutputs}),
 		write(Route{Method: "POST", Pattern: "/v1/chat", Auth: AuthUser, Status: 200, Summary: "Send a message to a session (made when no id is given), wait for the run, answer the reply",
 			Request: carryon.ChatInput{}, Response: carryon.ChatResult{}, handler: (*server).handleChat}),
 		// Long-term memory: the caller's own items only.

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/carryon-hub/carryon"
@@ -10,17 +11,34 @@ import (
 )
 
 // Approve records a user's decision on an action that a waiting run stopped on, and queues the
-// run to continue from its last checkpoint: rerun makes the action pending again, mark_done
-// records it as succeeded without running it, skip records it as skipped ("skipped by the user").
-// With a request id, a repeat answers the first answer.
+// run to continue from its last checkpoint.
+//
+// An action cut off by a crash takes rerun (pending again), mark_done (succeeded without running)
+// or skip (skipped, "skipped by the user"). An action whose tool asks for approval before every
+// call takes approve (it runs, with in.Arguments instead of the model's when given: the journal
+// keeps the model's as OriginalArgs and says "edited") or reject (it does not run; the model is
+// told "rejected by the user" and the reason). With a request id, a repeat answers the first
+// answer.
 func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval) (*carryon.Run, error) {
 	switch in.Decision {
-	case carryon.DecisionRerun, carryon.DecisionMarkDone, carryon.DecisionSkip:
+	case carryon.DecisionRerun, carryon.DecisionMarkDone, carryon.DecisionSkip, carryon.DecisionApprove, carryon.DecisionReject:
 	default:
-		return nil, carryon.Errorf(carryon.EINVALID, "decision must be rerun, mark_done or skip, not %q", in.Decision)
+		return nil, carryon.Errorf(carryon.EINVALID, "decision must be approve or reject (an action waiting for approval), or rerun, mark_done or skip (an action cut off by a crash), not %q", in.Decision)
 	}
 	if in.ActionID == "" {
 		return nil, carryon.Errorf(carryon.EINVALID, "action_id is required")
+	}
+	if len(in.Arguments) > 0 {
+		if in.Decision != carryon.DecisionApprove {
+			return nil, carryon.Errorf(carryon.EINVALID, "arguments go only with the decision approve")
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(in.Arguments, &obj); err != nil || obj == nil {
+			return nil, carryon.Errorf(carryon.EINVALID, "arguments must be a JSON object (the tool's arguments)")
+		}
+	}
+	if err := carryon.CheckText("reason", in.Reason); err != nil {
+		return nil, err
 	}
 	key := in.RequestID
 	in.RequestID = ""
@@ -46,10 +64,30 @@ func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval
 		if a == nil {
 			return carryon.Errorf(carryon.ENOTFOUND, "run %s has no action %s", runID, in.ActionID)
 		}
-		if a.Status != carryon.ActionStarted && a.Status != carryon.ActionUnknown {
-			return carryon.Errorf(carryon.ECONFLICT, "action %s is %s; only a cut-off action waits for a decision", a.ID, a.Status)
+		beforeCall := a.Status == carryon.ActionWaiting && a.Approval == carryon.ApprovalRequired
+		cutOff := a.Status == carryon.ActionStarted || a.Status == carryon.ActionUnknown
+		switch in.Decision {
+		case carryon.DecisionApprove, carryon.DecisionReject:
+			if !beforeCall {
+				return carryon.Errorf(carryon.ECONFLICT, "action %s is %s; approve and reject decide an action that waits for approval before its call", a.ID, a.Status)
+			}
+		default:
+			if !cutOff {
+				return carryon.Errorf(carryon.ECONFLICT, "action %s is %s; rerun, mark_done and skip decide an action cut off by a crash", a.ID, a.Status)
+			}
 		}
 		switch in.Decision {
+		case carryon.DecisionApprove:
+			a.Status, a.Approval = carryon.ActionPending, carryon.ApprovalApproved
+			if len(in.Arguments) > 0 {
+				a.OriginalArgs, a.Args, a.Approval = a.Args, in.Arguments, carryon.ApprovalEdited
+			}
+		case carryon.DecisionReject:
+			a.Status, a.Approval, a.FinishedAt = carryon.ActionSkipped, carryon.ApprovalRejected, &now
+			a.Result = "rejected by the user"
+			if in.Reason != "" {
+				a.Result += ": " + in.Reason
+			}
 		case carryon.DecisionRerun:
 			a.Status, a.FinishedAt = carryon.ActionPending, nil
 		case carryon.DecisionMarkDone:
@@ -68,7 +106,7 @@ func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval
 			return err
 		}
 		run = r
-		return appendEvent(ctx, tx, own, r.ID, carryon.EventRunApproved, map[string]any{"action_id": a.ID, "decision": in.Decision}, now)
+		return appendEvent(ctx, tx, own, r.ID, carryon.EventRunApproved, map[string]any{"action_id": a.ID, "decision": in.Decision, "action": a}, now)
 	}
 	// Under the request id: a repeat answers the run as this decision left it and decides nothing.
 	run, err := sessions.Write(ctx, s.sess, "run.approve", runID, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Run, error) {

@@ -14,9 +14,10 @@ const opChat = "chat"
 
 // chatRequest is what identifies a chat for its request id (the id itself aside).
 type chatRequest struct {
-	SessionID       string `json:"session_id,omitempty"`
-	Message         string `json:"message"`
-	ExpectedVersion *int64 `json:"expected_version,omitempty"`
+	SessionID       string               `json:"session_id,omitempty"`
+	Message         string               `json:"message"`
+	ExpectedVersion *int64               `json:"expected_version,omitempty"`
+	Tools           []carryon.ClientTool `json:"tools,omitempty"`
 }
 
 // chatAnswer is what a chat's request id keeps: the session and run it made at once, and the
@@ -31,7 +32,7 @@ type chatAnswer struct {
 func (a chatAnswer) WrittenSession() string { return a.SessionID }
 
 // Chat is the seed's short path: it creates the session when no id is given, starts a run with
-// the message and waits for it to end (or to wait for an approval). The session, the message and
+// the message and waits for it to end (or to wait for an approval or for tool outputs). The session, the message and
 // the run are written in one transaction under the caller's request id, so a chat that is refused
 // (an empty message, a stale version) leaves nothing behind and its request id stays free for
 // the corrected retry. A retry with the same request id finds the same session and run, waits
@@ -43,8 +44,11 @@ func (s *Service) Chat(ctx context.Context, in carryon.ChatInput) (*carryon.Chat
 	if in.SessionID == "" && in.ExpectedVersion != nil {
 		return nil, carryon.Errorf(carryon.EINVALID, "If-Match and expected_version name a version of an existing session; a chat without session_id makes a new one")
 	}
-	req := chatRequest{SessionID: in.SessionID, Message: in.Message, ExpectedVersion: in.ExpectedVersion}
-	run := carryon.NewRun{Message: in.Message, WriteOptions: carryon.WriteOptions{ExpectedVersion: in.ExpectedVersion}}
+	if err := s.checkClientTools(in.Tools); err != nil {
+		return nil, err
+	}
+	req := chatRequest{SessionID: in.SessionID, Message: in.Message, ExpectedVersion: in.ExpectedVersion, Tools: in.Tools}
+	run := carryon.NewRun{Message: in.Message, Tools: in.Tools, WriteOptions: carryon.WriteOptions{ExpectedVersion: in.ExpectedVersion}}
 	ans, err := sessions.Write(ctx, s.sess, opChat, in.SessionID, in.RequestID, req, func(tx store.Tx, own string, now time.Time) (chatAnswer, error) {
 		id := in.SessionID
 		if id == "" {
@@ -76,7 +80,8 @@ func (s *Service) Chat(ctx context.Context, in carryon.ChatInput) (*carryon.Chat
 	if err != nil {
 		return nil, err
 	}
-	res := &carryon.ChatResult{SessionID: ans.SessionID, RunID: done.ID, Status: done.Status, Reply: done.Reply, Error: done.Error, WorkingMemory: wm.WorkingMemory}
+	res := &carryon.ChatResult{SessionID: ans.SessionID, RunID: done.ID, Status: done.Status, Reply: done.Reply, Error: done.Error,
+		WorkingMemory: wm.WorkingMemory, RequiredAction: done.RequiredAction}
 	ans.Result = res
 	if err := sessions.ReplaceAnswer(ctx, s.sess, opChat, in.SessionID, in.RequestID, req, ans); err != nil {
 		return nil, err
@@ -92,7 +97,7 @@ func validMessage(m string) error {
 	return sessions.ValidMessages([]carryon.NewMessage{{Role: carryon.RoleUser, Content: m}})
 }
 
-// Wait blocks until the run ended or waits for an approval, and returns it.
+// Wait blocks until the run ended or waits (for an approval or for tool outputs), and returns it.
 func (s *Service) Wait(ctx context.Context, runID string) (*carryon.Run, error) {
 	ch, unsub := s.notify.subscribe(runID)
 	defer unsub()
@@ -101,7 +106,7 @@ func (s *Service) Wait(ctx context.Context, runID string) (*carryon.Run, error) 
 		if err != nil {
 			return nil, err
 		}
-		if run.Status.Terminal() || run.Status == carryon.RunWaitingApproval {
+		if run.Status.Terminal() || run.Status.Waiting() {
 			return run, nil
 		}
 		select {

@@ -32,6 +32,9 @@ func (s *Service) Work(ctx context.Context) {
 		if err := s.claimAll(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("look for runnable runs", "err", err)
 		}
+		if err := s.expireWaiting(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("fail the runs that waited too long for tool outputs", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			for range s.cfg.Workers {
@@ -250,11 +253,14 @@ func (s *Service) execute(ctx context.Context, run *carryon.Run) {
 	status, msg := carryon.RunSucceeded, ""
 	var stopped *engine.ErrStopped
 	var approval *engine.NeedsApproval
+	var outputs *engine.NeedsOutputs
 	cause := context.Cause(ctx)
 	switch {
 	case runErr == nil:
 	case errors.As(runErr, &approval):
 		status, msg = carryon.RunWaitingApproval, approval.Error()
+	case errors.As(runErr, &outputs):
+		status = carryon.RunRequiresAction
 	case errors.As(runErr, &stopped) || errors.As(cause, &stopped):
 		status, msg = carryon.RunCancelled, "cancelled by the user"
 		if stopped.Reason == "interrupt" {

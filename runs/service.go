@@ -38,6 +38,9 @@ type Config struct {
 	MaxAttempts int
 	// Workers bounds the runs this process executes at once (default 8).
 	Workers int
+	// ToolOutputTimeout fails a run that waited this long for a client's tool outputs (default
+	// carryon.DefaultToolOutputTimeout, 24 h).
+	ToolOutputTimeout time.Duration
 	// Logger receives the runner's logs.
 	Logger *slog.Logger
 }
@@ -79,6 +82,9 @@ func New(st store.Store, sess *sessions.Service, eng *engine.Engine, cfg Config)
 	if cfg.Workers <= 0 {
 		cfg.Workers = 8
 	}
+	if cfg.ToolOutputTimeout <= 0 {
+		cfg.ToolOutputTimeout = carryon.DefaultToolOutputTimeout
+	}
 	if cfg.Instance == "" {
 		host, _ := os.Hostname()
 		cfg.Instance = host + "-" + strconv.Itoa(os.Getpid()) + "-" + carryon.RandomToken(3)
@@ -108,6 +114,9 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 	case carryon.MultitaskReject, carryon.MultitaskEnqueue, carryon.MultitaskInterrupt:
 	default:
 		return nil, carryon.Errorf(carryon.EINVALID, "multitask must be reject, enqueue or interrupt, not %q", in.Multitask)
+	}
+	if err := s.checkClientTools(in.Tools); err != nil {
+		return nil, err
 	}
 	key := in.RequestID
 	in.RequestID = ""
@@ -149,7 +158,7 @@ func (s *Service) startTx(ctx context.Context, sessionID string, in carryon.NewR
 				*interrupted = (*interrupted)[:0]
 				for _, a := range active {
 					switch {
-					case a.Status == carryon.RunWaitingApproval:
+					case a.Status.Waiting():
 						// No runner holds it: it ends now, and the new run starts.
 						if err := finishTx(ctx, tx, a, a.Attempt, carryon.RunInterrupted, "", "interrupted by a newer run", now); err != nil {
 							return nil, err
@@ -178,7 +187,7 @@ func (s *Service) startTx(ctx context.Context, sessionID string, in carryon.NewR
 		}
 		run := &carryon.Run{
 			ID: carryon.NewID("run_"), SessionID: sessionID, OwnerID: own, Status: carryon.RunQueued, Message: in.Message,
-			RequestID: key, Model: s.engine.Model(), Multitask: policy, CreatedAt: created, UpdatedAt: now,
+			RequestID: key, Model: s.engine.Model(), Multitask: policy, Tools: in.Tools, CreatedAt: created, UpdatedAt: now,
 		}
 		if len(active) == 0 {
 			if err := appendTrigger(ctx, tx, sess, run, now); err != nil {
@@ -199,8 +208,10 @@ func (s *Service) GetRun(ctx context.Context, runID string) (*carryon.Run, error
 	var run *carryon.Run
 	err := s.read(ctx, func(tx store.Tx, own string) error {
 		var err error
-		run, err = tx.GetRun(ctx, own, runID)
-		return err
+		if run, err = tx.GetRun(ctx, own, runID); err != nil {
+			return err
+		}
+		return withRequiredAction(ctx, tx, run)
 	})
 	return run, err
 }
@@ -235,6 +246,11 @@ func (s *Service) ListRuns(ctx context.Context, sessionID string, f carryon.RunF
 			items = items[:limit]
 			page.NextCursor = sessions.EncodeCursor(items[limit-1].CreatedAt, items[limit-1].ID)
 		}
+		for _, r := range items {
+			if err := withRequiredAction(ctx, tx, r); err != nil {
+				return err
+			}
+		}
 		page.Items = items
 		return nil
 	})
@@ -251,7 +267,7 @@ func (s *Service) Cancel(ctx context.Context, runID string, opt carryon.RetryOpt
 		if run, err = tx.GetRun(ctx, own, runID); err != nil || run.Status.Terminal() {
 			return err
 		}
-		if run.Status == carryon.RunQueued || run.Status == carryon.RunWaitingApproval {
+		if run.Status == carryon.RunQueued || run.Status.Waiting() {
 			return finishTx(ctx, tx, run, run.Attempt, carryon.RunCancelled, "", "cancelled by the user", now)
 		}
 		run.StopRequested, run.UpdatedAt = "cancel", now
@@ -282,17 +298,6 @@ func (s *Service) Actions(ctx context.Context, runID string) ([]*carryon.Action,
 	if out == nil && err == nil {
 		out = []*carryon.Action{}
 	}
-	return out, err
-}
-
-// RecentActions returns the session's latest tool calls, for the context builder's digest.
-func (s *Service) RecentActions(ctx context.Context, sessionID string, limit int) ([]*carryon.Action, error) {
-	var out []*carryon.Action
-	err := s.read(ctx, func(tx store.Tx, own string) error {
-		var err error
-		out, err = tx.RecentActions(ctx, own, sessionID, limit)
-		return err
-	})
 	return out, err
 }
 
@@ -330,13 +335,32 @@ func finishTx(ctx context.Context, tx store.Tx, run *carryon.Run, prev int, stat
 		return err
 	}
 	typ := carryon.EventRunFinished
+	data := map[string]any{"status": status, "reply": reply, "error": errMsg, "usage": run.Usage, "steps": run.Step}
 	switch status {
 	case carryon.RunFailed:
 		typ = carryon.EventRunFailed
 	case carryon.RunWaitingApproval:
 		typ = carryon.EventRunWaiting
+		// The action that waits, with the arguments it proposes, for whoever decides.
+		acts, err := tx.StepActions(ctx, run.OwnerID, run.ID, run.Step+1)
+		if err != nil {
+			return err
+		}
+		for _, a := range acts {
+			if a.Status == carryon.ActionWaiting && a.Approval == carryon.ApprovalRequired || a.Status == carryon.ActionStarted || a.Status == carryon.ActionUnknown {
+				data["action"] = a
+				break
+			}
+		}
+	case carryon.RunRequiresAction:
+		typ = carryon.EventRunRequiresAction
+		ra, err := requiredAction(ctx, tx, run)
+		if err != nil {
+			return err
+		}
+		data["required_action"] = ra
 	}
-	return appendEvent(ctx, tx, run.OwnerID, run.ID, typ, map[string]any{"status": status, "reply": reply, "error": errMsg, "usage": run.Usage, "steps": run.Step}, now)
+	return appendEvent(ctx, tx, run.OwnerID, run.ID, typ, data, now)
 }
 
 func appendEvent(ctx context.Context, tx store.Tx, owner, runID string, typ carryon.EventType, data any, now time.Time) error {

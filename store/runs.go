@@ -30,8 +30,8 @@ type Runs interface {
 	UpdateRun(ctx context.Context, r *carryon.Run, prevAttempt int) error
 	// ListRuns returns a page of a session's runs.
 	ListRuns(ctx context.Context, owner, sessionID string, q RunQuery) ([]*carryon.Run, error)
-	// ActiveRuns returns the session's runs that are queued, running or waiting for approval,
-	// oldest first.
+	// ActiveRuns returns the session's runs that are queued, running or waiting (for approval or
+	// for tool outputs), oldest first.
 	ActiveRuns(ctx context.Context, owner, sessionID string) ([]*carryon.Run, error)
 	// RunnableRuns returns, across owners, up to limit runs a runner may take now: the oldest
 	// queued run of each session that has no running or waiting run, and running runs whose lease
@@ -39,6 +39,10 @@ type Runs interface {
 	// rows lock the runs they return and skip runs other transactions hold (PostgreSQL: FOR NO
 	// KEY UPDATE SKIP LOCKED), so runners claiming at once take different runs.
 	RunnableRuns(ctx context.Context, now time.Time, limit int) ([]*carryon.Run, error)
+	// StaleRequiresAction returns, across owners and oldest first, up to limit runs that have
+	// waited in requires_action since before the given time (updated_at). For the system runner
+	// only, which fails them.
+	StaleRequiresAction(ctx context.Context, before time.Time, limit int) ([]*carryon.Run, error)
 
 	// InsertAction journals a tool call of the owner's run a.RunID in session a.SessionID.
 	// ENOTFOUND when the run is not the owner's or not of that session; ECONFLICT when (run,

@@ -31,6 +31,7 @@ var validBodies = map[string]any{
 	"GET /v1/runs/{id}/actions":            nil,
 	"POST /v1/runs/{id}/cancel":            map[string]any{},
 	"POST /v1/runs/{id}/approve":           map[string]any{"action_id": "act_x", "decision": "skip"},
+	"POST /v1/runs/{id}/tool_outputs":      map[string]any{"outputs": []any{map[string]any{"call_id": "call_x", "output": "x"}}},
 }
 
 // queries holds the query a route needs to be well-formed.

@@ -8,7 +8,7 @@ import (
 )
 
 const actionCols = `id, run_id, session_id, step, idx, attempt, call_id, tool, args, effect, status, idempotency_key,
-	fingerprint_before, fingerprint_after, result, error, started_at, finished_at`
+	fingerprint_before, fingerprint_after, result, error, started_at, finished_at, executor, approval, original_args`
 
 // InsertAction journals a tool call of the owner's run. ECONFLICT when (run, step, index) or the
 // id exists; ENOTFOUND when the run is not the owner's or not of a.SessionID.
@@ -25,24 +25,24 @@ func (t *Tx) InsertAction(ctx context.Context, owner string, a *carryon.Action) 
 		return t.Wrap(err, "get run")
 	}
 	_, err = t.Conn.Exec(ctx, `INSERT INTO actions (`+actionCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, a.RunID, a.SessionID, a.Step, a.Index, a.Attempt, a.CallID, a.Tool, NullText(a.Args),
 		string(a.Effect), string(a.Status), a.IdempotencyKey, a.FingerprintBefore, a.FingerprintAfter, a.Result,
-		a.Error, Micros(a.StartedAt), NullMicros(a.FinishedAt))
+		a.Error, Micros(a.StartedAt), NullMicros(a.FinishedAt), a.Executor, a.Approval, NullText(a.OriginalArgs))
 	return t.Conflict(err, "insert action", "action %d of step %d of run %s exists", a.Index, a.Step, a.RunID)
 }
 
-// UpdateAction stores the action's status, attempt, fingerprints, result, error and finish time.
-// ENOTFOUND when no action of the owner's run a.RunID has its id.
+// UpdateAction stores the action's status, attempt, arguments, approval, fingerprints, result,
+// error and finish time. ENOTFOUND when no action of the owner's run a.RunID has its id.
 func (t *Tx) UpdateAction(ctx context.Context, owner string, a *carryon.Action) error {
 	if err := t.Writable(); err != nil {
 		return err
 	}
 	n, err := t.Conn.Exec(ctx, `UPDATE actions SET status = ?, attempt = ?, fingerprint_before = ?,
-		fingerprint_after = ?, result = ?, error = ?, finished_at = ?
+		fingerprint_after = ?, result = ?, error = ?, finished_at = ?, args = ?, approval = ?, original_args = ?
 		WHERE id = ? AND run_id = ? AND run_id IN (SELECT id FROM runs WHERE id = ? AND owner_id = ?)`,
 		string(a.Status), a.Attempt, a.FingerprintBefore, a.FingerprintAfter, a.Result, a.Error,
-		NullMicros(a.FinishedAt), a.ID, a.RunID, a.RunID, owner)
+		NullMicros(a.FinishedAt), NullText(a.Args), a.Approval, NullText(a.OriginalArgs), a.ID, a.RunID, a.RunID, owner)
 	if err != nil {
 		return t.Wrap(err, "update action")
 	}
@@ -85,15 +85,16 @@ func (t *Tx) queryActions(ctx context.Context, op, query string, args ...any) ([
 	return scanAll(t, ctx, op, func(r Row) (*carryon.Action, error) {
 		var a carryon.Action
 		var effect, status string
-		var args *string
+		var args, original *string
 		var started int64
 		var finished *int64
 		if err := r.Scan(&a.ID, &a.RunID, &a.SessionID, &a.Step, &a.Index, &a.Attempt, &a.CallID, &a.Tool,
 			&args, &effect, &status, &a.IdempotencyKey, &a.FingerprintBefore, &a.FingerprintAfter, &a.Result,
-			&a.Error, &started, &finished); err != nil {
+			&a.Error, &started, &finished, &a.Executor, &a.Approval, &original); err != nil {
 			return nil, err
 		}
 		a.Args, a.Effect, a.Status = RawText(args), carryon.EffectClass(effect), carryon.ActionStatus(status)
+		a.OriginalArgs = RawText(original)
 		a.StartedAt, a.FinishedAt = FromMicros(started), TimePtr(finished)
 		return &a, nil
 	}, `SELECT `+actionCols+` FROM actions `+query, args...)

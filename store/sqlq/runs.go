@@ -2,7 +2,9 @@ package sqlq
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/carryon-hub/carryon"
@@ -16,18 +18,24 @@ import (
 
 const runCols = `id, session_id, owner_id, status, message, trigger_seq, request_id, model, multitask, step, attempt,
 	lease_owner, lease_expires_at, stop_requested, reply, error, input_tokens, output_tokens, created_at,
-	updated_at, started_at, finished_at, takeovers`
+	updated_at, started_at, finished_at, takeovers, tools`
 
 func scanRun(r Row) (*carryon.Run, error) {
 	var run carryon.Run
 	var status string
 	var lease, started, finished *int64
 	var created, updated int64
+	var tools *string
 	err := r.Scan(&run.ID, &run.SessionID, &run.OwnerID, &status, &run.Message, &run.TriggerSeq, &run.RequestID, &run.Model,
 		&run.Multitask, &run.Step, &run.Attempt, &run.LeaseOwner, &lease, &run.StopRequested, &run.Reply,
-		&run.Error, &run.Usage.InputTokens, &run.Usage.OutputTokens, &created, &updated, &started, &finished, &run.Takeovers)
+		&run.Error, &run.Usage.InputTokens, &run.Usage.OutputTokens, &created, &updated, &started, &finished, &run.Takeovers, &tools)
 	if err != nil {
 		return nil, err
+	}
+	if tools != nil {
+		if err := json.Unmarshal([]byte(*tools), &run.Tools); err != nil {
+			return nil, fmt.Errorf("run %s: stored tools: %w", run.ID, err)
+		}
 	}
 	run.Status = carryon.RunStatus(status)
 	run.LeaseExpiresAt, run.StartedAt, run.FinishedAt = TimePtr(lease), TimePtr(started), TimePtr(finished)
@@ -61,12 +69,24 @@ func (t *Tx) InsertRun(ctx context.Context, r *carryon.Run) error {
 		return err
 	}
 	_, err := t.Conn.Exec(ctx, `INSERT INTO runs (`+runCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.SessionID, r.OwnerID, string(r.Status), r.Message, r.TriggerSeq, r.RequestID, r.Model,
 		r.Multitask, r.Step, r.Attempt, r.LeaseOwner, NullMicros(r.LeaseExpiresAt), r.StopRequested,
 		r.Reply, r.Error, r.Usage.InputTokens, r.Usage.OutputTokens, Micros(r.CreatedAt), Micros(r.UpdatedAt),
-		NullMicros(r.StartedAt), NullMicros(r.FinishedAt), r.Takeovers)
+		NullMicros(r.StartedAt), NullMicros(r.FinishedAt), r.Takeovers, toolsText(r.Tools))
 	return t.Conflict(err, "insert run", "run %s exists", r.ID)
+}
+
+// toolsText is the stored form of a run's client tools: a JSON array, or NULL for none.
+func toolsText(tools []carryon.ClientTool) any {
+	if len(tools) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return nil // not reached: the tools were decoded from JSON
+	}
+	return string(b)
 }
 
 // GetRun returns the owner's run. ENOTFOUND when missing or owned by someone else. Inside Write
@@ -137,7 +157,7 @@ func (t *Tx) ActiveRuns(ctx context.Context, owner, sessionID string) ([]*carryo
 		return nil, err
 	}
 	return t.queryRuns(ctx, "active runs", `FROM runs
-		WHERE session_id = ? AND status IN ('queued', 'running', 'waiting_approval')
+		WHERE session_id = ? AND status IN ('queued', 'running', 'waiting_approval', 'requires_action')
 		ORDER BY created_at, id`, sessionID)
 }
 
@@ -152,7 +172,14 @@ func (t *Tx) RunnableRuns(ctx context.Context, now time.Time, limit int) ([]*car
 		WHERE r.status IN ('queued', 'running')
 		AND ((r.status = 'running' AND r.lease_expires_at < ?)
 			OR (r.status = 'queued' AND NOT EXISTS (SELECT 1 FROM runs o
-				WHERE o.session_id = r.session_id AND o.status IN ('queued', 'running', 'waiting_approval')
+				WHERE o.session_id = r.session_id AND o.status IN ('queued', 'running', 'waiting_approval', 'requires_action')
 				AND (o.status <> 'queued' OR o.created_at < r.created_at OR (o.created_at = r.created_at AND o.id < r.id)))))
 		ORDER BY r.created_at, r.id LIMIT ?`+t.lockIfWriting(t.d.LockToClaim), Micros(now), Limit(limit))
+}
+
+// StaleRequiresAction returns, across owners and oldest first, up to limit runs in requires_action
+// whose updated_at is before before. A limit of zero or less means no limit.
+func (t *Tx) StaleRequiresAction(ctx context.Context, before time.Time, limit int) ([]*carryon.Run, error) {
+	return t.queryRuns(ctx, "stale requires_action runs", `FROM runs WHERE status = 'requires_action' AND updated_at < ?
+		ORDER BY updated_at, id LIMIT ?`, Micros(before), Limit(limit))
 }

@@ -79,6 +79,7 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		full.Status, full.Result, full.Error, full.FinishedAt = carryon.ActionFailed, "partial", "disk full", tp(at(11))
 		bare := newAction("run_1", s.ID, 1, 0, 9)
 		bare.Args, bare.CallID, bare.IdempotencyKey = nil, "", ""
+		full.Executor, full.Approval = carryon.ExecutorClient, carryon.ApprovalRequired
 		later := newAction("run_1", s.ID, 2, 0, 12)
 		// Stored out of order; listed by step and index.
 		write(t, st, func(tx store.Tx) error {
@@ -150,6 +151,8 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		cleared := *full
 		cleared.Status, cleared.Attempt, cleared.FingerprintBefore, cleared.FingerprintAfter = carryon.ActionUnknown, 3, "", ""
 		cleared.Result, cleared.Error, cleared.FinishedAt = "", "", nil
+		// An approval with edited arguments: the model's are kept aside.
+		done.Approval, done.OriginalArgs, done.Args = carryon.ApprovalEdited, done.Args, json.RawMessage(`{"path":"b.txt"}`)
 		write(t, st, func(tx store.Tx) error {
 			if err := tx.UpdateAction(ctx, ownerA, &done); err != nil {
 				return err

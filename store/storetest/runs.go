@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sync"
@@ -95,6 +96,10 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		full.LeaseOwner, full.LeaseExpiresAt, full.StopRequested = "runner-1", tp(at(30)), "cancel"
 		full.Reply, full.Error, full.Usage = "the answer", "an error", carryon.Usage{InputTokens: 120, OutputTokens: 45}
 		full.UpdatedAt, full.StartedAt, full.FinishedAt = at(5), tp(at(2)), tp(at(4))
+		full.Tools = []carryon.ClientTool{
+			{Name: "get_weather", Description: "the weather in a city", Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)},
+			{Name: "ping"},
+		}
 		insertRun(t, st, full)
 		checkRun(t, getRun(t, st, ownerA, full.ID), full)
 		bare := newRun(s, "run_bare", carryon.RunQueued, 2)
@@ -348,7 +353,7 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 			{"run_done", carryon.RunSucceeded, 1}, {"run_q2", carryon.RunQueued, 6}, {"run_failed", carryon.RunFailed, 2},
 			{"run_wait", carryon.RunWaitingApproval, 3}, {"run_q1b", carryon.RunQueued, 5}, {"run_q1a", carryon.RunQueued, 5},
 			{"run_cancelled", carryon.RunCancelled, 7}, {"run_interrupted", carryon.RunInterrupted, 8},
-			{"run_running", carryon.RunRunning, 4},
+			{"run_running", carryon.RunRunning, 4}, {"run_outputs", carryon.RunRequiresAction, 4},
 		} {
 			insertRun(t, st, newRun(s, c.id, c.status, c.sec))
 		}
@@ -358,7 +363,7 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 			if err != nil {
 				return err
 			}
-			if want := []string{"run_wait", "run_running", "run_q1a", "run_q1b", "run_q2"}; !reflect.DeepEqual(runIDs(got), want) {
+			if want := []string{"run_wait", "run_outputs", "run_running", "run_q1a", "run_q1b", "run_q2"}; !reflect.DeepEqual(runIDs(got), want) {
 				t.Fatalf("ActiveRuns = %v, want %v", runIDs(got), want)
 			}
 			checkRun(t, got[0], newRun(s, "run_wait", carryon.RunWaitingApproval, 3))
@@ -374,7 +379,7 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		write(t, st, func(tx store.Tx) error { return tx.UpdateRun(ctx, r, r.Attempt) })
 		read(t, st, func(tx store.Tx) error {
 			got, err := tx.ActiveRuns(ctx, ownerA, s.ID)
-			if want := []string{"run_wait", "run_q1a", "run_q1b", "run_q2"}; err != nil || !reflect.DeepEqual(runIDs(got), want) {
+			if want := []string{"run_wait", "run_outputs", "run_q1a", "run_q1b", "run_q2"}; err != nil || !reflect.DeepEqual(runIDs(got), want) {
 				t.Fatalf("ActiveRuns = %v, %v; want %v", runIDs(got), err, want)
 			}
 			return nil
@@ -413,6 +418,10 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		waiting := mk(ownerB, "sess_waiting")
 		run(waiting, "run_waiting", carryon.RunWaitingApproval, 4, nil)
 		run(waiting, "run_waiting_q", carryon.RunQueued, 5, nil)
+		// So does waiting for a client's tool outputs.
+		outputs := mk(ownerA, "sess_outputs")
+		run(outputs, "run_outputs", carryon.RunRequiresAction, 4, nil)
+		run(outputs, "run_outputs_q", carryon.RunQueued, 5, nil)
 		// A running run whose lease expired is runnable, and still holds its session.
 		lapsed := mk(ownerB, "sess_lapsed")
 		run(lapsed, "run_lapsed", carryon.RunRunning, 6, tp(at(40)))
@@ -472,6 +481,39 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		write(t, st, func(tx store.Tx) error { return tx.UpdateRun(ctx, r, 1) })
 		if got, want := runnable(at(50), 0), []string{"run_lapsed", "run_idle_q2", "run_other_q"}; !reflect.DeepEqual(got, want) {
 			t.Fatalf("RunnableRuns after the first ended = %v, want %v", got, want)
+		}
+	})
+
+	t.Run("StaleRequiresAction", func(t *testing.T) {
+		st := open(t)
+		a := newSession(ownerA, "sess_a", at(0))
+		b := newSession(ownerB, "sess_b", at(0))
+		insertSession(t, st, a)
+		insertSession(t, st, b)
+		for _, r := range []*carryon.Run{
+			newRun(a, "run_a_old", carryon.RunRequiresAction, 10), newRun(b, "run_b_old", carryon.RunRequiresAction, 5),
+			newRun(a, "run_a_new", carryon.RunRequiresAction, 30), newRun(b, "run_b_waiting", carryon.RunWaitingApproval, 1),
+			newRun(a, "run_a_queued", carryon.RunQueued, 1),
+		} {
+			insertRun(t, st, r)
+		}
+		stale := func(before time.Time, limit int) []string {
+			var got []*carryon.Run
+			read(t, st, func(tx store.Tx) error {
+				var err error
+				got, err = tx.StaleRequiresAction(t.Context(), before, limit)
+				return err
+			})
+			return runIDs(got)
+		}
+		if got, want := stale(at(20), 0), []string{"run_b_old", "run_a_old"}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("StaleRequiresAction(20) = %v, want %v (across owners, oldest first)", got, want)
+		}
+		if got, want := stale(at(20), 1), []string{"run_b_old"}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("StaleRequiresAction(20, limit 1) = %v, want %v", got, want)
+		}
+		if got := stale(at(5), 0); len(got) != 0 {
+			t.Fatalf("StaleRequiresAction(5) = %v; a run updated exactly then is not stale", got)
 		}
 	})
 
