@@ -68,9 +68,10 @@ var routeCodes = map[string]map[string]string{
 	"POST /v1/sessions/{id}/runs": {carryon.EBUSY: ""},
 	"POST /v1/chat": {carryon.ENOTFOUND: "session_id names no session of the caller", carryon.EBUSY: "",
 		carryon.ECLOSED: "", carryon.EEXPIRED: ""},
-	"POST /v1/runs/{id}/approve": {carryon.ECONFLICT: "the run is not waiting for an approval of that action"},
-	"POST /v1/users":             {carryon.ECONFLICT: "a user with that name exists already"},
-	"GET /readyz":                {carryon.EUNAVAILABLE: ""},
+	"POST /v1/runs/{id}/approve":      {carryon.ECONFLICT: "the run is not waiting for a decision on that action, or the decision does not fit the action"},
+	"POST /v1/runs/{id}/tool_outputs": {carryon.ECONFLICT: "the run is not waiting for tool outputs (another client answered first, or it ended)"},
+	"POST /v1/users":                  {carryon.ECONFLICT: "a user with that name exists already"},
+	"GET /readyz":                     {carryon.EUNAVAILABLE: ""},
 }
 
 // problemCodes lists the error codes a route can answer.
