@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,24 +14,29 @@ import (
 	"github.com/carryon-hub/carryon/httpapi"
 )
 
-const chatUsage = `usage: carryon chat [--session ID [--expected-version N]]
+const chatUsage = `usage: carryon chat [--session ID [--expected-version N]] [--tools FILE]
   A conversation on stdin: every line is a message; the agent's work streams as it happens.
   Without --session a new session is made; its id is printed first, to continue it later.
   With --expected-version (or on a new session), the first message expects that session version
   and every later one the version the session reached after the previous run, as a server with
   --require-version needs; a message refused for a stale version is not sent and the chat goes on.
   /quit or end of input leaves; Ctrl-C during a run cancels the run.
+  --tools FILE declares client tools (a JSON array of {name, description, parameters}) that you
+  run yourself: when the model calls one, the chat shows the call and reads its output from the
+  next line you type, then the run goes on.
 
 Examples:
   carryon chat
   carryon chat --session sess_...
-  carryon chat --session sess_... --expected-version 7 < messages.txt`
+  carryon chat --session sess_... --expected-version 7 < messages.txt
+  carryon chat --tools tools.json`
 
 func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("chat", chatUsage, stdout)
 	var cf clientFlags
 	cf.register(fs.FlagSet, getenv)
 	sessionID := fs.String("session", "", "the session to continue; default a new one")
+	toolsFile := fs.String("tools", "", "a JSON file of client tools you answer yourself: [{name, description, parameters}]")
 	var vf versionFlag
 	vf.register(fs.FlagSet, "of the first message, with --session")
 	pos, err := fs.parse(getenv, args)
@@ -45,6 +52,10 @@ func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 	}
 	if expected != nil && *sessionID == "" {
 		return usagef("--expected-version needs --session: a new session has no version yet")
+	}
+	tools, err := readClientTools(*toolsFile)
+	if err != nil {
+		return err
 	}
 	c, err := cf.client()
 	if err != nil {
@@ -70,18 +81,25 @@ func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 			}
 		}
 	}()
-	for {
-		fmt.Fprint(stdout, "> ")
-		var line string
-		var open bool
+	// read prompts and returns the next line; false at the end of input or on Ctrl-C.
+	read := func(prompt string) (string, bool) {
+		fmt.Fprint(stdout, prompt)
 		select {
 		case <-ctx.Done():
-			fmt.Fprintf(stdout, "\ncontinue later with: carryon chat --session %s\n", id)
-			return nil
-		case line, open = <-lines:
+			fmt.Fprintln(stdout)
+			return "", false
+		case line, open := <-lines:
+			if open && echo {
+				fmt.Fprintln(stdout, line)
+			}
+			return line, open
 		}
-		if open && echo {
-			fmt.Fprintln(stdout, line)
+	}
+	for {
+		line, open := read("> ")
+		if !open && ctx.Err() != nil {
+			fmt.Fprintf(stdout, "continue later with: carryon chat --session %s\n", id)
+			return nil
 		}
 		line = strings.TrimSpace(line)
 		if !open || line == "/quit" || line == "/exit" {
@@ -94,7 +112,7 @@ func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 		if line == "" {
 			continue
 		}
-		run, err := c.Start(ctx, id, carryon.NewRun{Message: line, WriteOptions: carryon.WriteOptions{RequestID: carryon.NewID("req_"), ExpectedVersion: expected}})
+		run, err := c.Start(ctx, id, carryon.NewRun{Message: line, Tools: tools, WriteOptions: carryon.WriteOptions{RequestID: carryon.NewID("req_"), ExpectedVersion: expected}})
 		if e, isAppErr := carryon.AsError(err); isAppErr {
 			fmt.Fprintf(stdout, "error: %s\n", errorText(e))
 			if e.Code == carryon.EVERSION && expected != nil {
@@ -112,9 +130,30 @@ func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 		if err != nil && ctx.Err() == nil {
 			return err
 		}
-		end, err := followRun(ctx, c, run.ID, st, stdout) // st is nil when Ctrl-C came first
+		end, err := followRun(ctx, c, run.ID, 0, st, stdout) // st is nil when Ctrl-C came first
 		if err != nil {
 			return err
+		}
+		for end.Status == carryon.RunRequiresAction && !end.Cancelled && end.RequiredAction != nil {
+			var outs []carryon.ToolOutput
+			for _, call := range end.RequiredAction.ToolCalls {
+				out, ok := read(fmt.Sprintf("output of %s [%s]> ", call.Name, call.CallID))
+				if !ok {
+					fmt.Fprintf(stdout, "the run waits for the outputs; answer with POST /v1/runs/%s/tool_outputs, or continue later with: carryon chat --session %s\n", run.ID, id)
+					return nil
+				}
+				outs = append(outs, carryon.ToolOutput{CallID: call.CallID, Output: out})
+			}
+			if _, err := c.SubmitToolOutputs(ctx, run.ID, carryon.ToolOutputs{Outputs: outs, RetryOptions: carryon.RetryOptions{RequestID: carryon.NewID("req_")}}); err != nil {
+				return err
+			}
+			st, err := c.Events(ctx, run.ID, end.Seq, true)
+			if err != nil && ctx.Err() == nil {
+				return err
+			}
+			if end, err = followRun(ctx, c, run.ID, end.Seq, st, stdout); err != nil {
+				return err
+			}
 		}
 		if end.Cancelled {
 			fmt.Fprintf(stdout, "continue later with: carryon chat --session %s\n", id)
@@ -163,4 +202,23 @@ func isTerminal(r io.Reader) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// readClientTools reads the client tools of --tools: a JSON array of {name, description,
+// parameters}; none without a file.
+func readClientTools(path string) ([]carryon.ClientTool, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("--tools: %v", err)
+	}
+	var tools []carryon.ClientTool
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&tools); err != nil {
+		return nil, usagef("--tools %s: want a JSON array of {name, description, parameters}: %v", path, err)
+	}
+	return tools, nil
 }

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -129,4 +132,36 @@ func TestClientToolsAcrossRestart(t *testing.T) {
 		t.Fatalf("run = %v", run)
 	}
 	must(t, srv.url, key, "POST", "/v1/runs/"+runID+"/tool_outputs", outputs, 409)
+}
+
+// TestChatClientTools: `carryon chat --tools FILE` shows the client tool call the model made,
+// reads its output from the next line and the run goes on with it.
+func TestChatClientTools(t *testing.T) {
+	t.Parallel()
+	m := newWeatherModel(t)
+	env := []string{"OPENAI_BASE_URL=" + m.URL + "/v1", "OPENAI_API_KEY=sk-test"}
+	srv := startServerEnv(t, t.TempDir(), env, "--provider", "openai", "--model", "gpt-test")
+	file := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(file, []byte(`[{"name":"get_weather","description":"The weather in a city.","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cliRun(context.Background(), srv, strings.NewReader("Weather in Paris?\nsunny, 21 °C\n"), nil, "chat", "--tools", file)
+	if err != nil {
+		t.Fatalf("chat: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"client tool get_weather(city=\"Paris\") waits for its output [call_w]",
+		"output of get_weather [call_w]> sunny, 21 °C",
+		"The weather: sunny, 21 °C",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("chat output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Fatalf("output:\n%s", out)
+	}
+	if out, err := cliRun(context.Background(), srv, nil, nil, "chat", "--tools", filepath.Join(t.TempDir(), "missing.json")); err == nil {
+		t.Fatalf("chat with a missing tools file: %s", out)
+	}
 }

@@ -18,16 +18,21 @@ type runEnd struct {
 	Status carryon.RunStatus `json:"status"`
 	Reply  string            `json:"reply"`
 	Error  string            `json:"error"`
+	// RequiredAction lists the client tool calls a requires_action run waits for.
+	RequiredAction *carryon.RequiredAction `json:"required_action"`
 	// Cancelled is true when the user stopped the run with Ctrl-C.
 	Cancelled bool `json:"-"`
+	// Seq is the seq of the run's last event, where following it again resumes.
+	Seq int64 `json:"-"`
 }
 
 // followRun prints a run's events as they arrive until its last event. When ctx ends first (the
 // user pressed Ctrl-C) the run is cancelled on the server, and the rest of its events, up to
 // the cancellation, are still printed: the program stops cleanly instead of leaving the run going.
-// st may be nil when ctx ended before the stream could be opened.
-func followRun(ctx context.Context, c *httpapi.Client, runID string, st carryon.EventStream, w io.Writer) (*runEnd, error) {
-	p := &printer{w: w}
+// st may be nil when ctx ended before the stream could be opened; it starts after the event
+// after (0 for a run's first).
+func followRun(ctx context.Context, c *httpapi.Client, runID string, after int64, st carryon.EventStream, w io.Writer) (*runEnd, error) {
+	p := &printer{w: w, last: after}
 	cancelled := false
 	for {
 		var e *carryon.Event
@@ -65,7 +70,7 @@ func followRun(ctx context.Context, c *httpapi.Client, runID string, st carryon.
 		}
 		if end := p.event(e); end != nil {
 			st.Close()
-			end.Cancelled = cancelled
+			end.Cancelled, end.Seq = cancelled, p.last
 			return end, nil
 		}
 	}
@@ -131,7 +136,7 @@ func (p *printer) event(e *carryon.Event) *runEnd {
 			p.endLine()
 			fmt.Fprintf(p.w, "(resumed: attempt %d)\n", d.Attempt)
 		}
-	case carryon.EventRunFinished, carryon.EventRunFailed, carryon.EventRunWaiting:
+	case carryon.EventRunFinished, carryon.EventRunFailed, carryon.EventRunWaiting, carryon.EventRunRequiresAction:
 		var end runEnd
 		_ = json.Unmarshal(e.Data, &end)
 		if end.Status == "" {
@@ -142,7 +147,11 @@ func (p *printer) event(e *carryon.Event) *runEnd {
 			fmt.Fprintln(p.w, r)
 		}
 		p.endLine()
-		if end.Status != carryon.RunSucceeded {
+		if end.Status == carryon.RunRequiresAction && end.RequiredAction != nil {
+			for _, c := range end.RequiredAction.ToolCalls {
+				fmt.Fprintf(p.w, "client tool %s(%s) waits for its output [%s]\n", c.Name, formatArgs(c.Arguments), c.CallID)
+			}
+		} else if end.Status != carryon.RunSucceeded {
 			msg := end.Error
 			if msg == "" {
 				msg = "no reason given"

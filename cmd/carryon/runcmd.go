@@ -57,7 +57,7 @@ func runOnce(ctx context.Context, args []string, getenv env, stdout, stderr io.W
 		return versionHint(err, id)
 	}
 	fmt.Fprintf(stdout, "run: %s\n", runID)
-	end, err := followRun(ctx, c, runID, st, stdout)
+	end, err := followRun(ctx, c, runID, 0, st, stdout)
 	if err != nil {
 		return err
 	}
