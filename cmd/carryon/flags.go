@@ -37,6 +37,7 @@ var envBindings = []binding{
 	{flag: "lease-ttl", env: "CARRYON_LEASE_TTL"},
 	{flag: "workers", env: "CARRYON_WORKERS"},
 	{flag: "max-attempts", env: "CARRYON_MAX_ATTEMPTS"},
+	{flag: "tool-output-timeout", env: "CARRYON_TOOL_OUTPUT_TIMEOUT"},
 	// the agent
 	{flag: "provider", env: "CARRYON_PROVIDER"},
 	{flag: "model", env: "CARRYON_MODEL"},

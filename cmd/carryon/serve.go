@@ -52,6 +52,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	leaseTTL := fs.Duration("lease-ttl", 15*time.Second, "how long a runner's lease on a run lasts without a heartbeat; a run whose runner died is taken over after it")
 	workers := fs.Int("workers", 8, "runs this instance executes at once; 0 serves the API and streams only")
 	maxAttempts := fs.Int("max-attempts", 5, "a run whose runner died this many times is parked as failed")
+	toolOutputTimeout := fs.Duration("tool-output-timeout", carryon.DefaultToolOutputTimeout, "a run that waits this long for a client's tool outputs fails")
 	var af agentFlags
 	af.register(fs.FlagSet)
 	if pos, err := fs.parse(getenv, args); err != nil {
@@ -109,7 +110,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	if *workers < 0 {
 		return usagef("--workers must be 0 or more")
 	}
-	rs := runs.New(st, ss, eng, runs.Config{Logger: log, LeaseTTL: *leaseTTL, MaxAttempts: *maxAttempts, Workers: *workers})
+	rs := runs.New(st, ss, eng, runs.Config{Logger: log, LeaseTTL: *leaseTTL, MaxAttempts: *maxAttempts, Workers: *workers, ToolOutputTimeout: *toolOutputTimeout})
 	streamsDone := make(chan struct{})
 	handler := httpapi.NewServer(httpapi.Config{
 		StreamsDone: streamsDone,
