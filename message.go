@@ -79,6 +79,9 @@ type NewMessage struct {
 // AppendInput is the input of SessionService.AppendMessages.
 type AppendInput struct {
 	Messages []NewMessage `json:"messages"`
+	// WorkingMemoryPatch, when set, is a JSON Merge Patch applied to the working memory in the
+	// same write: one transaction, one version, one request id, so a crash keeps both or neither.
+	WorkingMemoryPatch json.RawMessage `json:"working_memory_patch,omitempty"`
 	// Fence, set by a runner, links the messages to its run and refuses the write when the run
 	// is no longer the runner's (another attempt took it over).
 	Fence *RunFence `json:"-"`
@@ -97,6 +100,8 @@ type AppendResult struct {
 	SessionID string     `json:"session_id"`
 	Version   int64      `json:"version"`
 	Messages  []*Message `json:"messages"`
+	// WorkingMemory is the working memory after the append's working_memory_patch, when it had one.
+	WorkingMemory *WorkingMemoryState `json:"working_memory,omitempty"`
 }
 
 // MessageFilter pages through a session's messages, oldest first.

@@ -141,7 +141,7 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 		}
 	}
 	for _, m := range view.Messages {
-		if m.Kind != carryon.KindSummary && (summary == nil || m.Seq > summary.CoversTo) {
+		if m.Kind != carryon.KindSummary && (summary == nil || m.Seq > summary.CoversTo) && !metadataOnly(m) {
 			convo = append(convo, m)
 		}
 	}
@@ -254,4 +254,11 @@ func toModel(m *carryon.Message) carryon.ModelMessage {
 		}
 	}
 	return out
+}
+
+// metadataOnly says whether a message carries nothing a model reads (no content, no tool calls:
+// only metadata, such as another runtime's event record); it stays in the session and out of the
+// context. A tool result without content stays in: its call needs an answer.
+func metadataOnly(m *carryon.Message) bool {
+	return m.Content == "" && len(m.ToolCalls) == 0 && m.Role != carryon.RoleTool
 }

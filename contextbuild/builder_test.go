@@ -184,3 +184,21 @@ func TestReadsOnlyTheWindow(t *testing.T) {
 		t.Errorf("context has %d messages, seqs %d..%d", len(c.Messages), c.FirstSeq, c.LastSeq)
 	}
 }
+
+// TestMetadataOnlyMessagesStayOut: a message with only metadata is kept in the session and left
+// out of the model's context.
+func TestMetadataOnlyMessagesStayOut(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	id := f.session(t)
+	f.add(t, id, carryon.NewMessage{Role: carryon.RoleUser, Content: "hello"},
+		carryon.NewMessage{Role: carryon.RoleUser, Metadata: json.RawMessage(`{"event":"state change"}`)},
+		carryon.NewMessage{Role: carryon.RoleAssistant, Content: "hi"})
+	c, err := contextbuild.New(contextbuild.Config{}, f.svc, nil).Build(f.alice, id, contextbuild.Options{Model: "gpt-4o"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Messages) != 2 || c.Messages[0].Content != "hello" || c.Messages[1].Content != "hi" {
+		t.Fatalf("context messages = %+v; want hello and hi only", c.Messages)
+	}
+}

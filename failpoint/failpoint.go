@@ -30,6 +30,9 @@ const (
 	StepCommitted = "step-committed"
 	// ModelCall is during a model call, when its first streamed chunk arrived.
 	ModelCall = "model-call"
+	// AppendPatched is inside the transaction of an append with a working-memory patch, after
+	// the patch and before the messages: a crash there must leave neither.
+	AppendPatched = "append-patched"
 )
 
 var (

@@ -107,7 +107,7 @@ func (c *Client) Fork(ctx context.Context, id string, in carryon.ForkInput) (*ca
 // and the write options travel: what links a write to a run is for runners on the server, which
 // call the services directly.
 func (c *Client) AppendMessages(ctx context.Context, id string, in carryon.AppendInput) (*carryon.AppendResult, error) {
-	body := AppendRequest{Messages: in.Messages, WriteOptions: carryon.WriteOptions{ExpectedVersion: in.ExpectedVersion}}
+	body := AppendRequest{Messages: in.Messages, WorkingMemoryPatch: in.WorkingMemoryPatch, WriteOptions: carryon.WriteOptions{ExpectedVersion: in.ExpectedVersion}}
 	var out carryon.AppendResult
 	if err := c.do(ctx, call{method: "POST", path: "/v1/sessions/" + escape(id) + "/messages", body: body, requestID: in.RequestID}, &out); err != nil {
 		return nil, err

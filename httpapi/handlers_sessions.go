@@ -123,7 +123,7 @@ func (s *server) handleMessagesAppend() http.HandlerFunc {
 	return writeRoute[AppendRequest, carryon.AppendResult]{
 		controls: sessionWrite(func(in *AppendRequest) *carryon.WriteOptions { return &in.WriteOptions }, true),
 		call: func(ctx context.Context, r *http.Request, in AppendRequest) (carryon.AppendResult, error) {
-			res, err := s.sessions.AppendMessages(ctx, r.PathValue("id"), carryon.AppendInput{Messages: in.Messages, WriteOptions: in.WriteOptions})
+			res, err := s.sessions.AppendMessages(ctx, r.PathValue("id"), carryon.AppendInput{Messages: in.Messages, WorkingMemoryPatch: in.WorkingMemoryPatch, WriteOptions: in.WriteOptions})
 			if err != nil {
 				return carryon.AppendResult{}, err
 			}

@@ -10,6 +10,8 @@ import (
 // never taken from a client: runs write through the services directly.
 type AppendRequest struct {
 	Messages []carryon.NewMessage `json:"messages"`
+	// WorkingMemoryPatch is a JSON Merge Patch of the working memory applied in the same write.
+	WorkingMemoryPatch json.RawMessage `json:"working_memory_patch,omitempty"`
 	carryon.WriteOptions
 }
 

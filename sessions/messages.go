@@ -1,11 +1,13 @@
 package sessions
 
 import (
+	"bytes"
 	"context"
 	"strconv"
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/failpoint"
 	"github.com/carryon-hub/carryon/store"
 )
 
@@ -20,6 +22,10 @@ const maxContentBytes = 1 << 20
 // call has an id, a name and arguments that are a JSON object; a tool message answers, by
 // tool_call_id, a tool call earlier in the same append or among the session's last
 // carryon.MaxMessageWindow messages.
+//
+// With WorkingMemoryPatch, the patch is applied to the working memory in the same transaction,
+// under the same version and request id: the messages and the memory change are stored together
+// or not at all.
 func (s *Service) AppendMessages(ctx context.Context, id string, in carryon.AppendInput) (*carryon.AppendResult, error) {
 	var pending map[string]int // tool_call_id → index of the tool message that must find its call
 	if in.Fence == nil {
@@ -27,6 +33,16 @@ func (s *Service) AppendMessages(ctx context.Context, id string, in carryon.Appe
 		if pending, err = validClientMessages(in.Messages); err != nil {
 			return nil, err
 		}
+	}
+	var patch any
+	if p := bytes.TrimSpace(in.WorkingMemoryPatch); len(p) == 0 || bytes.Equal(p, []byte("null")) {
+		in.WorkingMemoryPatch = nil // absent or null: no patch
+	} else {
+		var err error
+		if patch, err = decodePatch(in.WorkingMemoryPatch); err != nil {
+			return nil, carryon.Errorf(carryon.EINVALID, "working_memory_patch: %s", carryon.ErrorMessage(err))
+		}
+		in.WorkingMemoryPatch = mustJSON(patch)
 	}
 	key := in.RequestID
 	in.RequestID = ""
@@ -38,7 +54,23 @@ func (s *Service) AppendMessages(ctx context.Context, id string, in carryon.Appe
 		if err := findCalls(ctx, tx, sess, in.Messages, pending); err != nil {
 			return nil, err
 		}
-		return AppendInTx(ctx, tx, sess, in.Messages, fenceRun(in.Fence), key, now)
+		var wm *carryon.WorkingMemoryState
+		if patch != nil {
+			// Before the append, which moves the session to the version the revision names.
+			if wm, _, err = patchInTx(ctx, tx, sess, patch, in.WorkingMemoryPatch, fenceRun(in.Fence), now); err != nil {
+				return nil, err
+			}
+			failpoint.Hit(failpoint.AppendPatched)
+		}
+		res, err := AppendInTx(ctx, tx, sess, in.Messages, fenceRun(in.Fence), key, now)
+		if err != nil {
+			return nil, err
+		}
+		if wm != nil {
+			wm.Version = res.Version
+			res.WorkingMemory = wm
+		}
+		return res, nil
 	})
 }
 

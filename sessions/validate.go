@@ -39,8 +39,8 @@ func validMessages(msgs []carryon.NewMessage) error {
 		if len(m.Content) > maxContentBytes {
 			return carryon.Errorf(carryon.EINVALID, "%s.content is %d bytes; the limit is %d", at, len(m.Content), maxContentBytes)
 		}
-		if m.Content == "" && len(m.ToolCalls) == 0 {
-			return carryon.Errorf(carryon.EINVALID, "%s.content is empty", at)
+		if m.Content == "" && len(m.ToolCalls) == 0 && m.Metadata == nil && m.Role != carryon.RoleTool || m.Content == "" && m.Kind == carryon.KindSummary {
+			return carryon.Errorf(carryon.EINVALID, "%s.content is empty (only a message with tool_calls or metadata, or a tool result, may have none)", at)
 		}
 		if len(m.ToolCalls) > 0 {
 			var calls []map[string]json.RawMessage

@@ -47,31 +47,44 @@ func (s *Service) PatchWorkingMemory(ctx context.Context, id string, in carryon.
 		if err != nil {
 			return nil, err
 		}
-		cur, mv, err := tx.GetWorkingMemory(ctx, own, id)
-		if err != nil {
-			return nil, err
+		st, changed, err := patchInTx(ctx, tx, sess, patch, in.Patch, fenceRun(in.Fence), now)
+		if err != nil || !changed {
+			return st, err
 		}
-		next := carryon.WorkingMemory(mergePatch(map[string]any(cloneDoc(cur)), patch).(map[string]any))
-		doc := mustJSON(next)
-		if len(doc) > maxWorkingMemoryBytes {
-			return nil, carryon.Errorf(carryon.EINVALID, "the patched working memory would be %d bytes; the limit is %d", len(doc), maxWorkingMemoryBytes)
-		}
-		if bytes.Equal(doc, mustJSON(nonNil(cur))) {
-			return &carryon.WorkingMemoryState{SessionID: id, Version: sess.Version, WorkingMemoryVersion: mv, WorkingMemory: nonNil(cur)}, nil
-		}
-		sess.WorkingMemoryVersion = mv + 1
 		if err := Touch(ctx, tx, sess, now); err != nil {
 			return nil, err
 		}
-		err = tx.InsertWorkingMemoryRevision(ctx, own, &carryon.WorkingMemoryRevision{
-			SessionID: id, WorkingMemoryVersion: mv + 1, Version: sess.Version, Patch: in.Patch,
-			Document: next, RunID: fenceRun(in.Fence), CreatedAt: now,
-		})
-		if err != nil {
-			return nil, err
-		}
-		return &carryon.WorkingMemoryState{SessionID: id, Version: sess.Version, WorkingMemoryVersion: mv + 1, WorkingMemory: next}, nil
+		st.Version = sess.Version
+		return st, nil
 	})
+}
+
+// patchInTx applies a decoded merge patch (raw: its stored form) to the working memory of a
+// session loaded with LoadWritable, as the revision of the session's next version, and reports
+// whether it changed the document. The caller moves the session to that version (Touch, or an
+// append, which touches) in the same transaction; a patch that changes nothing stores nothing.
+func patchInTx(ctx context.Context, tx store.Tx, sess *carryon.Session, patch any, raw json.RawMessage, runID string, now time.Time) (*carryon.WorkingMemoryState, bool, error) {
+	cur, mv, err := tx.GetWorkingMemory(ctx, sess.OwnerID, sess.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	next := carryon.WorkingMemory(mergePatch(map[string]any(cloneDoc(cur)), patch).(map[string]any))
+	doc := mustJSON(next)
+	if len(doc) > maxWorkingMemoryBytes {
+		return nil, false, carryon.Errorf(carryon.EINVALID, "the patched working memory would be %d bytes; the limit is %d", len(doc), maxWorkingMemoryBytes)
+	}
+	if bytes.Equal(doc, mustJSON(nonNil(cur))) {
+		return &carryon.WorkingMemoryState{SessionID: sess.ID, Version: sess.Version, WorkingMemoryVersion: mv, WorkingMemory: nonNil(cur)}, false, nil
+	}
+	sess.WorkingMemoryVersion = mv + 1
+	err = tx.InsertWorkingMemoryRevision(ctx, sess.OwnerID, &carryon.WorkingMemoryRevision{
+		SessionID: sess.ID, WorkingMemoryVersion: mv + 1, Version: sess.Version + 1, Patch: raw,
+		Document: next, RunID: runID, CreatedAt: now,
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return &carryon.WorkingMemoryState{SessionID: sess.ID, Version: sess.Version + 1, WorkingMemoryVersion: mv + 1, WorkingMemory: next}, true, nil
 }
 
 // WorkingMemoryHistory lists the working memory's revisions, newest first.

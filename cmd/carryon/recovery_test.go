@@ -199,3 +199,33 @@ func TestUnsafeActionWaitsForApproval(t *testing.T) {
 		})
 	}
 }
+
+// TestCrashInsideAppendWithPatch: a server killed inside the transaction of an append with a
+// working-memory patch, after the patch and before the messages, keeps neither; the client's
+// retry with the same request id then stores both once.
+func TestCrashInsideAppendWithPatch(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	srv := crashServer(t, data, failpoint.AppendPatched)
+	key := localKey(t, data)
+	sid := must(t, srv.url, key, "POST", "/v1/sessions", map[string]any{}, 201).json(t)["id"].(string)
+	body := map[string]any{"messages": []any{map[string]any{"role": "assistant", "content": "The park is chosen."}},
+		"working_memory_patch": map[string]any{"goal": "plan a picnic", "next_action": "buy food"}}
+	if r, err := do(srv.url, key, "POST", "/v1/sessions/"+sid+"/messages", body, "Idempotency-Key: evt-1"); err == nil {
+		t.Fatalf("the append answered %d across its failpoint: %s", r.status, r.body)
+	}
+	waitExit(t, srv)
+	srv = crashServer(t, data, "")
+	v := must(t, srv.url, key, "GET", "/v1/sessions/"+sid, nil, 200).json(t)
+	if v["version"] != 1.0 || len(v["messages"].([]any)) != 0 || len(v["working_memory"].(map[string]any)) != 0 {
+		t.Fatalf("after the crash the session is %v; want it untouched", v)
+	}
+	res := must(t, srv.url, key, "POST", "/v1/sessions/"+sid+"/messages", body, 201, "Idempotency-Key: evt-1").json(t)
+	if res["version"] != 2.0 || res["working_memory"].(map[string]any)["working_memory"].(map[string]any)["goal"] != "plan a picnic" {
+		t.Fatalf("the retry = %v", res)
+	}
+	v = must(t, srv.url, key, "GET", "/v1/sessions/"+sid, nil, 200).json(t)
+	if v["version"] != 2.0 || len(v["messages"].([]any)) != 1 {
+		t.Fatalf("after the retry the session is %v", v)
+	}
+}
