@@ -141,3 +141,5 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+func itoa(n int) string { return fmt.Sprint(n) }

@@ -254,9 +254,15 @@ func (s *Server) Tools(ctx context.Context) ([]tool.Tool, error) {
 		return nil, context.Cause(ctx)
 	}
 	defer func() { <-s.listing }()
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.callTimeout())
+	lctx, cancel := context.WithTimeoutCause(ctx, s.cfg.callTimeout(), errTimedOut)
 	defer cancel()
-	tools, gen, err := s.refresh(ctx)
+	tools, gen, err := s.refresh(lctx)
+	if err != nil && ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	if err != nil && context.Cause(lctx) == errTimedOut {
+		err = fmt.Errorf("MCP server %q did not list its tools within %s", s.cfg.Name, s.cfg.callTimeout())
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
