@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -217,7 +218,8 @@ func (s *Server) watch(sess *session) {
 	s.end(sess, err)
 }
 
-// end forgets sess, if it is still the live session, as failed with err, and closes it.
+// end forgets sess, if it is still the live session, as failed with err, and closes it in the
+// background (Close waits for that), so that a failing call returns at once.
 func (s *Server) end(sess *session, err error) {
 	s.mu.Lock()
 	if s.live == sess {
@@ -226,8 +228,19 @@ func (s *Server) end(sess *session, err error) {
 		s.log.Warn("mcp server connection ended; the next use reconnects", "error", err,
 			"retry_in", time.Until(s.retryAt).Round(time.Millisecond))
 	}
+	background := !s.closed // after Close has started waiting, no goroutine may be added
+	if background {
+		s.wg.Add(1)
+	}
 	s.mu.Unlock()
-	sess.close()
+	if !background {
+		sess.close()
+		return
+	}
+	go func() {
+		defer s.wg.Done()
+		sess.close()
+	}()
 }
 
 // succeeded resets the backoff after a call the server answered.
@@ -243,7 +256,7 @@ func (s *Server) succeeded() {
 func (s *Server) Tools(ctx context.Context) ([]tool.Tool, error) {
 	s.mu.Lock()
 	if s.listed && s.toolsGen == s.gen && !s.closed {
-		tools := s.tools
+		tools := slices.Clone(s.tools)
 		s.mu.Unlock()
 		return tools, nil
 	}
@@ -268,7 +281,7 @@ func (s *Server) Tools(ctx context.Context) ([]tool.Tool, error) {
 	if err != nil {
 		if s.listed && !s.closed {
 			s.log.Warn("mcp server tool list not refreshed; the last one is used", "error", err)
-			return s.tools, nil
+			return slices.Clone(s.tools), nil
 		}
 		if _, ok := carryon.AsError(err); ok {
 			return nil, err
@@ -278,7 +291,7 @@ func (s *Server) Tools(ctx context.Context) ([]tool.Tool, error) {
 	if !s.listed || gen >= s.toolsGen {
 		s.tools, s.toolsGen, s.listed = tools, gen, true
 	}
-	return s.tools, nil
+	return slices.Clone(s.tools), nil
 }
 
 // refresh lists the tools anew and returns them with the generation they were listed at.
