@@ -254,19 +254,18 @@ func (s *Server) succeeded() {
 // server sends notifications/tools/list_changed or a new session starts; when a refresh fails
 // and an earlier list exists, that list is returned (its calls reconnect on their own).
 func (s *Server) Tools(ctx context.Context) ([]tool.Tool, error) {
-	s.mu.Lock()
-	if s.listed && s.toolsGen == s.gen && !s.closed {
-		tools := slices.Clone(s.tools)
-		s.mu.Unlock()
+	if tools, ok := s.cached(); ok {
 		return tools, nil
 	}
-	s.mu.Unlock()
 	select {
 	case s.listing <- struct{}{}:
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}
 	defer func() { <-s.listing }()
+	if tools, ok := s.cached(); ok { // listed by the refresh this one waited for
+		return tools, nil
+	}
 	lctx, cancel := context.WithTimeoutCause(ctx, s.cfg.callTimeout(), errTimedOut)
 	defer cancel()
 	tools, gen, err := s.refresh(lctx)
@@ -292,6 +291,16 @@ func (s *Server) Tools(ctx context.Context) ([]tool.Tool, error) {
 		s.tools, s.toolsGen, s.listed = tools, gen, true
 	}
 	return slices.Clone(s.tools), nil
+}
+
+// cached returns the cached list when it is current.
+func (s *Server) cached() ([]tool.Tool, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.listed && s.toolsGen == s.gen && !s.closed {
+		return slices.Clone(s.tools), true
+	}
+	return nil, false
 }
 
 // refresh lists the tools anew and returns them with the generation they were listed at.

@@ -181,3 +181,42 @@ func TestAServerThatCannotStartIsAnError(t *testing.T) {
 		t.Errorf("within the backoff: err = %v", err)
 	}
 }
+
+func TestCloseEndsACallInFlight(t *testing.T) {
+	t.Parallel()
+	cfg, _ := stdioConfig(t)
+	s := mcptool.New(cfg, nil)
+	tools, err := s.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "in-call")
+	args, _ := json.Marshal(map[string]string{"file": marker})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := byName(t, tools)["proc__block"].Call(context.Background(), tool.Call{Args: args})
+		errc <- err
+	}()
+	var pid int
+	eventually(t, "the server to be inside the call", func() bool {
+		b, err := os.ReadFile(marker)
+		pid, _ = strconv.Atoi(string(b))
+		return err == nil && pid > 0
+	})
+	start := time.Now()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second { // the SDK gives a server 2s to exit on EOF
+		t.Errorf("Close took %s with a call in flight", took)
+	}
+	select {
+	case err := <-errc:
+		if err == nil || !strings.Contains(err.Error(), `connection to MCP server "proc" was closed during the call`) {
+			t.Errorf("the call in flight at Close: err = %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call in flight never returned after Close")
+	}
+	eventually(t, "the server process to be gone", func() bool { return !alive(pid) })
+}

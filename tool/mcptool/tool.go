@@ -99,7 +99,11 @@ func (t *Tool) WithEffect(e carryon.EffectClass) (*Tool, error) {
 func (t *Tool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 	s := t.server
 	timeout := s.cfg.callTimeout()
-	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimedOut)
+	// Close cancels the calls in flight (the SDK's Close would otherwise wait for them).
+	octx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	defer context.AfterFunc(s.ctx, func() { abort(errClosed) })()
+	cctx, cancel := context.WithTimeoutCause(octx, timeout, errTimedOut)
 	defer cancel()
 	sess, err := s.session(cctx)
 	if err != nil {
@@ -126,6 +130,8 @@ func (t *Tool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 			return tool.Result{}, context.Cause(ctx)
 		case context.Cause(cctx) == errTimedOut:
 			return tool.Result{}, fmt.Errorf("%s: MCP server %q did not answer within %s; the call may or may not have taken effect", t.name, s.cfg.Name, timeout)
+		case context.Cause(cctx) == errClosed:
+			return tool.Result{}, fmt.Errorf("%s: the connection to MCP server %q was closed during the call; the call may or may not have taken effect", t.name, s.cfg.Name)
 		case isServerError(err):
 			return tool.Result{}, fmt.Errorf("%s: MCP server %q refused the call: %v", t.name, s.cfg.Name, serverMessage(err))
 		}
