@@ -1,0 +1,66 @@
+package mcptool_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/carryon-hub/carryon/tool"
+	"github.com/carryon-hub/carryon/tool/mcptool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestStreamableHTTPServerGetsTheHeaders(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "web"}, nil)
+	addText(srv, "search", "three results")
+	var mu sync.Mutex
+	var auth []string
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization")+"|"+r.Header.Get("X-Team"))
+		mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer s3cret" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(web.Close)
+
+	s := newServer(t, mcptool.Config{Name: "web", URL: web.URL + "/mcp",
+		Headers: map[string]string{"Authorization": "Bearer s3cret", "X-Team": "blue"}})
+	tools, err := s.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(tools); !slices.Equal(got, []string{"web__search"}) {
+		t.Fatalf("tools = %v", got)
+	}
+	res, err := tools[0].Call(context.Background(), tool.Call{IdempotencyKey: "run_9/1/0"})
+	if err != nil || res.Content != "three results" {
+		t.Fatalf("call: %q, %v", res.Content, err)
+	}
+	mu.Lock()
+	seen := slices.Clone(auth)
+	mu.Unlock()
+	if len(seen) < 2 {
+		t.Fatalf("only %d requests reached the server", len(seen))
+	}
+	for i, a := range seen {
+		if a != "Bearer s3cret|blue" {
+			t.Errorf("request %d carried %q", i, a)
+		}
+	}
+
+	// Without the header the server refuses, and that is an error, not a hang or a crash.
+	bare := newServer(t, mcptool.Config{Name: "web", URL: web.URL + "/mcp"})
+	if _, err := bare.Tools(context.Background()); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
+		t.Errorf("a server answering 401: err = %v", err)
+	}
+}

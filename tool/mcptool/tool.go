@@ -1,0 +1,158 @@
+package mcptool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/tool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MetaIdempotencyKey is the key in a tools/call request's _meta that carries tool.Call's
+// IdempotencyKey (run_id/step/index, the same for every attempt of the call), so that a server
+// can dedupe a call that carryon runs again after a crash.
+const MetaIdempotencyKey = "carryon/idempotency_key"
+
+// errTimedOut is the cause of a call's context when its CallTimeout ran out.
+var errTimedOut = errors.New("the call timed out")
+
+// Tool is one tool of an MCP server, offered as <server>__<tool>. It implements tool.Tool.
+type Tool struct {
+	server      *Server
+	name        string
+	mcpName     string
+	description string
+	schema      json.RawMessage
+	effect      carryon.EffectClass
+}
+
+func (s *Server) newTool(name string, mt *mcp.Tool, schema json.RawMessage) *Tool {
+	desc := mt.Description
+	if desc == "" {
+		desc = mt.Title
+	}
+	if desc == "" && mt.Annotations != nil {
+		desc = mt.Annotations.Title
+	}
+	if desc == "" {
+		desc = fmt.Sprintf("The tool %s of the MCP server %s.", mt.Name, s.cfg.Name)
+	}
+	return &Tool{server: s, name: name, mcpName: mt.Name, description: desc, schema: schema,
+		effect: effectOf(s.cfg.TrustAnnotations, mt.Annotations)}
+}
+
+// effectOf is the effect class of a tool with annotations a: unsafe unless the server is trusted;
+// then readOnlyHint means read, and idempotentHint with destructiveHint false means idempotent
+// (destructiveHint defaults to true in the MCP specification).
+func effectOf(trust bool, a *mcp.ToolAnnotations) carryon.EffectClass {
+	switch {
+	case !trust || a == nil:
+		return carryon.EffectUnsafe
+	case a.ReadOnlyHint:
+		return carryon.EffectRead
+	case a.IdempotentHint && a.DestructiveHint != nil && !*a.DestructiveHint:
+		return carryon.EffectIdempotent
+	}
+	return carryon.EffectUnsafe
+}
+
+// Name is <server>__<tool>, sanitised to ^[a-zA-Z0-9_-]{1,64}$.
+func (t *Tool) Name() string { return t.name }
+
+// MCPName is the tool's name on its server.
+func (t *Tool) MCPName() string { return t.mcpName }
+
+// ServerName is the name of the tool's server.
+func (t *Tool) ServerName() string { return t.server.cfg.Name }
+
+// Description is the server's description of the tool (or its title).
+func (t *Tool) Description() string { return t.description }
+
+// Schema is the tool's inputSchema, an object schema.
+func (t *Tool) Schema() json.RawMessage { return t.schema }
+
+// Effect is the tool's effect class: unsafe, unless trusted annotations or WithEffect say
+// otherwise.
+func (t *Tool) Effect() carryon.EffectClass { return t.effect }
+
+// WithEffect returns a copy of t with effect class e, for an agent profile's effects override.
+// e must be read, idempotent or unsafe: an MCP tool cannot reconcile.
+func (t *Tool) WithEffect(e carryon.EffectClass) (*Tool, error) {
+	switch e {
+	case carryon.EffectRead, carryon.EffectIdempotent, carryon.EffectUnsafe:
+	default:
+		return nil, carryon.Errorf(carryon.EINVALID, "tool %s: the effect class of an MCP tool is read, idempotent or unsafe, not %q", t.name, e)
+	}
+	c := *t
+	c.effect = e
+	return &c, nil
+}
+
+// Call calls the tool once, with c.IdempotencyKey in _meta under MetaIdempotencyKey. It connects
+// (or reconnects) first if needed, and gives up after the server's CallTimeout. A server that
+// answers isError, answers a JSON-RPC error, does not answer in time or goes away returns an
+// error whose text is meant for the model; when ctx itself ends, its cause is returned.
+func (t *Tool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
+	s := t.server
+	timeout := s.cfg.callTimeout()
+	// Close cancels the calls in flight (the SDK's Close would otherwise wait for them).
+	octx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	defer context.AfterFunc(s.ctx, func() { abort(errClosed) })()
+	cctx, cancel := context.WithTimeoutCause(octx, timeout, errTimedOut)
+	defer cancel()
+	sess, err := s.session(cctx)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return tool.Result{}, context.Cause(ctx)
+		case context.Cause(cctx) == errTimedOut:
+			return tool.Result{}, fmt.Errorf("%s: MCP server %q could not be reached within %s; the call was not made", t.name, s.cfg.Name, timeout)
+		}
+		return tool.Result{}, fmt.Errorf("%s: the call was not made: %s", t.name, plain(err))
+	}
+	args := json.RawMessage(bytes.TrimSpace(c.Args))
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	params := &mcp.CallToolParams{Name: t.mcpName, Arguments: args}
+	if c.IdempotencyKey != "" {
+		params.Meta = mcp.Meta{MetaIdempotencyKey: c.IdempotencyKey}
+	}
+	res, err := sess.cs.CallTool(cctx, params)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return tool.Result{}, context.Cause(ctx)
+		case context.Cause(cctx) == errTimedOut:
+			return tool.Result{}, fmt.Errorf("%s: MCP server %q did not answer within %s; the call may or may not have taken effect", t.name, s.cfg.Name, timeout)
+		case context.Cause(cctx) == errClosed:
+			return tool.Result{}, fmt.Errorf("%s: the connection to MCP server %q was closed during the call; the call may or may not have taken effect", t.name, s.cfg.Name)
+		case isServerError(err):
+			return tool.Result{}, fmt.Errorf("%s: MCP server %q refused the call: %v", t.name, s.cfg.Name, serverMessage(err))
+		}
+		s.end(sess, err)
+		return tool.Result{}, fmt.Errorf("%s: the connection to MCP server %q was lost during the call (%v); the call may or may not have taken effect", t.name, s.cfg.Name, err)
+	}
+	s.succeeded()
+	text := render(res)
+	if res.IsError {
+		if text == "" {
+			text = "the tool reported an error without a message"
+		}
+		return tool.Result{}, errors.New(t.name + ": " + text)
+	}
+	return tool.Result{Content: text}, nil
+}
+
+// plain is err's text without the code an application error carries.
+func plain(err error) string {
+	if e, ok := carryon.AsError(err); ok {
+		return e.Message
+	}
+	return err.Error()
+}
