@@ -41,6 +41,8 @@ type UserService interface {
 	CreateUser(ctx context.Context, in NewUser) (*User, string, error)
 	// ListUsers lists every user. EFORBIDDEN.
 	ListUsers(ctx context.Context) ([]*User, error)
+	// GetUser returns a user by id or name. ENOTFOUND, EFORBIDDEN.
+	GetUser(ctx context.Context, user string) (*User, error)
 	// CreateKey makes another key for a user (by id or name) and returns it with its secret. ENOTFOUND, EFORBIDDEN.
 	CreateKey(ctx context.Context, user string) (*APIKey, string, error)
 	// ListKeys lists a user's keys (by id or name). ENOTFOUND, EFORBIDDEN.

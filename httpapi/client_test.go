@@ -203,6 +203,16 @@ func TestClientUsersAndKeys(t *testing.T) {
 	wantCode(t, err, carryon.EFORBIDDEN)
 	_, _, err = admin.CreateKey(cx, "nobody")
 	wantCode(t, err, carryon.ENOTFOUND)
+	// An admin looks a user up by name or by id; nobody else can.
+	for _, ref := range []string{"carol", u.ID} {
+		if got, err := admin.GetUser(cx, ref); err != nil || got.ID != u.ID || got.Name != "carol" {
+			t.Fatalf("get user %s: %+v %v", ref, got, err)
+		}
+	}
+	_, err = admin.GetUser(cx, "nobody")
+	wantCode(t, err, carryon.ENOTFOUND)
+	_, err = e.client(secret).GetUser(cx, "carol")
+	wantCode(t, err, carryon.EFORBIDDEN)
 }
 
 // An answer without a problem body (a proxy's error page) still becomes a *carryon.Error.

@@ -41,6 +41,15 @@ func (c *Client) ListUsers(ctx context.Context) ([]*carryon.User, error) {
 	return listAll[*carryon.User](ctx, c, "/v1/users")
 }
 
+// GetUser returns a user by id or name (GET /v1/users/{id}).
+func (c *Client) GetUser(ctx context.Context, user string) (*carryon.User, error) {
+	var out carryon.User
+	if err := c.do(ctx, call{method: "GET", path: "/v1/users/" + escape(user)}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // CreateKey makes another key for a user given by id or name (POST /v1/users/{id}/keys).
 func (c *Client) CreateKey(ctx context.Context, user string) (*carryon.APIKey, string, error) {
 	var out CreateKeyResponse

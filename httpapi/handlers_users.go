@@ -39,6 +39,12 @@ func (s *server) handleUserList() http.HandlerFunc {
 	})
 }
 
+func (s *server) handleUserGet() http.HandlerFunc {
+	return readRoute(s, func(r *http.Request, _ *query) (*carryon.User, error) {
+		return s.users.GetUser(r.Context(), r.PathValue("id"))
+	})
+}
+
 func (s *server) handleKeyCreate() http.HandlerFunc {
 	return writeRoute[struct{}, CreateKeyResponse]{
 		read: noBody,

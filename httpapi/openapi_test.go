@@ -40,7 +40,7 @@ func TestOpenAPIDeclaresEdgeAnswers(t *testing.T) {
 	}
 	me := decodeBody[carryon.User](t, e.json("GET", "/v1/me", e.aliceKey, ""))
 
-	ids := strings.NewReplacer("{id}/keys", me.ID+"/keys", "/v1/runs/{id}", "/v1/runs/"+runID, "{id}", s.ID, "{namespace}", "notes", "{key}", "tea")
+	ids := strings.NewReplacer("{id}/keys", me.ID+"/keys", "/v1/users/{id}", "/v1/users/"+me.ID, "/v1/runs/{id}", "/v1/runs/"+runID, "{id}", s.ID, "{namespace}", "notes", "{key}", "tea")
 	heads := 0
 	for _, rt := range httpapi.Routes() {
 		if rt.Method != "GET" {

@@ -180,6 +180,8 @@ func routeTable() []Route {
 			Request: carryon.NewUser{}, Response: CreateUserResponse{}, handler: (*server).handleUserCreate},
 		{Method: "GET", Pattern: "/v1/users", Auth: AuthAdmin, Status: 200, Summary: "List users by name",
 			Query: []Param{paramLimit, paramCursor}, Response: UserList{}, handler: (*server).handleUserList},
+		{Method: "GET", Pattern: "/v1/users/{id}", Auth: AuthAdmin, Status: 200, Summary: "Get a user by id or name",
+			Response: carryon.User{}, handler: (*server).handleUserGet},
 		{Method: "POST", Pattern: "/v1/users/{id}/keys", Auth: AuthAdmin, Status: 201, Summary: "Create another key for a user (by id or name)",
 			Response: CreateKeyResponse{}, handler: (*server).handleKeyCreate},
 		{Method: "GET", Pattern: "/v1/users/{id}/keys", Auth: AuthAdmin, Status: 200, Summary: "List a user's keys (by id or name), oldest first",

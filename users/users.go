@@ -114,6 +114,20 @@ func (s *Service) ListUsers(ctx context.Context) ([]*carryon.User, error) {
 	return out, err
 }
 
+// GetUser returns a user given by id or name, for an admin.
+func (s *Service) GetUser(ctx context.Context, user string) (*carryon.User, error) {
+	if err := admin(ctx); err != nil {
+		return nil, err
+	}
+	var u *carryon.User
+	err := s.st.Read(ctx, func(tx store.Tx) error {
+		var err error
+		u, err = tx.GetUser(ctx, user)
+		return err
+	})
+	return u, err
+}
+
 // CreateKey makes another key for a user given by id or name.
 func (s *Service) CreateKey(ctx context.Context, user string) (*carryon.APIKey, string, error) {
 	if err := admin(ctx); err != nil {
