@@ -40,6 +40,9 @@ type LongTermItem struct {
 	Value json.RawMessage `json:"value"`
 	// Text is what search matches; when empty, the value's text is searched.
 	Text string `json:"text,omitempty"`
+	// Version is 1 when the item is first put and one more at every replace; a put or delete
+	// with expected_version (or If-Match) names it.
+	Version int64 `json:"version"`
 	// Score is the relevance of a search result (higher is better); set by search only.
 	Score     float64   `json:"score,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
@@ -61,7 +64,9 @@ type LongTermPut struct {
 	Text string `json:"text,omitempty"`
 	// TTLSeconds, when positive, makes the item expire that long after this write.
 	TTLSeconds int64 `json:"ttl_seconds,omitempty"`
-	RetryOptions
+	// WriteOptions: ExpectedVersion refuses the put with EVERSION unless the item is at that
+	// version (0: unless there is no item yet), for a safe read-modify-write.
+	WriteOptions
 }
 
 // LongTermFilter pages through the caller's memory ordered by (namespace, key).
@@ -105,13 +110,14 @@ type LongTermResults struct {
 // method answers EUNAUTHORIZED without one and only ever reads or writes that user's items.
 type LongTermService interface {
 	// Put stores value (and text) under (namespace, key), replacing what was there. A repeat with
-	// the same request id answers the first answer. EINVALID, EUNAUTHORIZED, EKEYREUSED.
+	// the same request id answers the first answer. EINVALID, EUNAUTHORIZED, EVERSION, EKEYREUSED.
 	Put(ctx context.Context, namespace, key string, in LongTermPut) (*LongTermItem, error)
 	// Get returns an item. ENOTFOUND (also when expired), EINVALID, EUNAUTHORIZED.
 	Get(ctx context.Context, namespace, key string) (*LongTermItem, error)
-	// Delete removes an item. A repeat with the same request id succeeds again and changes
-	// nothing. ENOTFOUND, EINVALID, EUNAUTHORIZED, EKEYREUSED.
-	Delete(ctx context.Context, namespace, key string, opt RetryOptions) error
+	// Delete removes an item (with opt.ExpectedVersion, only at that version). A repeat with the
+	// same request id succeeds again and changes nothing. ENOTFOUND, EINVALID, EUNAUTHORIZED,
+	// EVERSION, EKEYREUSED.
+	Delete(ctx context.Context, namespace, key string, opt WriteOptions) error
 	// List pages through items by (namespace, key). EINVALID, EUNAUTHORIZED.
 	List(ctx context.Context, f LongTermFilter) (*LongTermPage, error)
 	// Search returns the items most relevant to the query, best first, a page at a time.

@@ -23,7 +23,7 @@ func longTermPath(namespace, key string) string {
 }
 
 // Put stores value (and text) under (namespace, key) (PUT /v1/memories/{namespace}/{key}); the
-// request id travels as Idempotency-Key.
+// request id travels as Idempotency-Key, the expected version in the body.
 func (m *LongTermClient) Put(ctx context.Context, namespace, key string, in carryon.LongTermPut) (*carryon.LongTermItem, error) {
 	var out carryon.LongTermItem
 	rid := in.RequestID
@@ -44,9 +44,9 @@ func (m *LongTermClient) Get(ctx context.Context, namespace, key string) (*carry
 }
 
 // Delete removes an item (DELETE /v1/memories/{namespace}/{key}); the request id travels as
-// Idempotency-Key.
-func (m *LongTermClient) Delete(ctx context.Context, namespace, key string, opt carryon.RetryOptions) error {
-	return m.c.do(ctx, call{method: "DELETE", path: longTermPath(namespace, key), requestID: opt.RequestID}, nil)
+// Idempotency-Key, the expected version as If-Match.
+func (m *LongTermClient) Delete(ctx context.Context, namespace, key string, opt carryon.WriteOptions) error {
+	return m.c.do(ctx, call{method: "DELETE", path: longTermPath(namespace, key), requestID: opt.RequestID, ifMatch: opt.ExpectedVersion}, nil)
 }
 
 // List pages through the items by namespace and key (GET /v1/memories).

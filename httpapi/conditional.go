@@ -38,7 +38,7 @@ func ifMatch(r *http.Request) (version *int64, star bool, err error) {
 	}
 	n, ok := parseTag(h)
 	if !ok {
-		return nil, false, carryon.Errorf(carryon.EINVALID, "If-Match must be a session version, like \"3\"; got %q", h)
+		return nil, false, carryon.Errorf(carryon.EINVALID, "If-Match must be a version, like \"3\"; got %q", h)
 	}
 	return &n, false, nil
 }

@@ -29,8 +29,6 @@ func noVersion(rt *Route) string {
 		return "a new session has no version yet"
 	case strings.HasPrefix(rt.Pattern, "/v1/runs/"):
 		return "a run has no version (If-Match names a session version); send Idempotency-Key to make a retry safe"
-	case strings.HasPrefix(rt.Pattern, "/v1/memories/"):
-		return "long-term memory items have no version (a put replaces the item); send Idempotency-Key to make a retry safe"
 	}
 	return "users and keys have no version (If-Match names a session version)"
 }

@@ -93,8 +93,6 @@ func TestControlsThatCannotApplyAreRefused(t *testing.T) {
 	}{
 		{"POST", "/v1/runs/" + run.ID + "/cancel", e.aliceKey, "", []string{"If-Match", `"1"`}, "a run has no version"},
 		{"POST", "/v1/runs/" + run.ID + "/approve", e.aliceKey, `{"action_id":"act_x","decision":"skip"}`, []string{"If-Match", `"1"`}, "a run has no version"},
-		{"PUT", "/v1/memories/prefs/editor", e.aliceKey, `{"value":"vim"}`, []string{"If-Match", `"1"`}, "long-term memory items have no version"},
-		{"DELETE", "/v1/memories/prefs/editor", e.aliceKey, "", []string{"If-Match", "*"}, "long-term memory items have no version"},
 		{"POST", "/v1/sessions", e.aliceKey, `{}`, []string{"If-Match", `"1"`}, "a new session has no version yet"},
 		{"POST", "/v1/sessions", e.aliceKey, `{"expected_version":1}`, nil, "a new session has none"},
 		{"POST", "/v1/users", e.adminKey, `{"name":"carol"}`, []string{"Idempotency-Key", "u-1"}, "secret"},

@@ -18,29 +18,36 @@ func (s *server) withLongTerm(handler func(carryon.LongTermService) http.Handler
 func (s *server) handleLongTermPut() http.HandlerFunc {
 	return s.withLongTerm(func(ms carryon.LongTermService) http.HandlerFunc {
 		return writeRoute[carryon.LongTermPut, *carryon.LongTermItem]{
-			controls: retryWrite(func(in *carryon.LongTermPut) *carryon.RetryOptions { return &in.RetryOptions }),
+			controls: itemWrite(func(in *carryon.LongTermPut) *carryon.WriteOptions { return &in.WriteOptions }),
 			call: func(ctx context.Context, r *http.Request, in carryon.LongTermPut) (*carryon.LongTermItem, error) {
 				return ms.Put(ctx, r.PathValue("namespace"), r.PathValue("key"), in)
 			},
-			status: http.StatusOK,
+			status:  http.StatusOK,
+			version: func(it *carryon.LongTermItem) int64 { return it.Version },
 		}.handler(s)
 	})
 }
 
 func (s *server) handleLongTermItemGet() http.HandlerFunc {
 	return s.withLongTerm(func(ms carryon.LongTermService) http.HandlerFunc {
-		return readRoute(s, func(r *http.Request, _ *query) (*carryon.LongTermItem, error) {
-			return ms.Get(r.Context(), r.PathValue("namespace"), r.PathValue("key"))
-		})
+		return func(w http.ResponseWriter, r *http.Request) {
+			it, err := ms.Get(r.Context(), r.PathValue("namespace"), r.PathValue("key"))
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			setETag(w, it.Version) // what If-Match names for a read-modify-write
+			s.writeJSON(w, r, http.StatusOK, it)
+		}
 	})
 }
 
 func (s *server) handleLongTermDelete() http.HandlerFunc {
 	return s.withLongTerm(func(ms carryon.LongTermService) http.HandlerFunc {
-		return writeRoute[carryon.RetryOptions, struct{}]{
+		return writeRoute[carryon.WriteOptions, struct{}]{
 			body:     bodyOptions{optional: true},
-			controls: retryWrite(itself[carryon.RetryOptions]),
-			call: func(ctx context.Context, r *http.Request, in carryon.RetryOptions) (struct{}, error) {
+			controls: itemWrite(itself[carryon.WriteOptions]),
+			call: func(ctx context.Context, r *http.Request, in carryon.WriteOptions) (struct{}, error) {
 				return struct{}{}, ms.Delete(ctx, r.PathValue("namespace"), r.PathValue("key"), in)
 			},
 			status: http.StatusNoContent,

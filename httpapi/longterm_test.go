@@ -122,7 +122,7 @@ func TestLongTermNeverCrossesUsers(t *testing.T) {
 	}
 	wantStatus(t, e.json("GET", "/v1/memories/prefs/editor", e.aliceKey, ""), http.StatusOK)
 	// Bob deleting his u1/k leaves Alice's.
-	if err := bob.Delete(ctx(t), "u1", "k", carryon.RetryOptions{}); err != nil {
+	if err := bob.Delete(ctx(t), "u1", "k", carryon.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	wantStatus(t, e.json("GET", "/v1/memories/u1/k", e.aliceKey, ""), http.StatusOK)
@@ -248,4 +248,35 @@ func TestPreferenceCarriesToNextSessionOfSameUserOnly(t *testing.T) {
 	if lt := e.longTermPart(e.bobKey, bobs); strings.Contains(lt, "dark") {
 		t.Fatalf("bob's context after a run:\n%s", lt)
 	}
+}
+
+// TestLongTermItemConditionalWrites: GET and PUT answer the item's version as ETag; If-Match on
+// PUT and DELETE writes only at that version (412 when stale, with current_version), so does
+// expected_version in the body (409); If-Match "0" creates only.
+func TestLongTermItemConditionalWrites(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	path := "/v1/memories/adk.user/state"
+	a := e.json("PUT", path, e.aliceKey, `{"value":{"n":1}}`, "If-Match", `"0"`)
+	if a.status != 200 || a.header.Get("ETag") != `"1"` {
+		t.Fatalf("create-only put: %d %s %s", a.status, a.header.Get("ETag"), a.body)
+	}
+	wantProblem(t, e.json("PUT", path, e.aliceKey, `{"value":{"n":2}}`, "If-Match", `"0"`), 412, carryon.EVERSION)
+	if g := e.json("GET", path, e.aliceKey, ""); g.status != 200 || g.header.Get("ETag") != `"1"` {
+		t.Fatalf("get: %d %s", g.status, g.header.Get("ETag"))
+	}
+	if a := e.json("PUT", path, e.aliceKey, `{"value":{"n":2}}`, "If-Match", `"1"`); a.status != 200 || a.header.Get("ETag") != `"2"` {
+		t.Fatalf("put at version 1: %d %s %s", a.status, a.header.Get("ETag"), a.body)
+	}
+	stale := e.json("PUT", path, e.aliceKey, `{"value":{"n":3},"expected_version":1}`)
+	wantProblem(t, stale, 409, carryon.EVERSION)
+	if !strings.Contains(string(stale.body), `"current_version":2`) {
+		t.Fatalf("the conflict does not say the current version: %s", stale.body)
+	}
+	wantProblem(t, e.json("DELETE", path, e.aliceKey, "", "If-Match", `"1"`), 412, carryon.EVERSION)
+	wantProblem(t, e.json("DELETE", path, e.bobKey, "", "If-Match", `"2"`), 404, carryon.ENOTFOUND)
+	if a := e.json("DELETE", path, e.aliceKey, "", "If-Match", `"2"`); a.status != 204 {
+		t.Fatalf("delete at version 2: %d %s", a.status, a.body)
+	}
+	wantProblem(t, e.json("GET", path, e.aliceKey, ""), 404, carryon.ENOTFOUND)
 }

@@ -121,13 +121,15 @@ func needsOptionalService(pattern string) bool {
 }
 
 // takesVersion reports whether a write checks an expected version (Route.Versioned): writes to a
-// session (a fork checks its source's) and the short path, which writes to the session it names.
+// session (a fork checks its source's), the short path, which writes to the session it names, and
+// the writes of a long-term memory item.
 func takesVersion(rt *Route) bool { return rt.Versioned }
 
 // existingSessionWrite reports whether a route writes to an existing session, so that
-// Config.RequireVersion makes it need a version; a fork writes a new session.
+// Config.RequireVersion makes it need a version; a fork writes a new session, and a long-term
+// memory item is no session.
 func existingSessionWrite(rt *Route) bool {
-	return rt.Versioned && lastSegment(rt.Pattern) != "fork"
+	return rt.Versioned && lastSegment(rt.Pattern) != "fork" && !strings.HasPrefix(rt.Pattern, "/v1/memories")
 }
 
 func lastSegment(pattern string) string { return pattern[strings.LastIndex(pattern, "/")+1:] }

@@ -36,7 +36,8 @@ type writeRoute[In, Out any] struct {
 	call func(ctx context.Context, r *http.Request, in In) (Out, error)
 	// status is the status of a successful answer; a 204 answer has no body.
 	status int
-	// version, when set, is the session version the result is at: the answer's ETag.
+	// version, when set, is the version the result is at (a session's or an item's): the
+	// answer's ETag.
 	version func(Out) int64
 	// location, when set, is where the result can be read: the answer's Location.
 	location func(*http.Request, Out) string
@@ -102,6 +103,13 @@ func sessionWrite[In any](opts func(*In) *carryon.WriteOptions, existing bool) f
 		*o = merged
 		return err
 	}
+}
+
+// itemWrite takes the controls of a write to a versioned thing that is not a session (a long-term
+// memory item): as sessionWrite, except that --require-version, which is about sessions, does not
+// apply.
+func itemWrite[In any](opts func(*In) *carryon.WriteOptions) func(*server, *http.Request, *In) error {
+	return sessionWrite(opts, false)
 }
 
 // retryWrite takes the controls of a write whose target has no version: the body's RetryOptions

@@ -156,6 +156,9 @@ func (s *Service) Put(ctx context.Context, namespace, key string, in carryon.Lon
 	if err := carryon.CheckJSONText("value", value); err != nil {
 		return nil, err
 	}
+	if err := validExpected(in.ExpectedVersion); err != nil {
+		return nil, err
+	}
 	now := s.clock()
 	it := &carryon.LongTermItem{OwnerID: own, Namespace: namespace, Key: key, Value: value, Text: in.Text, CreatedAt: now, UpdatedAt: now}
 	if in.TTLSeconds > 0 {
@@ -165,10 +168,13 @@ func (s *Service) Put(ctx context.Context, namespace, key string, in carryon.Lon
 	requestID := in.RequestID
 	in.RequestID = ""
 	return write(ctx, s, own, "memory.put", namespace+"/"+key, requestID, in, now, func(tx store.Tx) (*carryon.LongTermItem, error) {
-		it.CreatedAt = now // fn may run again
+		it.CreatedAt, it.Version = now, 1 // fn may run again
 		if old, err := tx.GetLongTermItem(ctx, own, namespace, key, now); err == nil {
-			it.CreatedAt = old.CreatedAt
+			it.CreatedAt, it.Version = old.CreatedAt, old.Version+1
 		} else if carryon.ErrorCode(err) != carryon.ENOTFOUND {
+			return nil, err
+		}
+		if err := checkExpected(in.ExpectedVersion, it.Version-1, namespace, key); err != nil {
 			return nil, err
 		}
 		return it, tx.PutLongTermItem(ctx, own, it)
@@ -196,7 +202,7 @@ func (s *Service) Get(ctx context.Context, namespace, key string) (*carryon.Long
 // Delete removes the caller's item. With a request id, a repeat succeeds again and removes
 // nothing (an item put again since stays). ENOTFOUND (also when it had expired), EINVALID,
 // EUNAUTHORIZED, EKEYREUSED.
-func (s *Service) Delete(ctx context.Context, namespace, key string, opt carryon.RetryOptions) error {
+func (s *Service) Delete(ctx context.Context, namespace, key string, opt carryon.WriteOptions) error {
 	own, err := owner(ctx)
 	if err != nil {
 		return err
@@ -204,14 +210,42 @@ func (s *Service) Delete(ctx context.Context, namespace, key string, opt carryon
 	if err := validItem(namespace, key); err != nil {
 		return err
 	}
+	if err := validExpected(opt.ExpectedVersion); err != nil {
+		return err
+	}
 	now := s.clock()
-	_, err = write(ctx, s, own, "memory.delete", namespace+"/"+key, opt.RequestID, struct{}{}, now, func(tx store.Tx) (struct{}, error) {
-		if _, err := tx.GetLongTermItem(ctx, own, namespace, key, now); err != nil {
+	requestID := opt.RequestID
+	opt.RequestID = ""
+	_, err = write(ctx, s, own, "memory.delete", namespace+"/"+key, requestID, opt, now, func(tx store.Tx) (struct{}, error) {
+		old, err := tx.GetLongTermItem(ctx, own, namespace, key, now)
+		if err != nil {
+			return struct{}{}, err
+		}
+		if err := checkExpected(opt.ExpectedVersion, old.Version, namespace, key); err != nil {
 			return struct{}{}, err
 		}
 		return struct{}{}, tx.DeleteLongTermItem(ctx, own, namespace, key)
 	})
 	return err
+}
+
+// validExpected refuses an expected item version below 0 (0 names "no item yet").
+func validExpected(v *int64) error {
+	if v != nil && *v < 0 {
+		return carryon.Errorf(carryon.EINVALID, "expected_version must be an item version, 0 (no item yet) or more, not %d", *v)
+	}
+	return nil
+}
+
+// checkExpected refuses a write that expects another version than the item's current one (0
+// when there is none).
+func checkExpected(expected *int64, current int64, namespace, key string) error {
+	if expected == nil || *expected == current {
+		return nil
+	}
+	e := carryon.Errorf(carryon.EVERSION, "expected version %d but the item %s/%s is at version %d (0: there is none); re-read it and retry", *expected, namespace, key, current)
+	e.CurrentVersion = current
+	return e
 }
 
 // List pages through the caller's unexpired items by (namespace, key), limited to a namespace

@@ -180,7 +180,7 @@ func TestServiceRules(t *testing.T) {
 			if _, err := svc.Get(bob, "prefs", "theme"); carryon.ErrorCode(err) != carryon.ENOTFOUND {
 				t.Fatalf("bob reads alice's item: %v", err)
 			}
-			if err := svc.Delete(bob, "prefs", "theme", carryon.RetryOptions{}); carryon.ErrorCode(err) != carryon.ENOTFOUND {
+			if err := svc.Delete(bob, "prefs", "theme", carryon.WriteOptions{}); carryon.ErrorCode(err) != carryon.ENOTFOUND {
 				t.Fatalf("bob deletes alice's item: %v", err)
 			}
 			clk.add(2 * time.Minute) // past the TTL
@@ -270,6 +270,56 @@ func TestSearchPages(t *testing.T) {
 				if _, err := svc.Search(alice, other); carryon.ErrorCode(err) != carryon.EINVALID {
 					t.Fatalf("search %+v: %v, want EINVALID", other, err)
 				}
+			}
+		})
+	}
+}
+
+// TestItemVersions: a put counts the item's versions; a put or delete that expects a version
+// writes only at that version (0: only when there is no item), else EVERSION with the current
+// one, and nothing changes.
+func TestItemVersions(t *testing.T) {
+	t.Parallel()
+	for name, st := range drivers(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			svc := longterm.New(st, nil)
+			alice := as("usr_alice")
+			put := func(value string, expected *int64) (*carryon.LongTermItem, error) {
+				return svc.Put(alice, "adk.app", "state", carryon.LongTermPut{Value: json.RawMessage(value), WriteOptions: carryon.WriteOptions{ExpectedVersion: expected}})
+			}
+			conflict := func(err error, current int64) {
+				t.Helper()
+				e, ok := carryon.AsError(err)
+				if !ok || e.Code != carryon.EVERSION || e.CurrentVersion != current {
+					t.Fatalf("error = %v; want a version conflict at %d", err, current)
+				}
+			}
+			if it, err := put(`{"n":1}`, carryon.Ptr[int64](0)); err != nil || it.Version != 1 {
+				t.Fatalf("create-only put = %+v, %v", it, err)
+			}
+			_, err := put(`{"n":2}`, carryon.Ptr[int64](0))
+			conflict(err, 1)
+			if it, err := put(`{"n":2}`, carryon.Ptr[int64](1)); err != nil || it.Version != 2 {
+				t.Fatalf("put at version 1 = %+v, %v", it, err)
+			}
+			if it, err := put(`{"n":3}`, nil); err != nil || it.Version != 3 {
+				t.Fatalf("unconditional put = %+v, %v", it, err)
+			}
+			_, err = put(`{"n":4}`, carryon.Ptr[int64](2))
+			conflict(err, 3)
+			if _, err := put(`1`, carryon.Ptr[int64](-1)); carryon.ErrorCode(err) != carryon.EINVALID {
+				t.Fatalf("expected version -1: %v", err)
+			}
+			conflict(svc.Delete(alice, "adk.app", "state", carryon.WriteOptions{ExpectedVersion: carryon.Ptr[int64](2)}), 3)
+			if it, err := svc.Get(alice, "adk.app", "state"); err != nil || it.Version != 3 || string(it.Value) != `{"n":3}` {
+				t.Fatalf("after refused writes: %+v, %v", it, err)
+			}
+			if err := svc.Delete(alice, "adk.app", "state", carryon.WriteOptions{ExpectedVersion: carryon.Ptr[int64](3)}); err != nil {
+				t.Fatal(err)
+			}
+			if it, err := put(`{"n":1}`, carryon.Ptr[int64](0)); err != nil || it.Version != 1 {
+				t.Fatalf("put after the delete = %+v, %v; the item starts again at version 1", it, err)
 			}
 		})
 	}

@@ -77,7 +77,7 @@ func runLongTerm(ctx context.Context, args []string, getenv env, stdout, stderr 
 		}
 		return printJSON(stdout, it)
 	case cmd == "rm" && len(pos) == 2:
-		if err := m.Delete(ctx, pos[0], pos[1], carryon.RetryOptions{}); err != nil {
+		if err := m.Delete(ctx, pos[0], pos[1], carryon.WriteOptions{}); err != nil {
 			return err
 		}
 		_, err := fmt.Fprintf(stdout, "forgot %s/%s\n", pos[0], pos[1])

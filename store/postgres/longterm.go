@@ -33,12 +33,13 @@ func (t *tx) PutLongTermItem(ctx context.Context, owner string, it *carryon.Long
 	if err := t.WritableBy(owner); err != nil {
 		return err
 	}
-	_, err := t.Conn.Exec(ctx, `INSERT INTO memories (owner_id, namespace, key, value, text, doc, created_at, updated_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err := t.Conn.Exec(ctx, `INSERT INTO memories (owner_id, namespace, key, value, text, doc, created_at, updated_at, expires_at, version)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (owner_id, namespace, key) DO UPDATE SET value = excluded.value, text = excluded.text,
-		doc = excluded.doc, created_at = excluded.created_at, updated_at = excluded.updated_at, expires_at = excluded.expires_at`,
+		doc = excluded.doc, created_at = excluded.created_at, updated_at = excluded.updated_at, expires_at = excluded.expires_at,
+		version = excluded.version`,
 		owner, it.Namespace, it.Key, string(it.Value), it.Text, store.LongTermDocument(it), sqlq.Micros(it.CreatedAt),
-		sqlq.Micros(it.UpdatedAt), sqlq.NullMicros(it.ExpiresAt))
+		sqlq.Micros(it.UpdatedAt), sqlq.NullMicros(it.ExpiresAt), it.Version)
 	return t.Wrap(err, "put memory item")
 }
 

@@ -50,13 +50,14 @@ func (t *tx) PutLongTermItem(ctx context.Context, owner string, it *carryon.Long
 		return err
 	}
 	var id int64
-	err := t.Conn.QueryRow(ctx, `INSERT INTO memories (owner_id, namespace, key, value, text, created_at, updated_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+	err := t.Conn.QueryRow(ctx, `INSERT INTO memories (owner_id, namespace, key, value, text, created_at, updated_at, expires_at, version)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (owner_id, namespace, key) DO UPDATE SET value = excluded.value, text = excluded.text,
-		created_at = excluded.created_at, updated_at = excluded.updated_at, expires_at = excluded.expires_at
+		created_at = excluded.created_at, updated_at = excluded.updated_at, expires_at = excluded.expires_at,
+		version = excluded.version
 		RETURNING id`,
 		owner, it.Namespace, it.Key, string(it.Value), it.Text, sqlq.Micros(it.CreatedAt), sqlq.Micros(it.UpdatedAt),
-		sqlq.NullMicros(it.ExpiresAt)).Scan(&id)
+		sqlq.NullMicros(it.ExpiresAt), it.Version).Scan(&id)
 	if err != nil {
 		return t.Wrap(err, "put memory item")
 	}

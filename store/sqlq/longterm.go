@@ -16,7 +16,7 @@ import (
 // driver's PutLongTermItem, DeleteLongTermItem and PurgeExpiredLongTermItems).
 
 // LongTermCols are the columns every read of long-term memory selects, of the table aliased m.
-const LongTermCols = `m.owner_id, m.namespace, m.key, m.value, m.text, m.created_at, m.updated_at, m.expires_at`
+const LongTermCols = `m.owner_id, m.namespace, m.key, m.value, m.text, m.created_at, m.updated_at, m.expires_at, m.version`
 
 // LongTermSearch is the part of a long-term memory search that is the database's own: how the
 // rows of memories (aliased m) are joined to the full-text index, which of them match, and their
@@ -57,7 +57,7 @@ func scanLongTermItem(r Row, score *float64) (*carryon.LongTermItem, error) {
 	var value string
 	var created, updated int64
 	var expires *int64
-	dest := []any{&it.OwnerID, &it.Namespace, &it.Key, &value, &it.Text, &created, &updated, &expires}
+	dest := []any{&it.OwnerID, &it.Namespace, &it.Key, &value, &it.Text, &created, &updated, &expires, &it.Version}
 	if score != nil {
 		dest = append(dest, score)
 	}

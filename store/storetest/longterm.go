@@ -71,6 +71,24 @@ var hostileQueries = []string{"", " ", "*", "%", "_", `"`, `""`, "'", `\`, "OR",
 	"owner_id:usr_a", `" OR "" = "`, "'; DROP TABLE memories; --", "!!!", "a & b | !c", "(", "^", "-", "u1.x", "ü"}
 
 func testLongTerm(t *testing.T, open func(t *testing.T) store.Store) {
+	t.Run("Version", func(t *testing.T) {
+		m := longTermStore{t, open(t)}
+		ctx := t.Context()
+		for _, v := range []int64{1, 2, 7} {
+			it := &carryon.LongTermItem{Namespace: "prefs", Key: "editor", Value: json.RawMessage(`"vim"`), Version: v, CreatedAt: at(0), UpdatedAt: at(int(v))}
+			write(t, m.st, func(tx store.Tx) error { return tx.PutLongTermItem(ctx, ownerA, it) })
+			got, err := m.get(ownerA, "prefs", "editor", at(100))
+			if err != nil || got.Version != v {
+				t.Fatalf("after a put at version %d: %+v, %v", v, got, err)
+			}
+			if l := m.list(ownerA, store.LongTermQuery{Now: at(100)}); len(l) != 1 || l[0].Version != v {
+				t.Fatalf("ListLongTermItems after a put at version %d: %+v", v, l)
+			}
+			if s := m.search(ownerA, "vim", "", at(100), 0); len(s) != 1 || s[0].Version != v {
+				t.Fatalf("SearchLongTermItems after a put at version %d: %+v", v, s)
+			}
+		}
+	})
 	t.Run("OwnerIsolation", func(t *testing.T) {
 		m := longTermStore{t, open(t)}
 		// Colliding namespaces (u1, u1.x, u10) and identical keys under two owners.
