@@ -25,8 +25,10 @@ const (
 	defaultStreamRetries = 6
 	defaultStreamBackoff = 100 * time.Millisecond
 	streamMaxBackoff     = 2 * time.Second
-	// streamIdle ends a stream without follow when the server sends nothing for this long.
-	streamIdle = 500 * time.Millisecond
+	// streamIdle ends a stream without follow when the server sends nothing for this long (the
+	// server streams a run that is still going until its end; a busy server may pause between
+	// stored events, so this is not short).
+	streamIdle = 2 * time.Second
 )
 
 // WithStreamRetry sets how many times in a row an event stream reconnects after its connection
