@@ -58,6 +58,10 @@ type Run struct {
 	RequestID  string `json:"request_id,omitempty"`
 	Model      string `json:"model"`
 	Multitask  string `json:"multitask"`
+	// Agent is the agent profile the run executes; AgentDigest the digest of that profile's
+	// definition when a runner last took the run (carryon.Agent.Digest), so the run says what ran.
+	Agent       string `json:"agent"`
+	AgentDigest string `json:"agent_digest"`
 	// Step is the number of model calls made so far; Attempt the number of times a runner took the run.
 	Step           int        `json:"step"`
 	Attempt        int        `json:"attempt"`
@@ -85,6 +89,8 @@ type NewRun struct {
 	Message string `json:"message"`
 	// Multitask says what to do when the session has an active run: reject (default), enqueue or interrupt.
 	Multitask string `json:"multitask,omitempty"`
+	// Agent names the agent profile to run (default: the session's); EINVALID for an unknown one.
+	Agent string `json:"agent,omitempty"`
 	WriteOptions
 }
 
@@ -108,6 +114,8 @@ type ChatInput struct {
 	// ExpectedVersion, with SessionID, refuses the chat with EVERSION unless the session is at
 	// that version (as NewRun's). A chat without SessionID makes a new session and takes none.
 	ExpectedVersion *int64 `json:"expected_version,omitempty"`
+	// Agent names the agent profile of the run (default: the session's); a new session is bound to it.
+	Agent string `json:"agent,omitempty"`
 }
 
 // ChatResult is the answer to a chat once its run has ended.
