@@ -17,6 +17,7 @@ type chatRequest struct {
 	SessionID       string `json:"session_id,omitempty"`
 	Message         string `json:"message"`
 	ExpectedVersion *int64 `json:"expected_version,omitempty"`
+	Agent           string `json:"agent,omitempty"`
 }
 
 // chatAnswer is what a chat's request id keeps: the session and run it made at once, and the
@@ -43,12 +44,17 @@ func (s *Service) Chat(ctx context.Context, in carryon.ChatInput) (*carryon.Chat
 	if in.SessionID == "" && in.ExpectedVersion != nil {
 		return nil, carryon.Errorf(carryon.EINVALID, "If-Match and expected_version name a version of an existing session; a chat without session_id makes a new one")
 	}
-	req := chatRequest{SessionID: in.SessionID, Message: in.Message, ExpectedVersion: in.ExpectedVersion}
-	run := carryon.NewRun{Message: in.Message, WriteOptions: carryon.WriteOptions{ExpectedVersion: in.ExpectedVersion}}
+	if in.Agent != "" {
+		if _, err := s.agents.Agent(in.Agent); err != nil {
+			return nil, err
+		}
+	}
+	req := chatRequest{SessionID: in.SessionID, Message: in.Message, ExpectedVersion: in.ExpectedVersion, Agent: in.Agent}
+	run := carryon.NewRun{Message: in.Message, Agent: in.Agent, WriteOptions: carryon.WriteOptions{ExpectedVersion: in.ExpectedVersion}}
 	ans, err := sessions.Write(ctx, s.sess, opChat, in.SessionID, in.RequestID, req, func(tx store.Tx, own string, now time.Time) (chatAnswer, error) {
 		id := in.SessionID
 		if id == "" {
-			sess, err := s.sess.CreateInTx(ctx, tx, own, clipTitle(in.Message), now)
+			sess, err := s.sess.CreateInTx(ctx, tx, own, clipTitle(in.Message), in.Agent, now)
 			if err != nil {
 				return chatAnswer{}, err
 			}
