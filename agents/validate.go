@@ -126,7 +126,7 @@ func (v *validator) provider(at, name string, r *rawProvider, used bool) *Provid
 	case r.APIKeyEnv != "" && used:
 		p.apiKey = v.getenv(r.APIKeyEnv)
 		if p.apiKey == "" {
-			v.fail(at+".api_key_env", "names %s, which is not set in the server's environment", r.APIKeyEnv)
+			v.fail(at+".api_key_env", "names %s, which is not set in the environment", r.APIKeyEnv)
 		}
 	case r.APIKeyEnv == "" && r.BaseURL == "":
 		v.fail(at, "needs api_key_env (the variable holding the key) to call the %s endpoint, or a base_url that needs no key", r.Kind)
@@ -176,7 +176,7 @@ func (v *validator) server(at, name string, r *rawServer, used bool) *MCPServer 
 			case used:
 				s.Headers[h] = v.getenv(env)
 				if s.Headers[h] == "" {
-					v.fail(at+".headers_env."+h, "names %s, which is not set in the server's environment", env)
+					v.fail(at+".headers_env."+h, "names %s, which is not set in the environment", env)
 				}
 			}
 		}

@@ -38,6 +38,7 @@ var envBindings = []binding{
 	{flag: "workers", env: "CARRYON_WORKERS"},
 	{flag: "max-attempts", env: "CARRYON_MAX_ATTEMPTS"},
 	// the agent
+	{flag: "agents", env: "CARRYON_AGENTS"},
 	{flag: "provider", env: "CARRYON_PROVIDER"},
 	{flag: "model", env: "CARRYON_MODEL"},
 	{flag: "scripted-delay", env: "CARRYON_SCRIPTED_DELAY"},
