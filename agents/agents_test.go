@@ -14,10 +14,14 @@ import (
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/agents"
 	"github.com/carryon-hub/carryon/tool"
+	"github.com/carryon-hub/carryon/tool/longtermtool"
 	"github.com/carryon-hub/carryon/tool/workspace"
 )
 
-func builtin() []tool.Tool { return append(workspace.Tools(), tool.UpdateWorkingMemory()) }
+// builtin are the tools a server compiles in (as cmd/carryon's builtinTools, without test tools).
+func builtin() []tool.Tool {
+	return append(append(workspace.Tools(), tool.UpdateWorkingMemory()), longtermtool.Tools()...)
+}
 
 // secrets are the values of the variables the example names; none may appear in a view or digest.
 var secrets = map[string]string{
@@ -352,5 +356,36 @@ func TestEffectOverrideKeepsReconciler(t *testing.T) {
 	}
 	if _, ok := got[0].(tool.Reconciler); !ok {
 		t.Fatal("the override hides write_file's Reconcile")
+	}
+}
+
+// TestDocsExample: the complete example of docs/AGENTS.md is a valid file, with the digests the
+// page shows (the same definitions as testdata/example.yaml).
+func TestDocsExample(t *testing.T) {
+	t.Parallel()
+	page, err := os.ReadFile(filepath.Join("..", "docs", "AGENTS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(page), "## A complete example")
+	_, rest, ok2 := strings.Cut(rest, "```yaml\n")
+	block, _, ok3 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/AGENTS.md has no complete example in a yaml block")
+	}
+	set, err := agents.Parse("AGENTS.md", []byte(block), agents.Options{Getenv: getenv(secrets), Builtin: builtin()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := load(t, "example.yaml", secrets)
+	for _, n := range want.Names() {
+		got, err := set.Agent(n)
+		w, _ := want.Agent(n)
+		if err != nil || got.Digest != w.Digest {
+			t.Fatalf("profile %s of the page: %v, digest %v, want %s", n, err, got, w.Digest)
+		}
+		if !strings.Contains(string(page), n+" ") || !strings.Contains(string(page), got.Digest[:len("sha256:")+4]+"…") {
+			t.Fatalf("the page does not show %s's digest %s", n, got.Digest)
+		}
 	}
 }
