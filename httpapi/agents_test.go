@@ -112,3 +112,24 @@ func TestChatWithAgent(t *testing.T) {
 		t.Fatalf("chat with writer: session %q run %q status %s", sess.Agent, run.Agent, res.Status)
 	}
 }
+
+func TestClientAgents(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	c := e.client(e.aliceKey)
+	list, err := c.ListAgents(t.Context())
+	if err != nil || len(list.Items) != 2 || list.Items[1].Name != "writer" {
+		t.Fatalf("list %+v, %v", list, err)
+	}
+	s, err := c.Create(t.Context(), carryon.NewSession{Agent: "writer"})
+	if err != nil || s.Agent != "writer" {
+		t.Fatalf("create %+v, %v", s, err)
+	}
+	_, err = c.Start(t.Context(), s.ID, carryon.NewRun{Message: "hi", Agent: "nobody"})
+	if carryon.ErrorCode(err) != carryon.EINVALID || !strings.Contains(carryon.ErrorMessage(err), "default, writer") {
+		t.Fatalf("start with an unknown agent: %v", err)
+	}
+	if _, err := e.client("").ListAgents(t.Context()); carryon.ErrorCode(err) != carryon.EUNAUTHORIZED {
+		t.Fatalf("list without a key: %v", err)
+	}
+}
