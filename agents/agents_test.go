@@ -170,6 +170,10 @@ func TestFileErrors(t *testing.T) {
 		{"no default", "providers:\n  p: {kind: scripted}\nagents:\n  writer: {provider: p}\n", nil, []string{"agents.yaml:3: agents: no agent is named default"}},
 		{"no agents", "providers:\n  p: {kind: scripted}\n", nil, []string{"agents: the file defines no agent"}},
 		{"syntax", "agents:\n  default: {provider: p\n", nil, []string{"agents.yaml:2"}},
+		{"duplicate key", good + "  default: {provider: p}\n", nil, []string{"agents.yaml:6:", `"default" already defined`}},
+		{"unknown provider key", "providers:\n  p: {kind: openai, base_url: \"http://x\", apikey: K}\nagents:\n  default: {provider: p}\n", nil,
+			[]string{`agents.yaml:2: providers.p.apikey: unknown key "apikey"`}},
+		{"not a mapping", "- a\n- b\n", nil, []string{"agents.yaml:1:", "mapping is expected"}},
 		{"two problems in order", "providers:\n  p: {kind: openai}\nagents:\n  default:\n    provider: p\n    max_steps: 0\n", nil,
 			[]string{"agents.yaml:2: providers.p: needs api_key_env", "; agents.yaml:6: agents.default.max_steps"}},
 	}

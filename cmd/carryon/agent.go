@@ -65,6 +65,22 @@ func (a *agentFlags) load(getenv env) (*agents.Set, error) {
 	}, opt)
 }
 
+// ignoredBy returns the profile flags fs was given (on the command line or by their variables)
+// that an agents file makes unused, as --name.
+func (a *agentFlags) ignoredBy(fs *flag.FlagSet) []string {
+	if a.file == "" {
+		return nil
+	}
+	var out []string
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "provider", "model", "scripted-delay", "max-steps", "run-token-budget", "context-budget":
+			out = append(out, "--"+f.Name)
+		}
+	})
+	return out
+}
+
 // workspacesDir is the directory of the sessions' workspaces: --workspaces, or DATA/workspaces.
 func (a *agentFlags) workspacesDir(data string) string {
 	if a.workspaces != "" {
@@ -89,16 +105,18 @@ type profiles struct {
 
 var _ runs.Agents = (*profiles)(nil)
 
-// profileRun is what every run of one profile shares.
+// profileRun is what every run of one profile shares; fixed is its engine when the profile
+// takes tools of no MCP server (its tools cannot change between runs).
 type profileRun struct {
 	profile  *agents.Profile
 	provider model.Provider
 	builder  *contextbuild.Builder
+	fixed    *engine.Engine
 }
 
 // newProfiles prepares the set's profiles to run over the session source and tool journal; with
 // mem, their context gets the owner's relevant long-term memory and their tools can reach it.
-func newProfiles(set *agents.Set, getenv env, workspaces string, src contextbuild.Source, actions contextbuild.ActionSource, mem carryon.LongTermService, log *slog.Logger) *profiles {
+func newProfiles(set *agents.Set, getenv env, workspaces string, src contextbuild.Source, actions contextbuild.ActionSource, mem carryon.LongTermService, log *slog.Logger) (*profiles, error) {
 	p := &profiles{Set: set, builtin: builtinTools(getenv), sources: map[string]tool.Source{}, byName: map[string]*profileRun{},
 		workspaces: workspaces, longTerm: mem, log: log}
 	clients := map[string]model.Provider{}
@@ -113,10 +131,18 @@ func newProfiles(set *agents.Set, getenv env, workspaces string, src contextbuil
 		if mem != nil {
 			cfg.LongTerm = contextbuild.LongTermSource(mem)
 		}
-		p.byName[name] = &profileRun{profile: prof, provider: client,
+		pr := &profileRun{profile: prof, provider: client,
 			builder: contextbuild.New(cfg, src, actions, contextbuild.ModelSummarizer{Provider: client, Model: prof.Model})}
+		p.byName[name] = pr
+		if len(prof.MCPServers()) == 0 {
+			eng, err := p.engine(context.Background(), pr)
+			if err != nil {
+				return nil, err
+			}
+			pr.fixed = eng
+		}
 	}
-	return p
+	return p, nil
 }
 
 // systemPrompt is carryon's system prompt (how sessions and working memory work), then the
@@ -135,7 +161,15 @@ func (p *profiles) Engine(ctx context.Context, name string) (*engine.Engine, err
 	if err != nil {
 		return nil, err
 	}
-	pr := p.byName[prof.Name]
+	if pr := p.byName[prof.Name]; pr.fixed != nil {
+		return pr.fixed, nil
+	}
+	return p.engine(ctx, p.byName[prof.Name])
+}
+
+// engine builds an engine for a run of pr's profile.
+func (p *profiles) engine(ctx context.Context, pr *profileRun) (*engine.Engine, error) {
+	prof := pr.profile
 	tools, err := agents.Tools(ctx, prof, p.builtin, p.sources)
 	if err != nil {
 		p.log.Warn("a run goes on without the tools of an MCP server that did not answer", "agent", prof.Name, "err", err)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/carryon-hub/carryon/contextbuild"
 	"github.com/carryon-hub/carryon/model/modeltest"
@@ -222,8 +223,12 @@ func TestAgentsFileFromEnv(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	good := writeFile(t, dir, "good.yaml", "providers:\n  off: {kind: scripted}\nagents:\n  default: {provider: off}\n  helper: {provider: off, model: helper-model}\n")
-	srv := startServerEnv(t, t.TempDir(), []string{"CARRYON_AGENTS=" + good})
+	srv := startServerEnv(t, t.TempDir(), []string{"CARRYON_AGENTS=" + good}, "--max-steps", "3")
 	key := localKey(t, srv.data)
+	if !within(10*time.Second, func() bool { return strings.Contains(srv.logs.String(), "these flags are not used") }) ||
+		!strings.Contains(srv.logs.String(), "--max-steps") {
+		t.Fatalf("no warning that --max-steps is not used with an agents file:\n%s", srv.logs)
+	}
 	list := must(t, srv.url, key, "GET", "/v1/agents", nil, 200).json(t)
 	if n := len(list["items"].([]any)); n != 2 {
 		t.Fatalf("agents from CARRYON_AGENTS: %v", list)

@@ -79,6 +79,10 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		log = slog.New(slog.NewTextHandler(stderr, nil))
 	}
 
+	if ignored := af.ignoredBy(fs.FlagSet); len(ignored) > 0 {
+		log.Warn("the agents file decides the agents; these flags are not used", "flags", strings.Join(ignored, ", "))
+	}
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	txSeconds := prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -113,9 +117,12 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	})
 	ms := longterm.New(st, nil).KeepRequestIDs(*idemTTL)
 	var rs *runs.Service
-	profs := newProfiles(set, getenv, af.workspacesDir(sf.data), ss, actionSource(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
+	profs, err := newProfiles(set, getenv, af.workspacesDir(sf.data), ss, actionSource(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
 		return rs.RecentActions(ctx, id, n)
 	}), ms, log)
+	if err != nil {
+		return err
+	}
 	rs = runs.New(st, ss, nil, runs.Config{Logger: log, LeaseTTL: *leaseTTL, MaxAttempts: *maxAttempts, Workers: *workers, Agents: profs})
 	streamsDone := make(chan struct{})
 	handler := httpapi.NewServer(httpapi.Config{
