@@ -116,8 +116,10 @@ type profileRun struct {
 
 // newProfiles prepares the set's profiles to run over the session source and tool journal; with
 // mem, their context gets the owner's relevant long-term memory and their tools can reach it.
-func newProfiles(set *agents.Set, getenv env, workspaces string, src contextbuild.Source, actions contextbuild.ActionSource, mem carryon.LongTermService, log *slog.Logger) (*profiles, error) {
-	p := &profiles{Set: set, builtin: builtinTools(getenv), sources: map[string]tool.Source{}, byName: map[string]*profileRun{},
+// sources are the tools of the MCP servers by the servers' names in the set (nil for none): a
+// profile whose globs name a server gets what its source offers when each run starts.
+func newProfiles(set *agents.Set, getenv env, workspaces string, src contextbuild.Source, actions contextbuild.ActionSource, mem carryon.LongTermService, sources map[string]tool.Source, log *slog.Logger) (*profiles, error) {
+	p := &profiles{Set: set, builtin: builtinTools(getenv), sources: sources, byName: map[string]*profileRun{},
 		workspaces: workspaces, longTerm: mem, log: log}
 	clients := map[string]model.Provider{}
 	for _, name := range set.Names() {
@@ -134,7 +136,7 @@ func newProfiles(set *agents.Set, getenv env, workspaces string, src contextbuil
 		pr := &profileRun{profile: prof, provider: client,
 			builder: contextbuild.New(cfg, src, actions, contextbuild.ModelSummarizer{Provider: client, Model: prof.Model})}
 		p.byName[name] = pr
-		if len(prof.MCPServers()) == 0 {
+		if !p.usesSources(prof) {
 			eng, err := p.engine(context.Background(), pr)
 			if err != nil {
 				return nil, err
@@ -143,6 +145,17 @@ func newProfiles(set *agents.Set, getenv env, workspaces string, src contextbuil
 		}
 	}
 	return p, nil
+}
+
+// usesSources reports whether one of the profile's MCP servers has a source: then its tools are
+// asked for at every run.
+func (p *profiles) usesSources(prof *agents.Profile) bool {
+	for _, name := range prof.MCPServers() {
+		if _, ok := p.sources[name]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // systemPrompt is carryon's system prompt (how sessions and working memory work), then the

@@ -119,7 +119,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	var rs *runs.Service
 	profs, err := newProfiles(set, getenv, af.workspacesDir(sf.data), ss, actionSource(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
 		return rs.RecentActions(ctx, id, n)
-	}), ms, log)
+	}), ms, nil, log) // no MCP servers' tools yet: their sources plug in here
 	if err != nil {
 		return err
 	}
