@@ -175,6 +175,9 @@ agents:
 	if len(a.requests()) != nA {
 		t.Fatal("alpha was called for the researcher")
 	}
+	if out := cli(t, srv, "runs", "show", r["id"].(string)); !strings.Contains(out, "agent    researcher  "+digests["researcher"][:len("sha256:")+12]) {
+		t.Fatalf("runs show does not say the profile:\n%s", out)
+	}
 	wantSeen(t, b.requests(), seenRequest{Path: "/v1/chat/completions", Auth: "Bearer sk-beta-secret", Model: "model-beta",
 		System: "You are agent Beta; cite sources.", Tools: []string{"list_files"}})
 
@@ -241,7 +244,7 @@ func TestAgentsFileFromEnv(t *testing.T) {
 
 	bad := writeFile(t, dir, "bad.yaml", "providers:\n  off: {kind: scripted}\nagents:\n  default:\n    provider: of\n")
 	var stderr bytes.Buffer
-	err := run(t.Context(), []string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, envOf2(map[string]string{"CARRYON_AGENTS": bad}), nil, io.Discard, &stderr)
+	err := run(t.Context(), []string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, envMap(map[string]string{"CARRYON_AGENTS": bad}), nil, io.Discard, &stderr)
 	if code := report(err, &stderr); code != 1 {
 		t.Fatalf("exit %d for a wrong agents file", code)
 	}
@@ -249,9 +252,6 @@ func TestAgentsFileFromEnv(t *testing.T) {
 		t.Fatalf("stderr %q\nwant   %q", stderr.String(), want)
 	}
 }
-
-// envOf2 is a getenv over a map.
-func envOf2(m map[string]string) env { return func(k string) string { return m[k] } }
 
 // TestAgentsCheck runs `carryon agents check` on a good file, a wrong one and a missing secret.
 func TestAgentsCheck(t *testing.T) {
@@ -270,7 +270,7 @@ agents:
     approval: {files__write_file: always}
 `)
 	var out, errOut bytes.Buffer
-	err := run(t.Context(), []string{"agents", "check", file}, envOf2(map[string]string{"MY_CLAUDE_KEY": "sk-ant-xyz"}), nil, &out, &errOut)
+	err := run(t.Context(), []string{"agents", "check", file}, envMap(map[string]string{"MY_CLAUDE_KEY": "sk-ant-xyz"}), nil, &out, &errOut)
 	if err != nil {
 		t.Fatalf("check: %v", err)
 	}
@@ -284,7 +284,7 @@ agents:
 		t.Fatalf("check printed the key:\n%s", out.String())
 	}
 	out.Reset()
-	if err := run(t.Context(), []string{"agents", "check", file, "--json"}, envOf2(map[string]string{"MY_CLAUDE_KEY": "k"}), nil, &out, &errOut); err != nil {
+	if err := run(t.Context(), []string{"agents", "check", file, "--json"}, envMap(map[string]string{"MY_CLAUDE_KEY": "k"}), nil, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
 	var list struct {
@@ -304,18 +304,18 @@ agents:
 
 	// Without the key: the variable is named, the exit status is 1.
 	var stderr bytes.Buffer
-	err = run(t.Context(), []string{"agents", "check", file}, envOf2(nil), nil, io.Discard, io.Discard)
+	err = run(t.Context(), []string{"agents", "check", file}, envMap(nil), nil, io.Discard, io.Discard)
 	if code := report(err, &stderr); code != 1 || !strings.Contains(stderr.String(), "agents.yaml:3: providers.claude.api_key_env: names MY_CLAUDE_KEY, which is not set") ||
 		!strings.HasSuffix(strings.TrimSpace(stderr.String()), "(invalid_request)") || !strings.HasPrefix(stderr.String(), "carryon: ") {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 	// A command line it does not take is a usage error (exit 2); --help needs no server or file.
 	stderr.Reset()
-	if code := report(run(t.Context(), []string{"agents", "check"}, envOf2(nil), nil, io.Discard, io.Discard), &stderr); code != 2 {
+	if code := report(run(t.Context(), []string{"agents", "check"}, envMap(nil), nil, io.Discard, io.Discard), &stderr); code != 2 {
 		t.Fatalf("agents check without a file: exit %d", code)
 	}
 	out.Reset()
-	if err := run(t.Context(), []string{"agents", "--help"}, envOf2(nil), nil, &out, io.Discard); err != nil || !strings.Contains(out.String(), "carryon agents check agents.yaml") {
+	if err := run(t.Context(), []string{"agents", "--help"}, envMap(nil), nil, &out, io.Discard); err != nil || !strings.Contains(out.String(), "carryon agents check agents.yaml") {
 		t.Fatalf("help: %v\n%s", err, out.String())
 	}
 }
