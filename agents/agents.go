@@ -17,6 +17,7 @@ package agents
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -53,7 +54,8 @@ type Provider struct {
 }
 
 // MCPServer is an MCP server of the agents file: a command started over stdio, or a streamable
-// HTTP endpoint. Headers holds the values read from the variables of HeadersEnv; it is a secret.
+// HTTP endpoint. The header values read from the variables of HeadersEnv are secrets: only
+// Headers returns them, for the client that connects.
 type MCPServer struct {
 	Name string
 	// Command is the program and its arguments of a stdio server.
@@ -64,12 +66,17 @@ type MCPServer struct {
 	URL string
 	// HeadersEnv maps a header name to the environment variable that holds its value.
 	HeadersEnv map[string]string
-	// Headers are the header values resolved from HeadersEnv (secrets: never shown or digested).
-	Headers map[string]string
 	// TrustAnnotations lets the server's readOnlyHint and idempotentHint set effect classes.
 	TrustAnnotations bool
 	// CallTimeout bounds one tool call (0: the MCP client's default).
 	CallTimeout time.Duration
+	headers     map[string]string
+}
+
+// Headers returns the headers to send to an HTTP server, their values read from the variables of
+// HeadersEnv at load (secrets: never shown or digested). Each call returns a new map.
+func (m *MCPServer) Headers() map[string]string {
+	return maps.Clone(m.headers)
 }
 
 // Transport is "stdio" for a command, "http" for a URL.

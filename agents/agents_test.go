@@ -69,7 +69,7 @@ func TestExample(t *testing.T) {
 		t.Fatalf("effects %v approval %v", def.Effects, def.Approval)
 	}
 	search := set.MCPServers["search"]
-	if search.Headers["Authorization"] != secrets["SEARCH_TOKEN"] || search.CallTimeout != 20*time.Second || search.Transport() != "http" {
+	if search.Headers()["Authorization"] != secrets["SEARCH_TOKEN"] || search.CallTimeout != 20*time.Second || search.Transport() != "http" {
 		t.Fatalf("search server %+v", search)
 	}
 	if set.MCPServers["files"].Transport() != "stdio" {

@@ -165,7 +165,7 @@ func (v *validator) server(at, name string, r *rawServer, used bool) *MCPServer 
 		if len(r.Env) > 0 {
 			v.fail(at+".env", "only a server with a command takes env (use headers_env for an HTTP server)")
 		}
-		s.Headers = map[string]string{}
+		s.headers = map[string]string{}
 		for _, h := range sortedKeys(r.HeadersEnv) {
 			env := r.HeadersEnv[h]
 			switch {
@@ -174,8 +174,8 @@ func (v *validator) server(at, name string, r *rawServer, used bool) *MCPServer 
 			case !envRE.MatchString(env):
 				v.fail(at+".headers_env."+h, "must name an environment variable (letters, digits, _), not %q", env)
 			case used:
-				s.Headers[h] = v.getenv(env)
-				if s.Headers[h] == "" {
+				s.headers[h] = v.getenv(env)
+				if s.headers[h] == "" {
 					v.fail(at+".headers_env."+h, "names %s, which is not set in the environment", env)
 				}
 			}
