@@ -65,6 +65,10 @@ type Run struct {
 	RequestID  string `json:"request_id,omitempty"`
 	Model      string `json:"model"`
 	Multitask  string `json:"multitask"`
+	// Agent is the agent profile the run executes; AgentDigest the digest of that profile's
+	// definition when a runner last took the run (carryon.Agent.Digest), so the run says what ran.
+	Agent       string `json:"agent"`
+	AgentDigest string `json:"agent_digest"`
 	// Step is the number of model calls made so far; Attempt the number of times a runner took the run.
 	Step           int        `json:"step"`
 	Attempt        int        `json:"attempt"`
@@ -99,6 +103,8 @@ type NewRun struct {
 	// Tools are function tools the client runs itself: when the model calls one, the run stops in
 	// requires_action until the client posts the outputs (RunService.SubmitToolOutputs).
 	Tools []ClientTool `json:"tools,omitempty"`
+	// Agent names the agent profile to run (default: the session's); EINVALID for an unknown one.
+	Agent string `json:"agent,omitempty"`
 	WriteOptions
 }
 
@@ -170,6 +176,8 @@ type ChatInput struct {
 	// Tools are client-side tools, as NewRun's: a chat whose run stops in requires_action
 	// answers at once with that status and the run's required action.
 	Tools []ClientTool `json:"tools,omitempty"`
+	// Agent names the agent profile of the run (default: the session's); a new session is bound to it.
+	Agent string `json:"agent,omitempty"`
 }
 
 // ChatResult is the answer to a chat once its run has ended.

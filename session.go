@@ -25,6 +25,8 @@ type Session struct {
 	Title   string        `json:"title"`
 	Status  SessionStatus `json:"status"`
 	Version int64         `json:"version"`
+	// Agent is the agent profile the session's runs use unless a run names another.
+	Agent string `json:"agent"`
 	// ParentID and ForkSeq name the session this one was forked from and the last parent message it
 	// shares (copy on write: the parent's messages up to ForkSeq are read through, never copied).
 	ParentID             string          `json:"parent_id,omitempty"`
@@ -68,6 +70,8 @@ type NewSession struct {
 	Metadata       json.RawMessage `json:"metadata,omitempty"`
 	IdleTTLSeconds *int64          `json:"idle_ttl_seconds,omitempty"`
 	WorkingMemory  WorkingMemory   `json:"working_memory,omitempty"`
+	// Agent binds the session to an agent profile (default "default"); EINVALID for an unknown one.
+	Agent string `json:"agent,omitempty"`
 	WriteOptions
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/agents"
 	"github.com/carryon-hub/carryon/contextbuild"
 	"github.com/carryon-hub/carryon/engine"
 	"github.com/carryon-hub/carryon/httpapi"
@@ -44,6 +45,7 @@ type env struct {
 	aliceKey string // a plain user's key
 	bobKey   string // another plain user's key
 	logs     *syncBuffer
+	agents   *agents.Set
 }
 
 // syncBuffer is a bytes.Buffer safe for the server's goroutines.
@@ -80,7 +82,12 @@ func newEnvOn(t testing.TB, db store.Store, change func(*httpapi.Config)) *env {
 	ctx := context.Background()
 	var err error
 	t.Cleanup(func() { db.Close() })
-	e := &env{t: t, sessions: sessions.New(db, sessions.Config{}), users: users.New(db, nil), longTerm: longterm.New(db, nil), logs: &syncBuffer{}}
+	builtin := append(append(workspace.Tools(), tool.UpdateWorkingMemory()), longtermtool.Tools()...)
+	profiles, err := agents.Parse("agents.yaml", []byte(testAgentsFile), agents.Options{Builtin: builtin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, sessions: sessions.New(db, sessions.Config{Agents: profiles}), users: users.New(db, nil), longTerm: longterm.New(db, nil), logs: &syncBuffer{}, agents: profiles}
 	trusted := carryon.NewTrustedContext(ctx)
 	for _, u := range []struct {
 		name  string
@@ -91,13 +98,13 @@ func newEnvOn(t testing.TB, db store.Store, change func(*httpapi.Config)) *env {
 			t.Fatalf("create user %s: %v", u.name, err)
 		}
 	}
-	reg, err := tool.NewRegistry(append(append(workspace.Tools(), tool.UpdateWorkingMemory()), longtermtool.Tools()...)...)
+	reg, err := tool.NewRegistry(builtin...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	builder := contextbuild.New(contextbuild.Config{LongTerm: true}, e.sessions, nil)
 	eng := engine.New(engine.Config{Model: "scripted", Workspaces: t.TempDir(), LongTerm: e.longTerm}, scripted.New(0), reg, builder)
-	rs := runs.New(db, e.sessions, eng, runs.Config{Poll: 50 * time.Millisecond})
+	rs := runs.New(db, e.sessions, nil, runs.Config{Poll: 50 * time.Millisecond, Agents: testAgents{profiles, eng}})
 	workCtx, stopWork := context.WithCancel(ctx)
 	worked := make(chan struct{})
 	go func() { rs.Work(workCtx); close(worked) }()
@@ -107,6 +114,7 @@ func newEnvOn(t testing.TB, db store.Store, change func(*httpapi.Config)) *env {
 		Users:    e.users,
 		Runs:     rs,
 		LongTerm: e.longTerm,
+		Agents:   profiles,
 		Context: func(ctx context.Context, id string) (*carryon.ContextPreview, error) {
 			return builder.Preview(ctx, id, "scripted")
 		},
@@ -159,6 +167,34 @@ func checkRecorded(t testing.TB, r *http.Request, w *httptest.ResponseRecorder) 
 	if err := ck.Check(openapicheck.Answer{Method: r.Method, Path: r.URL.EscapedPath(), Status: w.Code, Header: w.Result().Header, Body: w.Body.Bytes()}); err != nil {
 		t.Errorf("%v", err)
 	}
+}
+
+// testAgentsFile are the agent profiles of the test server: the default one and a writer, both
+// scripted (the run's engine is the same; what differs is what sessions and runs record).
+const testAgentsFile = `
+providers:
+  offline: {kind: scripted}
+agents:
+  default: {provider: offline}
+  writer:
+    provider: offline
+    model: scripted-writer
+    instructions: Write plainly.
+    tools: [write_file, update_working_memory]
+    approval: {write_file: always}
+`
+
+// testAgents runs every profile of a set with one engine.
+type testAgents struct {
+	*agents.Set
+	eng *engine.Engine
+}
+
+func (a testAgents) Engine(_ context.Context, name string) (*engine.Engine, error) {
+	if _, err := a.Agent(name); err != nil {
+		return nil, err
+	}
+	return a.eng, nil
 }
 
 // client returns a Client of the server with key.

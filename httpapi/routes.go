@@ -173,6 +173,9 @@ func routeTable() []Route {
 			Response: carryon.LongTermPage{}, handler: (*server).handleLongTermList},
 		{Method: "POST", Pattern: "/v1/memories/search", Auth: AuthUser, Status: 200, Summary: "Search the caller's long-term memory, most relevant first, a page at a time",
 			Request: carryon.LongTermSearch{}, Response: carryon.LongTermResults{}, handler: (*server).handleLongTermSearch},
+		// Agent profiles.
+		{Method: "GET", Pattern: "/v1/agents", Auth: AuthUser, Status: 200, Summary: "List the agent profiles a caller may use (provider, model, tools with effect classes and approvals, digest; never a secret)",
+			Response: carryon.AgentList{}, handler: (*server).handleAgents},
 		// Users and keys.
 		{Method: "GET", Pattern: "/v1/me", Auth: AuthUser, Status: 200, Summary: "The caller",
 			Response: carryon.User{}, handler: (*server).handleMe},

@@ -69,6 +69,8 @@ type Config struct {
 	Runs carryon.RunService
 	// LongTerm is the users' long-term memory; without it the /v1/memories routes answer 501.
 	LongTerm carryon.LongTermService
+	// Agents lists the agent profiles (GET /v1/agents); without it that route answers 501.
+	Agents carryon.AgentService
 	// Context previews the model context of a session (GET /v1/sessions/{id}/context); without
 	// it that route answers 501.
 	Context func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)
@@ -86,6 +88,7 @@ type server struct {
 	users          carryon.UserService
 	runs           carryon.RunService
 	longTerm       carryon.LongTermService
+	agents         carryon.AgentService
 	streamsDone    <-chan struct{}
 	context        func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)
 	logger         *slog.Logger
@@ -109,6 +112,7 @@ func NewServer(cfg Config) http.Handler {
 		users:          cfg.Users,
 		runs:           cfg.Runs,
 		longTerm:       cfg.LongTerm,
+		agents:         cfg.Agents,
 		streamsDone:    cfg.StreamsDone,
 		context:        cfg.Context,
 		logger:         cfg.Logger,

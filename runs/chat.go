@@ -18,6 +18,7 @@ type chatRequest struct {
 	Message         string               `json:"message"`
 	ExpectedVersion *int64               `json:"expected_version,omitempty"`
 	Tools           []carryon.ClientTool `json:"tools,omitempty"`
+	Agent           string               `json:"agent,omitempty"`
 }
 
 // chatAnswer is what a chat's request id keeps: the session and run it made at once, and the
@@ -44,15 +45,20 @@ func (s *Service) Chat(ctx context.Context, in carryon.ChatInput) (*carryon.Chat
 	if in.SessionID == "" && in.ExpectedVersion != nil {
 		return nil, carryon.Errorf(carryon.EINVALID, "If-Match and expected_version name a version of an existing session; a chat without session_id makes a new one")
 	}
-	if err := s.checkClientTools(in.Tools); err != nil {
+	if in.Agent != "" {
+		if _, err := s.agents.Agent(in.Agent); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkClientTools(in.Tools); err != nil {
 		return nil, err
 	}
-	req := chatRequest{SessionID: in.SessionID, Message: in.Message, ExpectedVersion: in.ExpectedVersion, Tools: in.Tools}
-	run := carryon.NewRun{Message: in.Message, Tools: in.Tools, WriteOptions: carryon.WriteOptions{ExpectedVersion: in.ExpectedVersion}}
+	req := chatRequest{SessionID: in.SessionID, Message: in.Message, ExpectedVersion: in.ExpectedVersion, Tools: in.Tools, Agent: in.Agent}
+	run := carryon.NewRun{Message: in.Message, Tools: in.Tools, Agent: in.Agent, WriteOptions: carryon.WriteOptions{ExpectedVersion: in.ExpectedVersion}}
 	ans, err := sessions.Write(ctx, s.sess, opChat, in.SessionID, in.RequestID, req, func(tx store.Tx, own string, now time.Time) (chatAnswer, error) {
 		id := in.SessionID
 		if id == "" {
-			sess, err := s.sess.CreateInTx(ctx, tx, own, clipTitle(in.Message), now)
+			sess, err := s.sess.CreateInTx(ctx, tx, own, clipTitle(in.Message), in.Agent, now)
 			if err != nil {
 				return chatAnswer{}, err
 			}

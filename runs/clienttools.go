@@ -24,8 +24,9 @@ import (
 var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // checkClientTools refuses client tools a model could not be offered: a bad or duplicate name, a
-// name of a server tool, a schema that is not an object schema, too many or too large.
-func (s *Service) checkClientTools(tools []carryon.ClientTool) error {
+// schema that is not an object schema, too many or too large. (clashes refuses the names of the
+// profile's own tools once the run's profile is known.)
+func checkClientTools(tools []carryon.ClientTool) error {
 	if len(tools) > carryon.MaxClientTools {
 		return carryon.Errorf(carryon.EINVALID, "tools: at most %d client tools, not %d", carryon.MaxClientTools, len(tools))
 	}
@@ -40,9 +41,6 @@ func (s *Service) checkClientTools(tools []carryon.ClientTool) error {
 		case len(t.Name)+len(t.Description)+len(t.Parameters) > carryon.MaxClientToolBytes:
 			return carryon.Errorf(carryon.EINVALID, "%s: the definition is larger than %d bytes", at, carryon.MaxClientToolBytes)
 		}
-		if _, ok := s.engine.Tools().Get(t.Name); ok {
-			return carryon.Errorf(carryon.EINVALID, "%s: %q is the name of a server tool; choose another", at, t.Name)
-		}
 		if err := carryon.CheckText(at+".description", t.Description); err != nil {
 			return err
 		}
@@ -52,6 +50,20 @@ func (s *Service) checkClientTools(tools []carryon.ClientTool) error {
 			}
 		}
 		seen[t.Name] = true
+	}
+	return nil
+}
+
+// clashes refuses client tools named as one of the profile's own tools (the engine would offer
+// the model two tools of one name). Tools an MCP server offers are found only when the run starts;
+// a client tool named as one of those is not offered, and the server's tool runs.
+func clashes(agent *carryon.Agent, tools []carryon.ClientTool) error {
+	for i, t := range tools {
+		for _, own := range agent.Tools {
+			if own.Name == t.Name {
+				return carryon.Errorf(carryon.EINVALID, "tools[%d]: %q is the name of a tool of agent %s; choose another", i, t.Name, agent.Name)
+			}
+		}
 	}
 	return nil
 }

@@ -208,6 +208,17 @@ func (s *Service) claim(ctx context.Context, tx store.Tx, c *carryon.Run, now ti
 			return nil, err
 		}
 	}
+	// The run records the definition of its profile it runs with now (a restart may have brought
+	// another agents file); a profile that is gone fails the run.
+	agent, err := s.agents.Agent(r.Agent)
+	if err != nil {
+		r.Attempt++ // a runner of an earlier attempt, should it wake up, is fenced off
+		return nil, finishTx(ctx, tx, r, prev, carryon.RunFailed, "", "the run could not start: "+carryon.ErrorMessage(err), now)
+	}
+	if r.AgentDigest != "" && r.AgentDigest != agent.Digest {
+		s.log.Info("the run's agent profile changed since it started", "run", r.ID, "agent", r.Agent, "was", r.AgentDigest, "now", agent.Digest)
+	}
+	r.Model, r.AgentDigest = agent.Model, agent.Digest
 	lease := now.Add(s.cfg.LeaseTTL)
 	r.Status, r.Attempt, r.LeaseOwner, r.LeaseExpiresAt, r.UpdatedAt = carryon.RunRunning, prev+1, s.cfg.Instance, &lease, now
 	if r.StartedAt == nil {
@@ -244,9 +255,14 @@ func (s *Service) execute(ctx context.Context, run *carryon.Run) {
 	go s.heartbeat(hbCtx, run)
 
 	var runErr error
-	for _, err := range s.engine.Run(ctx, &hub{s: s, attempt: run.Attempt}, run) {
-		if err != nil {
-			runErr = err
+	eng, err := s.agents.Engine(ctx, run.Agent)
+	if err != nil {
+		runErr = err
+	} else {
+		for _, err := range eng.Run(ctx, &hub{s: s, attempt: run.Attempt}, run) {
+			if err != nil {
+				runErr = err
+			}
 		}
 	}
 	stopHB()

@@ -43,13 +43,16 @@ type Config struct {
 	ToolOutputTimeout time.Duration
 	// Logger receives the runner's logs.
 	Logger *slog.Logger
+	// Agents are the agent profiles runs execute; nil runs every run with the engine New was
+	// given, as the one profile named default.
+	Agents Agents
 }
 
 // Service implements carryon.RunService.
 type Service struct {
 	st     store.Store
 	sess   *sessions.Service
-	engine *engine.Engine
+	agents Agents
 	cfg    Config
 	log    *slog.Logger
 	notify *broker
@@ -62,8 +65,13 @@ type Service struct {
 
 var _ carryon.RunService = (*Service)(nil)
 
-// New returns a run manager. Call Work to execute runs in this process.
+// New returns a run manager that runs every run with eng, or, when cfg.Agents is set, with the
+// engine of the run's agent profile (eng may then be nil). Call Work to execute runs in this
+// process.
 func New(st store.Store, sess *sessions.Service, eng *engine.Engine, cfg Config) *Service {
+	if cfg.Agents == nil {
+		cfg.Agents = oneAgent{eng}
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -94,7 +102,7 @@ func New(st store.Store, sess *sessions.Service, eng *engine.Engine, cfg Config)
 	}
 	remote, _ := store.AsNotifier(st)
 	return &Service{
-		st: st, sess: sess, engine: eng, cfg: cfg, log: cfg.Logger, notify: newBroker(remote),
+		st: st, sess: sess, agents: cfg.Agents, cfg: cfg, log: cfg.Logger, notify: newBroker(remote),
 		wake: make(chan struct{}, 1), running: map[string]*running{},
 		slots: make(chan struct{}, cfg.Workers),
 	}
@@ -115,8 +123,13 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 	default:
 		return nil, carryon.Errorf(carryon.EINVALID, "multitask must be reject, enqueue or interrupt, not %q", in.Multitask)
 	}
-	if err := s.checkClientTools(in.Tools); err != nil {
+	if err := checkClientTools(in.Tools); err != nil {
 		return nil, err
+	}
+	if in.Agent != "" {
+		if _, err := s.agents.Agent(in.Agent); err != nil {
+			return nil, err
+		}
 	}
 	key := in.RequestID
 	in.RequestID = ""
@@ -142,6 +155,17 @@ func (s *Service) startTx(ctx context.Context, sessionID string, in carryon.NewR
 	return func(tx store.Tx, own string, now time.Time) (*carryon.Run, error) {
 		sess, err := sessions.LoadWritable(ctx, tx, own, sessionID, in.ExpectedVersion, nil, now)
 		if err != nil {
+			return nil, err
+		}
+		name := in.Agent
+		if name == "" {
+			name = sess.Agent // the profile the session was bound to
+		}
+		agent, err := s.agents.Agent(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := clashes(agent, in.Tools); err != nil {
 			return nil, err
 		}
 		active, err := tx.ActiveRuns(ctx, own, sessionID)
@@ -187,7 +211,8 @@ func (s *Service) startTx(ctx context.Context, sessionID string, in carryon.NewR
 		}
 		run := &carryon.Run{
 			ID: carryon.NewID("run_"), SessionID: sessionID, OwnerID: own, Status: carryon.RunQueued, Message: in.Message,
-			RequestID: key, Model: s.engine.Model(), Multitask: policy, Tools: in.Tools, CreatedAt: created, UpdatedAt: now,
+			RequestID: key, Model: agent.Model, Multitask: policy, Tools: in.Tools, CreatedAt: created, UpdatedAt: now,
+			Agent: agent.Name, AgentDigest: agent.Digest,
 		}
 		if len(active) == 0 {
 			if err := appendTrigger(ctx, tx, sess, run, now); err != nil {

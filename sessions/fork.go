@@ -55,7 +55,7 @@ func (s *Service) Fork(ctx context.Context, id string, in carryon.ForkInput) (*c
 			CreatedAt: now, UpdatedAt: now, LastActiveAt: now,
 			ExpiresAt:      now.Add(time.Duration(parent.IdleTTLSeconds) * time.Second),
 			IdleTTLSeconds: parent.IdleTTLSeconds, MessageCount: forkSeq, LastSeq: forkSeq,
-			Metadata: parent.Metadata,
+			Metadata: parent.Metadata, Agent: parent.Agent,
 		}
 		rev, err := tx.WorkingMemoryAtVersion(ctx, own, parent.ID, at)
 		if err != nil {

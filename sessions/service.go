@@ -34,6 +34,8 @@ type Config struct {
 	// session id, as the engine's): deleting or purging a session removes its workspace, and a
 	// fork starts with a copy of its parent's. Empty: the service touches no files.
 	Workspaces string
+	// Agents names the agent profiles a session may be bound to; nil means only the default one.
+	Agents carryon.AgentCatalog
 	// Logger receives what cannot be returned, such as a workspace that could not be removed after
 	// its session was deleted. Default slog.Default().
 	Logger *slog.Logger

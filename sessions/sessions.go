@@ -33,6 +33,11 @@ func (s *Service) Create(ctx context.Context, in carryon.NewSession) (*carryon.S
 	if err := validMetadata(in.Metadata); err != nil {
 		return nil, err
 	}
+	agent, err := s.CheckAgent(in.Agent)
+	if err != nil {
+		return nil, err
+	}
+	in.Agent = agent
 	ttl := int64(s.cfg.IdleTTL / time.Second)
 	if in.IdleTTLSeconds != nil {
 		if err := validTTL(*in.IdleTTLSeconds); err != nil {
@@ -59,14 +64,36 @@ func (s *Service) Create(ctx context.Context, in carryon.NewSession) (*carryon.S
 	return Write(ctx, s, "session.create", "", key, in, insertTx(ctx, in, ttl, doc))
 }
 
-// CreateInTx makes a session of owner titled title, with the default idle TTL and an empty
-// working memory, in the transaction of a larger write (a chat writes its new session, its first
-// message and its run at once).
-func (s *Service) CreateInTx(ctx context.Context, tx store.Tx, owner, title string, now time.Time) (*carryon.Session, error) {
+// CreateInTx makes a session of owner titled title, bound to agent profile agent (default
+// "default"), with the default idle TTL and an empty working memory, in the transaction of a
+// larger write (a chat writes its new session, its first message and its run at once).
+func (s *Service) CreateInTx(ctx context.Context, tx store.Tx, owner, title, agent string, now time.Time) (*carryon.Session, error) {
 	if err := validTitle(title); err != nil {
 		return nil, err
 	}
-	return insertTx(ctx, carryon.NewSession{Title: title}, int64(s.cfg.IdleTTL/time.Second), nil)(tx, owner, now)
+	agent, err := s.CheckAgent(agent)
+	if err != nil {
+		return nil, err
+	}
+	return insertTx(ctx, carryon.NewSession{Title: title, Agent: agent}, int64(s.cfg.IdleTTL/time.Second), nil)(tx, owner, now)
+}
+
+// CheckAgent returns the name of the agent profile name means ("" is the default one), or
+// EINVALID naming the known profiles when the server has none of that name.
+func (s *Service) CheckAgent(name string) (string, error) {
+	if name == "" {
+		name = carryon.DefaultAgent
+	}
+	if s.cfg.Agents == nil {
+		if name != carryon.DefaultAgent {
+			return "", carryon.Errorf(carryon.EINVALID, "agent %q is not a profile of this server; the known ones are: %s", name, carryon.DefaultAgent)
+		}
+		return name, nil
+	}
+	if _, err := s.cfg.Agents.Agent(name); err != nil {
+		return "", err
+	}
+	return name, nil
 }
 
 // insertTx stores a new session checked by Create, with its first working memory doc if any.
@@ -76,7 +103,7 @@ func insertTx(ctx context.Context, in carryon.NewSession, ttl int64, doc []byte)
 			ID: carryon.NewID(carryon.SessionIDPrefix), OwnerID: own, Title: in.Title, Status: carryon.SessionActive,
 			Version: 1, CreatedAt: now, UpdatedAt: now, LastActiveAt: now,
 			ExpiresAt: now.Add(time.Duration(ttl) * time.Second), IdleTTLSeconds: ttl,
-			Metadata: compactJSON(in.Metadata),
+			Metadata: compactJSON(in.Metadata), Agent: in.Agent,
 		}
 		if doc != nil {
 			sess.WorkingMemoryVersion = 1

@@ -1,26 +1,27 @@
 package main
 
 import (
+	"context"
 	"flag"
-	"fmt"
+	"log/slog"
 	"path/filepath"
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/agents"
 	"github.com/carryon-hub/carryon/contextbuild"
 	"github.com/carryon-hub/carryon/engine"
 	"github.com/carryon-hub/carryon/model"
-	"github.com/carryon-hub/carryon/model/anthropic"
-	"github.com/carryon-hub/carryon/model/openai"
-	"github.com/carryon-hub/carryon/model/scripted"
+	"github.com/carryon-hub/carryon/runs"
 	"github.com/carryon-hub/carryon/tool"
 	"github.com/carryon-hub/carryon/tool/longtermtool"
 	"github.com/carryon-hub/carryon/tool/testtools"
 	"github.com/carryon-hub/carryon/tool/workspace"
 )
 
-// agentFlags choose the model and shape the agent loop.
+// agentFlags choose the agent profiles: an agents file, or the flags of the one default profile.
 type agentFlags struct {
+	file            string
 	provider, model string
 	scriptedDelay   time.Duration
 	maxSteps        int
@@ -30,6 +31,7 @@ type agentFlags struct {
 }
 
 func (a *agentFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&a.file, "agents", "", "agents file (YAML or JSON): providers, MCP servers and agent profiles (docs/AGENTS.md); without it the flags --provider, --model, --scripted-delay, --max-steps, --run-token-budget and --context-budget make the one profile, named default")
 	fs.StringVar(&a.provider, "provider", "scripted", "model provider: scripted (offline, no key), openai (any OpenAI-compatible endpoint: OPENAI_API_KEY, OPENAI_BASE_URL) or anthropic (ANTHROPIC_API_KEY)")
 	fs.StringVar(&a.model, "model", "", "model name, e.g. gpt-4o-mini, llama3.1, claude-sonnet-4-5")
 	fs.DurationVar(&a.scriptedDelay, "scripted-delay", 0, "latency the scripted model adds per step, e.g. 700ms")
@@ -39,56 +41,44 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&a.contextBudget, "context-budget", 16000, "input tokens of one model call")
 }
 
-// newEngine builds the agent engine: the provider with bounded retries, the built-in tools and
-// the context builder over the session source. With mem, the agent also gets
-// remember and recall and its context the owner's relevant long-term memory.
-func (a *agentFlags) newEngine(getenv env, data string, src contextbuild.Source, mem carryon.LongTermService) (*engine.Engine, error) {
-	var p model.Provider
-	name := a.model
-	switch a.provider {
-	case "scripted":
-		p = scripted.New(a.scriptedDelay)
-		if name == "" {
-			name = "scripted"
-		}
-	case "openai":
-		if name == "" {
-			name = "gpt-4o-mini"
-		}
-		op, err := openai.FromEnv(getenv, name)
-		if err != nil {
-			return nil, err
-		}
-		p = model.WithRetry(op, model.RetryPolicy{})
-	case "anthropic":
-		if name == "" {
-			name = "claude-sonnet-4-5"
-		}
-		ap, err := anthropic.FromEnv(getenv, name)
-		if err != nil {
-			return nil, err
-		}
-		p = model.WithRetry(ap, model.RetryPolicy{})
-	default:
-		return nil, usagef("--provider must be scripted, openai or anthropic, not %q", a.provider)
-	}
+// builtinTools are the tools compiled into the server, which agent profiles select from: the
+// workspace's files, working memory, long-term memory, and with CARRYON_TEST_TOOLS=1 the
+// effect-counting tools of the crash tests and demos.
+func builtinTools(getenv env) []tool.Tool {
 	all := append(workspace.Tools(), tool.UpdateWorkingMemory())
-	cfg := contextbuild.Config{Budget: a.contextBudget}
-	if mem != nil {
-		all = append(all, longtermtool.Tools()...)
-		cfg.LongTerm = true
-	}
+	all = append(all, longtermtool.Tools()...)
 	if getenv("CARRYON_TEST_TOOLS") == "1" {
-		all = append(all, testtools.Tools()...) // effect-counting tools for crash tests and demos
+		all = append(all, testtools.Tools()...)
 	}
-	tools, err := tool.NewRegistry(all...)
-	if err != nil {
-		return nil, fmt.Errorf("tools: %w", err)
+	return all
+}
+
+// load returns the agent profiles: those of the agents file, or the default one of the flags.
+func (a *agentFlags) load(getenv env) (*agents.Set, error) {
+	opt := agents.Options{Getenv: getenv, Builtin: builtinTools(getenv)}
+	if a.file != "" {
+		return agents.Load(a.file, opt)
 	}
-	builder := contextbuild.New(cfg, src, contextbuild.ModelSummarizer{Provider: p, Model: name})
-	return engine.New(engine.Config{
-		Model: name, MaxSteps: a.maxSteps, TokenBudget: a.tokenBudget, Workspaces: a.workspacesDir(data), LongTerm: mem,
-	}, p, tools, builder), nil
+	return agents.FromFlags(agents.Flags{
+		Provider: a.provider, Model: a.model, ScriptedDelay: a.scriptedDelay,
+		MaxSteps: a.maxSteps, ContextBudget: a.contextBudget, RunTokenBudget: a.tokenBudget,
+	}, opt)
+}
+
+// ignoredBy returns the profile flags fs was given (on the command line or by their variables)
+// that an agents file makes unused, as --name.
+func (a *agentFlags) ignoredBy(fs *flag.FlagSet) []string {
+	if a.file == "" {
+		return nil
+	}
+	var out []string
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "provider", "model", "scripted-delay", "max-steps", "run-token-budget", "context-budget":
+			out = append(out, "--"+f.Name)
+		}
+	})
+	return out
 }
 
 // workspacesDir is the directory of the sessions' workspaces: --workspaces, or DATA/workspaces.
@@ -97,4 +87,123 @@ func (a *agentFlags) workspacesDir(data string) string {
 		return a.workspaces
 	}
 	return filepath.Join(data, "workspaces")
+}
+
+// profiles runs the agent profiles of a set: one provider client per provider in use, one context
+// builder per profile (its budget, and its instructions after carryon's system prompt), and for
+// each run an engine with the profile's tools as they are then. It implements runs.Agents.
+type profiles struct {
+	*agents.Set
+	builtin []tool.Tool
+	// sources are the MCP servers' tools by server name; a profile's globs decide which it asks.
+	sources    map[string]tool.Source
+	byName     map[string]*profileRun
+	workspaces string
+	longTerm   carryon.LongTermService
+	log        *slog.Logger
+}
+
+var _ runs.Agents = (*profiles)(nil)
+
+// profileRun is what every run of one profile shares; fixed is its engine when the profile
+// takes tools of no MCP server (its tools cannot change between runs).
+type profileRun struct {
+	profile  *agents.Profile
+	provider model.Provider
+	builder  *contextbuild.Builder
+	fixed    *engine.Engine
+}
+
+// newProfiles prepares the set's profiles to run over the session source; with
+// mem, their context gets the owner's relevant long-term memory and their tools can reach it.
+// sources are the tools of the MCP servers by the servers' names in the set (nil for none): a
+// profile whose globs name a server gets what its source offers when each run starts.
+func newProfiles(set *agents.Set, getenv env, workspaces string, src contextbuild.Source, mem carryon.LongTermService, sources map[string]tool.Source, log *slog.Logger) (*profiles, error) {
+	p := &profiles{Set: set, builtin: builtinTools(getenv), sources: sources, byName: map[string]*profileRun{},
+		workspaces: workspaces, longTerm: mem, log: log}
+	clients := map[string]model.Provider{}
+	for _, name := range set.Names() {
+		prof := set.Profiles[name]
+		client, ok := clients[prof.Provider]
+		if !ok {
+			client = set.Providers[prof.Provider].Open()
+			clients[prof.Provider] = client
+		}
+		cfg := contextbuild.Config{Budget: prof.ContextBudget, SystemPrompt: systemPrompt(prof)}
+		cfg.LongTerm = mem != nil
+		pr := &profileRun{profile: prof, provider: client,
+			builder: contextbuild.New(cfg, src, contextbuild.ModelSummarizer{Provider: client, Model: prof.Model})}
+		p.byName[name] = pr
+		if !p.usesSources(prof) {
+			eng, err := p.engine(context.Background(), pr)
+			if err != nil {
+				return nil, err
+			}
+			pr.fixed = eng
+		}
+	}
+	return p, nil
+}
+
+// usesSources reports whether one of the profile's MCP servers has a source: then its tools are
+// asked for at every run.
+func (p *profiles) usesSources(prof *agents.Profile) bool {
+	for _, name := range prof.MCPServers() {
+		if _, ok := p.sources[name]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// systemPrompt is carryon's system prompt (how sessions and working memory work), then the
+// profile's instructions.
+func systemPrompt(p *agents.Profile) string {
+	if p.Instructions == "" {
+		return contextbuild.DefaultSystemPrompt
+	}
+	return contextbuild.DefaultSystemPrompt + "\n\n" + p.Instructions
+}
+
+// Engine returns an engine for a run of the named profile, with the profile's tools as its
+// sources offer them now.
+func (p *profiles) Engine(ctx context.Context, name string) (*engine.Engine, error) {
+	prof, err := p.Profile(name)
+	if err != nil {
+		return nil, err
+	}
+	if pr := p.byName[prof.Name]; pr.fixed != nil {
+		return pr.fixed, nil
+	}
+	return p.engine(ctx, p.byName[prof.Name])
+}
+
+// engine builds an engine for a run of pr's profile.
+func (p *profiles) engine(ctx context.Context, pr *profileRun) (*engine.Engine, error) {
+	prof := pr.profile
+	tools, err := agents.Tools(ctx, prof, p.builtin, p.sources)
+	if err != nil {
+		p.log.Warn("a run goes on without the tools of an MCP server that did not answer", "agent", prof.Name, "err", err)
+	}
+	reg, err := tool.NewRegistry(tools...)
+	if err != nil {
+		return nil, carryon.Errorf(carryon.EINVALID, "the tools of agent %s: %v", prof.Name, err)
+	}
+	return engine.New(engine.Config{
+		Model: prof.Model, MaxSteps: prof.MaxSteps, TokenBudget: prof.RunTokenBudget, Workspaces: p.workspaces, LongTerm: p.longTerm,
+		Approval: func(tool string) bool { return prof.ApprovalOf(tool) == carryon.ApprovalAlways },
+	}, pr.provider, reg, pr.builder), nil
+}
+
+// Preview is what the model of the session's profile would be sent now.
+func (p *profiles) Preview(ctx context.Context, sessions carryon.SessionService, sessionID string) (*carryon.ContextPreview, error) {
+	view, err := sessions.Get(ctx, sessionID, carryon.GetOptions{Messages: -1})
+	if err != nil {
+		return nil, err
+	}
+	prof, err := p.Profile(view.Agent)
+	if err != nil {
+		return nil, err
+	}
+	return p.byName[prof.Name].builder.Preview(ctx, sessionID, prof.Model)
 }

@@ -39,6 +39,7 @@ var envBindings = []binding{
 	{flag: "max-attempts", env: "CARRYON_MAX_ATTEMPTS"},
 	{flag: "tool-output-timeout", env: "CARRYON_TOOL_OUTPUT_TIMEOUT"},
 	// the agent
+	{flag: "agents", env: "CARRYON_AGENTS"},
 	{flag: "provider", env: "CARRYON_PROVIDER"},
 	{flag: "model", env: "CARRYON_MODEL"},
 	{flag: "scripted-delay", env: "CARRYON_SCRIPTED_DELAY"},

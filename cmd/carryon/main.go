@@ -104,6 +104,8 @@ func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "copy":
 		return runCopy(ctx, rest, getenv, stdout, stderr)
+	case "agents":
+		return runAgents(ctx, rest, getenv, stdout)
 	case "version":
 		return runVersion(rest, getenv, stdout)
 	case "openapi": // not in the usage: CI lints the document it prints
@@ -136,6 +138,7 @@ Usage:
   carryon runs ls --session ID | runs show RUN_ID            a session's runs; a run and its tool journal
   carryon context SESSION_ID                                 what the model would be sent now, with tokens
   carryon memory put|get|rm|ls|search ...                    the user's long-term memory (namespaces, search)
+  carryon agents check FILE                                  validate an agents file and print its profiles
   carryon migrate [--data DIR] [--db DSN]                    bring the database schema up to date
   carryon copy --from SQLITE_FILE --to postgres://...        move a deployment to an empty PostgreSQL
   carryon version                                            print the version

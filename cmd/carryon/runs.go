@@ -91,6 +91,9 @@ func printRun(w io.Writer, r *carryon.Run) {
 	fmt.Fprintf(w, "run      %s  %s\nsession  %s\n", r.ID, r.Status, r.SessionID)
 	fmt.Fprintf(w, "message  %s\n", clip(r.Message, 100))
 	fmt.Fprintf(w, "model    %s  steps %d  attempt %d  tokens %d in / %d out\n", r.Model, r.Step, r.Attempt, r.Usage.InputTokens, r.Usage.OutputTokens)
+	if r.Agent != "" {
+		fmt.Fprintf(w, "agent    %s  %s\n", r.Agent, shortPrint(r.AgentDigest))
+	}
 	fmt.Fprintf(w, "created  %s", r.CreatedAt.Local().Format(time.DateTime))
 	if r.FinishedAt != nil {
 		fmt.Fprintf(w, "  finished %s (%s)", r.FinishedAt.Local().Format(time.DateTime), r.FinishedAt.Sub(r.CreatedAt).Round(time.Millisecond))

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,7 +34,8 @@ const serveUsage = `usage: carryon serve [flags]
 Examples:
   carryon serve
   carryon serve --addr 0.0.0.0:8420 --db postgres://carryon@db.internal:5432/carryon
-  OPENAI_API_KEY=sk-... carryon serve --provider openai --model gpt-4o-mini`
+  OPENAI_API_KEY=sk-... carryon serve --provider openai --model gpt-4o-mini
+  carryon serve --agents agents.yaml   (the agent profiles of a file; see "carryon agents check")`
 
 func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", serveUsage, stdout)
@@ -63,11 +65,23 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	if *closedRetention < 0 {
 		return usagef("--closed-retention must be 0 or more")
 	}
+	if *workers < 0 {
+		return usagef("--workers must be 0 or more")
+	}
+	// The agent profiles are checked before anything opens: a mistake in the file stops the start.
+	set, err := af.load(getenv)
+	if err != nil {
+		return err
+	}
 	var log *slog.Logger
 	if *logJSON {
 		log = slog.New(slog.NewJSONHandler(stderr, nil))
 	} else {
 		log = slog.New(slog.NewTextHandler(stderr, nil))
+	}
+
+	if ignored := af.ignoredBy(fs.FlagSet); len(ignored) > 0 {
+		log.Warn("the agents file decides the agents; these flags are not used", "flags", strings.Join(ignored, ", "))
 	}
 
 	reg := prometheus.NewRegistry()
@@ -100,25 +114,23 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	}
 	ss := sessions.New(st, sessions.Config{
 		IdleTTL: *idleTTL, PurgeAfter: *purge, ClosedRetention: *closedRetention, IdempotencyTTL: *idemTTL,
-		Workspaces: af.workspacesDir(sf.data), Logger: log,
+		Workspaces: af.workspacesDir(sf.data), Logger: log, Agents: set,
 	})
 	ms := longterm.New(st, nil).KeepRequestIDs(*idemTTL)
-	eng, err := af.newEngine(getenv, sf.data, ss, ms)
+	profs, err := newProfiles(set, getenv, af.workspacesDir(sf.data), ss, ms, nil, log) // no MCP servers' tools yet: their sources plug in here
 	if err != nil {
 		return err
 	}
-	if *workers < 0 {
-		return usagef("--workers must be 0 or more")
-	}
-	rs := runs.New(st, ss, eng, runs.Config{Logger: log, LeaseTTL: *leaseTTL, MaxAttempts: *maxAttempts, Workers: *workers, ToolOutputTimeout: *toolOutputTimeout})
+	rs := runs.New(st, ss, nil, runs.Config{Logger: log, LeaseTTL: *leaseTTL, MaxAttempts: *maxAttempts, Workers: *workers, Agents: profs, ToolOutputTimeout: *toolOutputTimeout})
 	streamsDone := make(chan struct{})
 	handler := httpapi.NewServer(httpapi.Config{
 		StreamsDone: streamsDone,
 		Sessions:    ss, Users: us, Runs: rs, LongTerm: ms, Logger: log, Ready: raw.Ping, MaxBodyBytes: *maxBody,
 		BodyReadTimeout: *bodyTimeout,
 		RequireVersion:  *requireVersion, Registry: reg,
+		Agents: set,
 		Context: func(ctx context.Context, id string) (*carryon.ContextPreview, error) {
-			return eng.Builder().Preview(ctx, id, eng.Model())
+			return profs.Preview(ctx, ss, id)
 		},
 	})
 
@@ -142,7 +154,8 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	}
 
 	// The address and the key file are said once, on stdout: scripts read the first line.
-	log.Info("carryon started", "version", carryon.Version, "model", eng.Model(), "workers", *workers)
+	def, _ := set.Agent(carryon.DefaultAgent)
+	log.Info("carryon started", "version", carryon.Version, "model", def.Model, "agents", strings.Join(set.Names(), ","), "workers", *workers)
 	fmt.Fprintf(stdout, "carryon listening on http://%s (data %s)\n", ln.Addr(), sf.data)
 	fmt.Fprintf(stdout, "local user's key file: %s (the client commands on this machine read it)\n", filepath.Join(sf.data, users.LocalKeyFile))
 

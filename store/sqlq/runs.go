@@ -18,7 +18,7 @@ import (
 
 const runCols = `id, session_id, owner_id, status, message, trigger_seq, request_id, model, multitask, step, attempt,
 	lease_owner, lease_expires_at, stop_requested, reply, error, input_tokens, output_tokens, created_at,
-	updated_at, started_at, finished_at, takeovers, tools`
+	updated_at, started_at, finished_at, takeovers, tools, agent, agent_digest`
 
 func scanRun(r Row) (*carryon.Run, error) {
 	var run carryon.Run
@@ -28,7 +28,7 @@ func scanRun(r Row) (*carryon.Run, error) {
 	var tools *string
 	err := r.Scan(&run.ID, &run.SessionID, &run.OwnerID, &status, &run.Message, &run.TriggerSeq, &run.RequestID, &run.Model,
 		&run.Multitask, &run.Step, &run.Attempt, &run.LeaseOwner, &lease, &run.StopRequested, &run.Reply,
-		&run.Error, &run.Usage.InputTokens, &run.Usage.OutputTokens, &created, &updated, &started, &finished, &run.Takeovers, &tools)
+		&run.Error, &run.Usage.InputTokens, &run.Usage.OutputTokens, &created, &updated, &started, &finished, &run.Takeovers, &tools, &run.Agent, &run.AgentDigest)
 	if err != nil {
 		return nil, err
 	}
@@ -69,11 +69,11 @@ func (t *Tx) InsertRun(ctx context.Context, r *carryon.Run) error {
 		return err
 	}
 	_, err := t.Conn.Exec(ctx, `INSERT INTO runs (`+runCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.SessionID, r.OwnerID, string(r.Status), r.Message, r.TriggerSeq, r.RequestID, r.Model,
 		r.Multitask, r.Step, r.Attempt, r.LeaseOwner, NullMicros(r.LeaseExpiresAt), r.StopRequested,
 		r.Reply, r.Error, r.Usage.InputTokens, r.Usage.OutputTokens, Micros(r.CreatedAt), Micros(r.UpdatedAt),
-		NullMicros(r.StartedAt), NullMicros(r.FinishedAt), r.Takeovers, toolsText(r.Tools))
+		NullMicros(r.StartedAt), NullMicros(r.FinishedAt), r.Takeovers, toolsText(r.Tools), r.Agent, r.AgentDigest)
 	return t.Conflict(err, "insert run", "run %s exists", r.ID)
 }
 
@@ -101,7 +101,7 @@ func (t *Tx) GetRun(ctx context.Context, owner, id string) (*carryon.Run, error)
 }
 
 // UpdateRun stores every mutable field of r (status, trigger seq, step, attempt, lease, stop
-// request, reply, error, usage, updated/started/finished times) if the row is r.OwnerID's and at
+// request, reply, error, usage, updated/started/finished times, model and agent digest) if the row is r.OwnerID's and at
 // attempt prevAttempt. ENOTFOUND when missing or foreign; EFENCED when the attempt moved, and
 // then nothing is written.
 func (t *Tx) UpdateRun(ctx context.Context, r *carryon.Run, prevAttempt int) error {
@@ -110,11 +110,11 @@ func (t *Tx) UpdateRun(ctx context.Context, r *carryon.Run, prevAttempt int) err
 	}
 	n, err := t.Conn.Exec(ctx, `UPDATE runs SET status = ?, trigger_seq = ?, step = ?, attempt = ?,
 		lease_owner = ?, lease_expires_at = ?, stop_requested = ?, reply = ?, error = ?, input_tokens = ?,
-		output_tokens = ?, updated_at = ?, started_at = ?, finished_at = ?, takeovers = ?
+		output_tokens = ?, updated_at = ?, started_at = ?, finished_at = ?, takeovers = ?, model = ?, agent_digest = ?
 		WHERE id = ? AND owner_id = ? AND attempt = ?`,
 		string(r.Status), r.TriggerSeq, r.Step, r.Attempt, r.LeaseOwner, NullMicros(r.LeaseExpiresAt),
 		r.StopRequested, r.Reply, r.Error, r.Usage.InputTokens, r.Usage.OutputTokens, Micros(r.UpdatedAt),
-		NullMicros(r.StartedAt), NullMicros(r.FinishedAt), r.Takeovers, r.ID, r.OwnerID, prevAttempt)
+		NullMicros(r.StartedAt), NullMicros(r.FinishedAt), r.Takeovers, r.Model, r.AgentDigest, r.ID, r.OwnerID, prevAttempt)
 	if err != nil {
 		return t.Wrap(err, "update run")
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 const sessionCols = `id, owner_id, title, status, version, parent_id, fork_seq, fork_version, created_at,
-	updated_at, last_active_at, expires_at, idle_ttl_seconds, message_count, last_seq, memory_version, metadata`
+	updated_at, last_active_at, expires_at, idle_ttl_seconds, message_count, last_seq, memory_version, metadata, agent`
 
 func scanSession(r Row) (*carryon.Session, error) {
 	var s carryon.Session
@@ -18,7 +18,7 @@ func scanSession(r Row) (*carryon.Session, error) {
 	var created, updated, active, expires int64
 	err := r.Scan(&s.ID, &s.OwnerID, &s.Title, &status, &s.Version, &parent, &s.ForkSeq, &s.ForkVersion,
 		&created, &updated, &active, &expires, &s.IdleTTLSeconds, &s.MessageCount, &s.LastSeq,
-		&s.WorkingMemoryVersion, &meta)
+		&s.WorkingMemoryVersion, &meta, &s.Agent)
 	if err != nil {
 		return nil, err
 	}
@@ -36,10 +36,10 @@ func (t *Tx) InsertSession(ctx context.Context, s *carryon.Session) error {
 		return err
 	}
 	_, err := t.Conn.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.ID, s.OwnerID, s.Title, string(s.Status), s.Version, NullText(s.ParentID), s.ForkSeq, s.ForkVersion,
 		Micros(s.CreatedAt), Micros(s.UpdatedAt), Micros(s.LastActiveAt), Micros(s.ExpiresAt),
-		s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.WorkingMemoryVersion, NullText(s.Metadata))
+		s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.WorkingMemoryVersion, NullText(s.Metadata), s.Agent)
 	return t.Conflict(err, "insert session", "session %s exists", s.ID)
 }
 

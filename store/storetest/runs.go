@@ -20,6 +20,7 @@ func newRun(s *carryon.Session, id string, status carryon.RunStatus, sec int) *c
 	return &carryon.Run{
 		ID: id, SessionID: s.ID, OwnerID: s.OwnerID, Status: status, TriggerSeq: 1, Model: "scripted",
 		Multitask: carryon.MultitaskReject, CreatedAt: at(sec), UpdatedAt: at(sec),
+		Agent: "researcher", AgentDigest: "sha256:0a1b",
 	}
 }
 
@@ -103,7 +104,7 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		insertRun(t, st, full)
 		checkRun(t, getRun(t, st, ownerA, full.ID), full)
 		bare := newRun(s, "run_bare", carryon.RunQueued, 2)
-		bare.Model, bare.Multitask, bare.TriggerSeq = "", "", 0
+		bare.Model, bare.Multitask, bare.TriggerSeq, bare.Agent, bare.AgentDigest = "", "", 0, "", ""
 		insertRun(t, st, bare)
 		checkRun(t, getRun(t, st, ownerA, bare.ID), bare)
 
@@ -149,6 +150,7 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		claimed := *r
 		claimed.Status, claimed.Attempt, claimed.Step = carryon.RunRunning, 1, 1
 		claimed.LeaseOwner, claimed.LeaseExpiresAt, claimed.StartedAt, claimed.UpdatedAt = "runner-1", tp(at(40)), tp(at(10)), at(10)
+		claimed.Model, claimed.AgentDigest = "llama3.1", "sha256:2c3d" // the definition the runner runs with
 		write(t, st, func(tx store.Tx) error { return tx.UpdateRun(ctx, &claimed, 0) })
 		checkRun(t, getRun(t, st, ownerA, r.ID), &claimed)
 

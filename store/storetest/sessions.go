@@ -20,7 +20,7 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 		checkSession(t, getSession(t, st, ownerA, s.ID), s)
 
 		bare := newSession(ownerA, "sess_2", at(1))
-		bare.Metadata, bare.Title = nil, ""
+		bare.Metadata, bare.Title, bare.Agent = nil, "", ""
 		insertSession(t, st, bare)
 		checkSession(t, getSession(t, st, ownerA, bare.ID), bare)
 
@@ -76,6 +76,14 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 		err = st.Write(ctx, func(tx store.Tx) error { return tx.UpdateSession(ctx, &missing, 2) })
 		wantCode(t, err, carryon.ENOTFOUND)
 		checkSession(t, getSession(t, st, ownerA, s.ID), &upd)
+
+		// The profile a session was made with stays: an update does not rebind it.
+		rebound := upd
+		rebound.Agent, rebound.Version = "other", 3
+		write(t, st, func(tx store.Tx) error { return tx.UpdateSession(ctx, &rebound, 2) })
+		if got := getSession(t, st, ownerA, s.ID); got.Agent != "researcher" || got.Version != 3 {
+			t.Fatalf("after an update naming another agent: agent %q version %d, want researcher at 3", got.Agent, got.Version)
+		}
 	})
 
 	t.Run("ListOrderAndPaging", func(t *testing.T) {

@@ -25,6 +25,9 @@
 //     another owner's), and InsertAction also when the run is not of the action's session.
 //   - RunnableRuns orders by (CreatedAt, ID); a lease expiring exactly at now has not expired,
 //     and a running run without a lease expiry is never returned.
+//   - A session's Agent is stored by InsertSession and kept by UpdateSession (a session stays
+//     bound to its profile); a run's Agent is stored by InsertRun, and UpdateRun stores its Model
+//     and AgentDigest (a runner records the definition it runs with).
 //   - RecentActions breaks ties of StartedAt by step, then index, descending.
 //   - A limit of zero or less means no limit (RunnableRuns, RecentActions, EventsAfter, ListRuns).
 //   - Event seqs of a run are 1, 2, 3, … with no gap, also when a transaction that appended was
@@ -102,7 +105,7 @@ func newSession(owner, id string, when time.Time) *carryon.Session {
 	return &carryon.Session{
 		ID: id, OwnerID: owner, Title: "title " + id, Status: carryon.SessionActive, Version: 1,
 		CreatedAt: when, UpdatedAt: when, LastActiveAt: when, ExpiresAt: when.Add(time.Hour),
-		IdleTTLSeconds: 3600, Metadata: json.RawMessage(`{"project":"x","n":1}`),
+		IdleTTLSeconds: 3600, Metadata: json.RawMessage(`{"project":"x","n":1}`), Agent: "researcher",
 	}
 }
 

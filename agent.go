@@ -1,0 +1,87 @@
+package carryon
+
+import "context"
+
+// DefaultAgent is the name of the agent profile a session is bound to when it names none. A server
+// started without an agents file has exactly this one profile, made from its flags.
+const DefaultAgent = "default"
+
+// Approvals a profile may ask for before a tool call.
+const (
+	// ApprovalNever runs the call without asking (the default).
+	ApprovalNever = "never"
+	// ApprovalAlways stops the run before the call until a user decides.
+	ApprovalAlways = "always"
+)
+
+// Agent is an agent profile as a caller sees it: which provider and model it runs, its
+// instructions, its tools with their effect classes and approvals, and the digest of its whole
+// definition. It never holds a secret (keys and headers are named by their environment variables
+// in the agents file and resolved only inside the server).
+type Agent struct {
+	Name string `json:"name"`
+	// Provider names the provider in the agents file; ProviderKind is openai, anthropic or scripted.
+	Provider     string `json:"provider"`
+	ProviderKind string `json:"provider_kind"`
+	Model        string `json:"model"`
+	// Instructions are added to carryon's own system prompt.
+	Instructions string `json:"instructions,omitempty"`
+	// ToolPatterns are the profile's globs over tool names (path.Match syntax).
+	ToolPatterns []string `json:"tool_patterns"`
+	// Tools are the built-in tools the patterns select, with the effect class and approval they run
+	// with; tools of MCP servers are found when a run starts and are not listed here.
+	Tools []AgentTool `json:"tools"`
+	// Effects override tools' effect classes by tool name (MCP tools are unsafe unless said otherwise).
+	Effects map[string]EffectClass `json:"effects,omitempty"`
+	// Approval says, by tool name, whether a call waits for a user first: always or never.
+	Approval map[string]string `json:"approval,omitempty"`
+	// MCPServers are the MCP servers the patterns name tools of.
+	MCPServers    []AgentMCPServer `json:"mcp_servers,omitempty"`
+	MaxSteps      int              `json:"max_steps"`
+	ContextBudget int              `json:"context_budget"`
+	// Digest is "sha256:" and the hex SHA-256 of the profile's canonical definition (provider,
+	// model, instructions, tools, effects, approvals, limits and the MCP servers it uses; secrets
+	// are named, never included). A run records the digest of the definition it ran with.
+	Digest string `json:"digest"`
+}
+
+// AgentTool is one tool of a profile.
+type AgentTool struct {
+	Name   string      `json:"name"`
+	Effect EffectClass `json:"effect"`
+	// Approval is always or never.
+	Approval string `json:"approval"`
+}
+
+// AgentMCPServer is an MCP server a profile uses, without its secrets: the environment variables
+// of its headers are named, their values never shown.
+type AgentMCPServer struct {
+	Name string `json:"name"`
+	// Transport is stdio (a command) or http (streamable HTTP at URL).
+	Transport string   `json:"transport"`
+	Command   []string `json:"command,omitempty"`
+	// EnvKeys are the names of the variables set for a stdio server's process.
+	EnvKeys []string `json:"env_keys,omitempty"`
+	URL     string   `json:"url,omitempty"`
+	// HeadersEnv maps a header name to the environment variable that holds its value.
+	HeadersEnv         map[string]string `json:"headers_env,omitempty"`
+	TrustAnnotations   bool              `json:"trust_annotations"`
+	CallTimeoutSeconds float64           `json:"call_timeout_seconds,omitempty"`
+}
+
+// AgentList is the answer of AgentService.ListAgents.
+type AgentList struct {
+	Items []*Agent `json:"items"`
+}
+
+// AgentCatalog names the agent profiles a server runs.
+type AgentCatalog interface {
+	// Agent returns the named profile. EINVALID, naming the known profiles, when there is none.
+	Agent(name string) (*Agent, error)
+}
+
+// AgentService lists the agent profiles a caller may use.
+type AgentService interface {
+	// ListAgents returns the profiles, by name. EUNAUTHORIZED without a caller.
+	ListAgents(ctx context.Context) (*AgentList, error)
+}
