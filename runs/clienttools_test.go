@@ -261,7 +261,7 @@ func TestClientToolsRefused(t *testing.T) {
 		{[]carryon.ClientTool{{Name: "bad name"}}, "name must match"},
 		{[]carryon.ClientTool{{Name: ""}}, "name must match"},
 		{[]carryon.ClientTool{{Name: "x"}, {Name: "x"}}, "declared twice"},
-		{[]carryon.ClientTool{{Name: "write_file"}}, "server tool"},
+		{[]carryon.ClientTool{{Name: "write_file"}}, "the name of a tool of agent default"},
 		{[]carryon.ClientTool{{Name: "x", Parameters: json.RawMessage(`{"type":"string"}`)}}, "JSON Schema of an object"},
 		{[]carryon.ClientTool{{Name: "x", Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"text"}}}`)}}, "unknown type"},
 		{make([]carryon.ClientTool, carryon.MaxClientTools+1), "at most"},
