@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"slices"
 	"net"
+	"slices"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/google/jsonschema-go/jsonschema"

@@ -75,7 +75,12 @@ func (s *server) recall(ctx context.Context, in recallArgs) (any, error) {
 	if s.longTerm == nil {
 		return nil, notImplemented("long-term memory")
 	}
-	return s.longTerm.Search(ctx, carryon.LongTermSearch{Query: in.Query, Namespace: in.Namespace, Limit: in.Limit})
+	res, err := s.longTerm.Search(ctx, carryon.LongTermSearch{Query: in.Query, Namespace: in.Namespace, Limit: in.Limit})
+	if err != nil {
+		return nil, err
+	}
+	res.Items = nonNil(res.Items)
+	return res, nil
 }
 
 func (s *server) forget(ctx context.Context, in forgetArgs) (any, error) {

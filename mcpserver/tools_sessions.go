@@ -113,7 +113,20 @@ func bound(sc *jsonschema.Schema, name string, lo, hi int) {
 }
 
 func (s *server) listSessions(ctx context.Context, in listSessionsArgs) (any, error) {
-	return s.sessions.List(ctx, carryon.SessionFilter{Status: carryon.SessionStatus(in.Status), Limit: in.Limit, Cursor: in.Cursor})
+	page, err := s.sessions.List(ctx, carryon.SessionFilter{Status: carryon.SessionStatus(in.Status), Limit: in.Limit, Cursor: in.Cursor})
+	if err != nil {
+		return nil, err
+	}
+	page.Items = nonNil(page.Items)
+	return page, nil
+}
+
+// nonNil makes an empty list [] in JSON rather than null.
+func nonNil[T any](items []T) []T {
+	if items == nil {
+		return []T{}
+	}
+	return items
 }
 
 func (s *server) getSession(ctx context.Context, in getSessionArgs) (any, error) {
@@ -124,7 +137,12 @@ func (s *server) getSession(ctx context.Context, in getSessionArgs) (any, error)
 			opt.Messages = -1
 		}
 	}
-	return s.sessions.Get(ctx, in.SessionID, opt)
+	v, err := s.sessions.Get(ctx, in.SessionID, opt)
+	if err != nil {
+		return nil, err
+	}
+	v.Messages = nonNil(v.Messages)
+	return v, nil
 }
 
 func (s *server) createSession(ctx context.Context, in createSessionArgs) (any, error) {
