@@ -67,7 +67,7 @@ func (s *server) addSessionTools(srv *mcp.Server) {
 		Annotations: hints("List sessions", true, true, false),
 	}, func(sc *jsonschema.Schema) {
 		sc.Properties["status"].Enum = []any{string(carryon.SessionActive), string(carryon.SessionClosed), string(carryon.SessionExpired)}
-		bound(sc, "limit", 1, 200)
+		bound(sc, "limit", 1, carryon.MaxMessageWindow)
 	}, s.listSessions)
 
 	addTool(s, srv, &mcp.Tool{

@@ -25,12 +25,12 @@ const mcpUsage = `usage: carryon mcp [--server URL] [--key KEY] [--data DIR] [--
 
 Examples:
   carryon mcp
-  carryon mcp --server https://carryon.example.com --key co_...
+  carryon mcp --server https://carryon.example.com --key ck_...
   npx @modelcontextprotocol/inspector --cli carryon mcp --method tools/list
 
 A Claude Desktop entry (claude_desktop_config.json):
   {"mcpServers": {"carryon": {"command": "carryon", "args": ["mcp"],
-    "env": {"CARRYON_SERVER": "http://127.0.0.1:8420", "CARRYON_KEY": "co_..."}}}}`
+    "env": {"CARRYON_SERVER": "http://127.0.0.1:8420", "CARRYON_KEY": "ck_..."}}}}`
 
 func runMCP(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mcp", mcpUsage, stdout)
