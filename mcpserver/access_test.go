@@ -224,3 +224,24 @@ func TestMCPNeedsAKey(t *testing.T) {
 		t.Fatalf("initialize with a good key: %d %s", resp.StatusCode, b)
 	}
 }
+
+// A request that reached the server under another Host name (a reverse proxy on the same
+// machine) is served: the key, not the Host header, decides.
+func TestMCPBehindAProxyHost(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, options{})
+	req, _ := http.NewRequest("POST", e.srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
+	req.Host = "carryon.example.com"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+e.aliceKey)
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "list_sessions") {
+		t.Fatalf("tools/list under another Host: %d %s", resp.StatusCode, b)
+	}
+}

@@ -41,6 +41,8 @@ type options struct {
 	modelDelay time.Duration
 	// runWait is start_run's bound (mcpserver.Config.RunWait).
 	runWait time.Duration
+	// requireVersion is the server's --require-version.
+	requireVersion bool
 }
 
 func newEnv(t *testing.T, opt options) *env {
@@ -77,8 +79,8 @@ func newEnv(t *testing.T, opt options) *env {
 	go func() { rs.Work(workCtx); close(worked) }()
 	t.Cleanup(func() { stopWork(); <-worked })
 	handler := httpapi.NewServer(httpapi.Config{
-		Sessions: ss, Users: us, Runs: rs, LongTerm: lt, Registry: prometheus.NewRegistry(),
-		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: lt, RunWait: opt.runWait}),
+		Sessions: ss, Users: us, Runs: rs, LongTerm: lt, Registry: prometheus.NewRegistry(), RequireVersion: opt.requireVersion,
+		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: lt, RunWait: opt.runWait, RequireVersion: opt.requireVersion}),
 	})
 	e.srv = httptest.NewServer(handler)
 	t.Cleanup(e.srv.Close)

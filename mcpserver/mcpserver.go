@@ -52,6 +52,9 @@ type Config struct {
 	// LongTerm backs remember, recall, forget and the memories resource; without it they
 	// answer not_implemented.
 	LongTerm carryon.LongTermService
+	// MaxBodyBytes limits the body of an HTTP request to Handler; 0 means the SDK's default
+	// (4 MiB), as the API's own default.
+	MaxBodyBytes int64
 	// RunWait bounds how long start_run waits for the run to end; 0 means DefaultRunWait.
 	RunWait time.Duration
 	// Logger receives internal errors; nil discards.
@@ -128,7 +131,12 @@ var private = mcp.Cacheable{CacheScope: "private"}
 func Handler(cfg Config) http.Handler {
 	srv := New(cfg)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: cfg.Logger})
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: cfg.Logger, MaxRequestBodyBytes: cfg.MaxBodyBytes,
+			// The SDK refuses a request that reached a loopback address under another Host name
+			// (a defence of servers without credentials against DNS rebinding). Every request here
+			// carries an API key, which a rebinding page does not have, and a server on 127.0.0.1
+			// behind a reverse proxy on the same host must answer the proxy's Host, as /v1 does.
+			DisableLocalhostProtection: true})
 	return auth.RequireBearerToken(userOfRequest, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 }
 

@@ -244,3 +244,25 @@ func TestStartRunBoundedWait(t *testing.T) {
 		}
 	}
 }
+
+// On a server that requires versions, the writes to an existing session need expected_version,
+// as on /v1; creating a session needs none.
+func TestRequireVersion(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, options{requireVersion: true})
+	cs := e.connect(e.aliceKey)
+	id := ok(t, cs, "create_session", map[string]any{"working_memory": map[string]any{"goal": "g"}})["id"]
+	msgs := []any{map[string]any{"role": "user", "content": "hi"}}
+	toolError(t, cs, "append_messages", map[string]any{"session_id": id, "messages": msgs}, "version_required")
+	toolError(t, cs, "update_working_memory", map[string]any{"session_id": id, "patch": map[string]any{"goal": "h"}}, "version_required")
+	toolError(t, cs, "start_run", map[string]any{"session_id": id, "message": "go"}, "version_required")
+	if got := ok(t, cs, "get_session", map[string]any{"session_id": id}); got["version"] != float64(1) || got["message_count"] != float64(0) {
+		t.Fatalf("a refused write changed the session: %v", got)
+	}
+	if r := ok(t, cs, "append_messages", map[string]any{"session_id": id, "messages": msgs, "expected_version": 1}); r["version"] != float64(2) {
+		t.Fatalf("append with the version: %v", r)
+	}
+	if r := ok(t, cs, "start_run", map[string]any{"session_id": id, "message": "go", "expected_version": 2}); r["done"] != true {
+		t.Fatalf("start_run with the version: %v", r)
+	}
+}

@@ -124,7 +124,8 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Context: func(ctx context.Context, id string) (*carryon.ContextPreview, error) {
 			return eng.Builder().Preview(ctx, id, eng.Model())
 		},
-		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Logger: log, RequireVersion: *requireVersion}),
+		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Logger: log,
+			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody}),
 	})
 
 	ln, err := net.Listen("tcp", *addr)
