@@ -15,9 +15,10 @@ import (
 )
 
 // addTool registers a tool whose arguments decode into In and whose call returns the value of a
-// result (a JSON object) or an error. edit, when given, refines the input schema the SDK infers
-// from In (enums, bounds). The result goes out as structured content with the same JSON as
-// text; an error goes out as a tool error (see toolError).
+// result (a JSON object) or an error. edit, when given, refines the input schema inferred from
+// In (enums, bounds). The arguments are checked against the schema here, not by the SDK, so that
+// bad arguments are a tool error with carryon's code like any other refusal. The result goes out
+// as structured content with the same JSON as text; an error as a tool error (see toolError).
 func addTool[In any](s *server, srv *mcp.Server, t *mcp.Tool, edit func(*jsonschema.Schema), call func(ctx context.Context, in In) (any, error)) {
 	schema, err := jsonschema.For[In](nil)
 	if err != nil {
@@ -29,14 +30,45 @@ func addTool[In any](s *server, srv *mcp.Server, t *mcp.Tool, edit func(*jsonsch
 	if edit != nil {
 		edit(schema)
 	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		panic("mcpserver: the input schema of " + t.Name + ": " + err.Error())
+	}
 	t.InputSchema = schema
-	mcp.AddTool(srv, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+	srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		in, err := decodeArgs[In](t.Name, req.Params.Arguments, resolved)
+		if err != nil {
+			return s.toolError(ctx, t.Name, err), nil
+		}
 		out, err := call(caller(ctx, req.Extra), in)
 		if err != nil {
-			return s.toolError(ctx, t.Name, err), nil, nil
+			return s.toolError(ctx, t.Name, err), nil
 		}
-		return nil, out, nil
+		b, err := json.Marshal(out)
+		if err != nil {
+			return s.toolError(ctx, t.Name, err), nil
+		}
+		return &mcp.CallToolResult{StructuredContent: json.RawMessage(b), Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
 	})
+}
+
+// decodeArgs checks a call's arguments against the tool's input schema and decodes them.
+func decodeArgs[In any](tool string, args json.RawMessage, schema *jsonschema.Resolved) (In, error) {
+	var in In
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return in, carryon.Errorf(carryon.EINVALID, "the arguments of %s are not JSON: %v", tool, err)
+	}
+	if err := schema.Validate(v); err != nil {
+		return in, carryon.Errorf(carryon.EINVALID, "the arguments of %s do not fit its input schema: %v", tool, err)
+	}
+	if err := json.Unmarshal(args, &in); err != nil {
+		return in, carryon.Errorf(carryon.EINVALID, "the arguments of %s: %v", tool, err)
+	}
+	return in, nil
 }
 
 // noNull makes a property the schema inference types as "T or null" (a pointer, a slice, a map)
