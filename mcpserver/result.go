@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -65,7 +66,11 @@ func decodeArgs[In any](tool string, args json.RawMessage, schema *jsonschema.Re
 	if err := schema.Validate(v); err != nil {
 		return in, carryon.Errorf(carryon.EINVALID, "the arguments of %s do not fit its input schema: %v", tool, err)
 	}
-	if err := json.Unmarshal(args, &in); err != nil {
+	// Numbers inside free JSON (a remembered value) stay exactly as written, not rounded
+	// through float64.
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	if err := dec.Decode(&in); err != nil {
 		return in, carryon.Errorf(carryon.EINVALID, "the arguments of %s: %v", tool, err)
 	}
 	return in, nil

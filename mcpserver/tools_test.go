@@ -266,3 +266,18 @@ func TestRequireVersion(t *testing.T) {
 		t.Fatalf("start_run with the version: %v", r)
 	}
 }
+
+// A remembered value keeps its numbers exactly, beyond float64's 2^53.
+func TestRememberKeepsNumbers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, options{})
+	cs := e.connect(e.aliceKey)
+	ctx := context.Background()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "remember", Arguments: json.RawMessage(`{"key":"big","value":{"n":12345678901234567891}}`)})
+	if err != nil || res.IsError {
+		t.Fatalf("remember: %v %s", err, text(res))
+	}
+	if !strings.Contains(text(res), `"value":{"n":12345678901234567891}`) {
+		t.Fatalf("the number changed: %s", text(res))
+	}
+}
