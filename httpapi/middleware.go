@@ -141,13 +141,10 @@ func validRequestID(id string) bool {
 func (s *server) checkRoute(rt *Route, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rt.Auth != AuthPublic {
-			u, err := s.authenticate(r)
+			u, err := s.identify(r)
 			if err != nil {
 				s.writeError(w, r, err)
 				return
-			}
-			if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
-				info.userID = u.ID
 			}
 			if rt.Auth == AuthAdmin && !u.Admin {
 				s.writeError(w, r, carryon.Errorf(carryon.EFORBIDDEN, "%s %s needs an admin key", rt.Method, rt.Pattern))
@@ -165,6 +162,31 @@ func (s *server) checkRoute(rt *Route, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// authenticated serves next only to a request with a valid bearer key, with the key's user in its
+// context: the authentication of checkRoute, for a handler outside the route table (Config.MCP).
+func (s *server) authenticated(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, err := s.identify(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(carryon.NewContextWithUser(r.Context(), u)))
+	})
+}
+
+// identify authenticates the request and names its user in the request's log line.
+func (s *server) identify(r *http.Request) (*carryon.User, error) {
+	u, err := s.authenticate(r)
+	if err != nil {
+		return nil, err
+	}
+	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+		info.userID = u.ID
+	}
+	return u, nil
 }
 
 // authenticate finds the user of the request's bearer key. The identity comes only from the key.

@@ -40,6 +40,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// MCPPath is where the server serves Config.MCP.
+const MCPPath = "/mcp"
+
 // DefaultMaxBodyBytes is the request body limit when Config.MaxBodyBytes is zero.
 const DefaultMaxBodyBytes = 4 << 20
 
@@ -80,6 +83,11 @@ type Config struct {
 	// Registry receives the HTTP metrics and is served at /metrics; nil makes a new one with the Go
 	// and process collectors.
 	Registry *prometheus.Registry
+	// MCP, when set, is served at /mcp (every method) behind the same bearer-key authentication
+	// as the /v1 routes: it gets the request with the key's user in its context
+	// (carryon.NewContextWithUser), and a request without a valid key is refused with a 401
+	// problem before it is reached. The server knows nothing else of it (package mcpserver).
+	MCP http.Handler
 }
 
 // server is the handler NewServer returns.
@@ -141,6 +149,9 @@ func NewServer(cfg Config) http.Handler {
 	for i := range routes {
 		rt := &routes[i]
 		s.mux.Handle(rt.Method+" "+rt.Pattern, s.wrap(rt.Pattern, s.checkRoute(rt, rt.handler(s))))
+	}
+	if cfg.MCP != nil {
+		s.mux.Handle(MCPPath, s.wrap(MCPPath, s.authenticated(cfg.MCP)))
 	}
 	s.mux.Handle("/", s.wrap("unmatched", http.HandlerFunc(s.handleUnmatched)))
 	unclean := s.wrap("unclean", http.HandlerFunc(s.handleUnclean))

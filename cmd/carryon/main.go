@@ -100,6 +100,8 @@ func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 		return runContext(ctx, rest, getenv, stdout, stderr)
 	case "memory":
 		return runLongTerm(ctx, rest, getenv, stdout, stderr)
+	case "mcp":
+		return runMCP(ctx, rest, getenv, stdin, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "copy":
@@ -139,6 +141,7 @@ Usage:
   carryon context SESSION_ID                                 what the model would be sent now, with tokens
   carryon memory put|get|rm|ls|search ...                    the user's long-term memory (namespaces, search)
   carryon agents check FILE                                  validate an agents file and print its profiles
+  carryon mcp [--server URL] [--key KEY]                     the MCP server over stdio, for desktop clients
   carryon migrate [--data DIR] [--db DSN]                    bring the database schema up to date
   carryon copy --from SQLITE_FILE --to postgres://...        move a deployment to an empty PostgreSQL
   carryon version                                            print the version

@@ -19,6 +19,7 @@ import (
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/httpapi"
 	"github.com/carryon-hub/carryon/longterm"
+	"github.com/carryon-hub/carryon/mcpserver"
 	"github.com/carryon-hub/carryon/runs"
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store"
@@ -26,8 +27,9 @@ import (
 )
 
 const serveUsage = `usage: carryon serve [flags]
-  Run the session hub: the HTTP API on --addr over the database in --data (or --db), and
-  runners for the agent's runs. It prints "carryon listening on URL (data DIR)" first, then
+  Run the session hub: the HTTP API on --addr over the database in --data (or --db), the MCP
+  server at /mcp (streamable HTTP, stateless; the same API keys as bearer tokens), and runners
+  for the agent's runs. It prints "carryon listening on URL (data DIR)" first, then
   where the local user's key file is. SIGINT or SIGTERM stops it cleanly; runs in progress
   resume at the next start.
 
@@ -132,6 +134,8 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Context: func(ctx context.Context, id string) (*carryon.ContextPreview, error) {
 			return profs.Preview(ctx, ss, id)
 		},
+		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Logger: log,
+			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody}),
 	})
 
 	ln, err := net.Listen("tcp", *addr)

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpProcess connects the go-sdk client to a `carryon mcp` process started with args.
+func mcpProcess(t *testing.T, args ...string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"mcp"}, args...)...)
+	c := mcp.NewClient(&mcp.Implementation{Name: "carryon-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect to carryon mcp: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// mcpTool calls a tool and returns its structured content and whether it is a tool error.
+func mcpTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (map[string]any, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error %v", name, err)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil || m == nil {
+		t.Fatalf("%s: structured content %s", name, b)
+	}
+	return m, res.IsError
+}
+
+// mcpOK calls a tool that must succeed.
+func mcpOK(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
+	t.Helper()
+	m, isErr := mcpTool(t, cs, name, args)
+	if isErr {
+		t.Fatalf("%s: tool error %v", name, m)
+	}
+	return m
+}
+
+// mcpErrorCode calls a tool that must fail and returns its carryon error code.
+func mcpErrorCode(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) string {
+	t.Helper()
+	m, isErr := mcpTool(t, cs, name, args)
+	if !isErr {
+		t.Fatalf("%s: want a tool error, got %v", name, m)
+	}
+	e, _ := m["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
+}
+
+// TestMCPStdio drives `carryon mcp`, a real process, with the go-sdk client, against a real
+// `carryon serve`: for the local key file's user, and for another user's --key.
+func TestMCPStdio(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	srv := startServer(t, data)
+	bob := addUser(t, data, "bob")
+	alice := mcpProcess(t, "--server", srv.url, "--data", data)
+
+	tools, err := alice.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	slices.Sort(names)
+	want := []string{"append_messages", "create_session", "forget", "get_session", "list_sessions", "recall", "remember", "start_run", "update_working_memory"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("tools %v, want %v", names, want)
+	}
+
+	id := mcpOK(t, alice, "create_session", map[string]any{"title": "trip", "working_memory": map[string]any{"goal": "plan the trip", "next_action": "book the train"}})["id"].(string)
+	args := map[string]any{"session_id": id, "request_id": "once", "messages": []any{map[string]any{"role": "user", "content": "book it"}}}
+	first := mcpOK(t, alice, "append_messages", args)
+	second := mcpOK(t, alice, "append_messages", args)
+	if first["replayed"] != false || second["replayed"] != true || first["version"] != second["version"] {
+		t.Fatalf("append twice with one request id: %v then %v", first, second)
+	}
+	// The server holds one message: read it over /v1, not through the MCP server.
+	view := must(t, srv.url, localKey(t, data), "GET", "/v1/sessions/"+id, nil, 200).json(t)
+	if view["message_count"] != float64(1) {
+		t.Fatalf("the server has %v messages after two appends with one request id", view["message_count"])
+	}
+	run := mcpOK(t, alice, "start_run", map[string]any{"session_id": id, "message": "continue"})
+	if run["done"] != true || !strings.Contains(run["reply"].(string), "plan the trip") {
+		t.Fatalf("start_run: %v", run)
+	}
+
+	res, err := alice.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "carryon://sessions/" + id + "/memory"})
+	if err != nil || len(res.Contents) != 1 || !strings.Contains(res.Contents[0].Text, "book the train") || res.CacheScope != "private" {
+		t.Fatalf("resources/read: %v %v", res, err)
+	}
+	prompt, err := alice.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "continue_task", Arguments: map[string]string{"session_id": id}})
+	if err != nil || !strings.Contains(prompt.Messages[0].Content.(*mcp.TextContent).Text, "Next action: book the train") {
+		t.Fatalf("prompts/get: %v %v", prompt, err)
+	}
+
+	other := mcpProcess(t, "--server", srv.url, "--key", bob)
+	if code := mcpErrorCode(t, other, "get_session", map[string]any{"session_id": id}); code != "not_found" {
+		t.Fatalf("bob's get_session of alice's session: %s", code)
+	}
+	if code := mcpErrorCode(t, other, "append_messages", args); code != "not_found" {
+		t.Fatalf("bob's append to alice's session: %s", code)
+	}
+	if page := mcpOK(t, other, "list_sessions", nil); len(page["items"].([]any)) != 0 {
+		t.Fatalf("bob lists %v", page)
+	}
+	if _, err := other.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "carryon://sessions/" + id}); err == nil || strings.Contains(err.Error(), "plan the trip") {
+		t.Fatalf("bob reads alice's session: %v", err)
+	}
+}
+
+// TestMCPCommandLine: the help needs no key and no server; without a key the command says how
+// to give one; a server that cannot be reached is a tool error that says so.
+func TestMCPCommandLine(t *testing.T) {
+	t.Parallel()
+	empty := t.TempDir()
+	out, _, code := runBinary(t, []string{"CARRYON_KEY=", "CARRYON_DATA=" + empty}, "mcp", "--help")
+	if code != 0 || !strings.Contains(out.String(), "usage: carryon mcp") || !strings.Contains(out.String(), "Examples:") || !strings.Contains(out.String(), "--run-wait") {
+		t.Fatalf("carryon mcp --help: exit %d\n%s", code, out)
+	}
+	_, errOut, code := runBinary(t, []string{"CARRYON_KEY=", "CARRYON_DATA=" + empty}, "mcp")
+	if code != 1 || !strings.Contains(errOut.String(), "no API key") {
+		t.Fatalf("carryon mcp without a key: exit %d: %s", code, errOut)
+	}
+	if _, _, code := runBinary(t, nil, "mcp", "--key", "ck_x", "--run-wait", "0s"); code != 2 {
+		t.Fatalf("--run-wait 0s: exit %d, want 2", code)
+	}
+	// Nothing listens on port 1.
+	cs := mcpProcess(t, "--server", "http://127.0.0.1:1", "--key", "ck_x")
+	m, isErr := mcpTool(t, cs, "list_sessions", nil)
+	e, _ := m["error"].(map[string]any)
+	if !isErr || e["code"] != "unavailable" || !strings.Contains(e["message"].(string), "127.0.0.1:1") {
+		t.Fatalf("a server that cannot be reached: %v", m)
+	}
+}

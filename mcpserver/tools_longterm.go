@@ -1,0 +1,94 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The arguments of the long-term memory tools; their JSON names are the contract.
+type (
+	rememberArgs struct {
+		Namespace string `json:"namespace,omitempty" jsonschema:"dot-separated segments of a-z, 0-9, _ and - such as prefs or projects.alpha (default notes)"`
+		Key       string `json:"key" jsonschema:"the item's name inside its namespace"`
+		Value     any    `json:"value" jsonschema:"any JSON value"`
+		Text      string `json:"text,omitempty" jsonschema:"what search matches (default: the value's text)"`
+	}
+	recallArgs struct {
+		Query     string `json:"query" jsonschema:"free text; its words are matched each on its own (no words: the newest items)"`
+		Namespace string `json:"namespace,omitempty" jsonschema:"only this namespace and the namespaces under it"`
+		Limit     int    `json:"limit,omitempty" jsonschema:"how many items at most (default 10)"`
+	}
+	forgetArgs struct {
+		Namespace string `json:"namespace" jsonschema:"the item's namespace"`
+		Key       string `json:"key" jsonschema:"the item's key"`
+	}
+)
+
+// forgotten is the result of forget.
+type forgotten struct {
+	Namespace string `json:"namespace"`
+	Key       string `json:"key"`
+	Forgotten bool   `json:"forgotten"`
+}
+
+func (s *server) addLongTermTools(srv *mcp.Server) {
+	addTool(s, srv, &mcp.Tool{
+		Name:        "remember",
+		Description: "Store a fact or preference in your long-term memory under a namespace and key, replacing what was there. Every session of yours can recall it.",
+		// It replaces the item under the key, and the old value is not kept.
+		Annotations: hints("Remember", false, true, true),
+	}, nil, s.remember)
+
+	addTool(s, srv, &mcp.Tool{
+		Name:        "recall",
+		Description: "Search your long-term memory, most relevant first.",
+		Annotations: hints("Recall", true, true, false),
+	}, func(sc *jsonschema.Schema) { bound(sc, "limit", 1, carryon.MaxLongTermSearchLimit) }, s.recall)
+
+	addTool(s, srv, &mcp.Tool{
+		Name:        "forget",
+		Description: "Delete an item of your long-term memory.",
+		Annotations: hints("Forget", false, true, true),
+	}, nil, s.forget)
+}
+
+func (s *server) remember(ctx context.Context, in rememberArgs) (any, error) {
+	if s.longTerm == nil {
+		return nil, notImplemented("long-term memory")
+	}
+	ns := in.Namespace
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	value, err := json.Marshal(in.Value)
+	if err != nil {
+		return nil, carryon.Errorf(carryon.EINVALID, "value: %v", err)
+	}
+	return s.longTerm.Put(ctx, ns, in.Key, carryon.LongTermPut{Value: value, Text: in.Text})
+}
+
+func (s *server) recall(ctx context.Context, in recallArgs) (any, error) {
+	if s.longTerm == nil {
+		return nil, notImplemented("long-term memory")
+	}
+	res, err := s.longTerm.Search(ctx, carryon.LongTermSearch{Query: in.Query, Namespace: in.Namespace, Limit: in.Limit})
+	if err != nil {
+		return nil, err
+	}
+	res.Items = nonNil(res.Items)
+	return res, nil
+}
+
+func (s *server) forget(ctx context.Context, in forgetArgs) (any, error) {
+	if s.longTerm == nil {
+		return nil, notImplemented("long-term memory")
+	}
+	if err := s.longTerm.Delete(ctx, in.Namespace, in.Key, carryon.WriteOptions{}); err != nil {
+		return nil, err
+	}
+	return forgotten{Namespace: in.Namespace, Key: in.Key, Forgotten: true}, nil
+}
