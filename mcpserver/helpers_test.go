@@ -63,17 +63,13 @@ func newEnv(t *testing.T, opt options) *env {
 			t.Fatal(err)
 		}
 	}
-	var rs *runs.Service
 	reg, err := tool.NewRegistry(append([]tool.Tool{tool.UpdateWorkingMemory()}, longtermtool.Tools()...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	builder := contextbuild.New(contextbuild.Config{LongTerm: contextbuild.LongTermSource(lt)}, ss,
-		actionSource(func(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
-			return rs.RecentActions(ctx, id, n)
-		}), nil)
+	builder := contextbuild.New(contextbuild.Config{LongTerm: true}, ss, nil)
 	eng := engine.New(engine.Config{Model: "scripted", Workspaces: t.TempDir(), LongTerm: lt}, scripted.New(opt.modelDelay), reg, builder)
-	rs = runs.New(db, ss, eng, runs.Config{Poll: 50 * time.Millisecond})
+	rs := runs.New(db, ss, eng, runs.Config{Poll: 50 * time.Millisecond})
 	workCtx, stopWork := context.WithCancel(ctx)
 	worked := make(chan struct{})
 	go func() { rs.Work(workCtx); close(worked) }()
@@ -87,11 +83,6 @@ func newEnv(t *testing.T, opt options) *env {
 	return e
 }
 
-type actionSource func(ctx context.Context, id string, n int) ([]*carryon.Action, error)
-
-func (f actionSource) RecentActions(ctx context.Context, id string, n int) ([]*carryon.Action, error) {
-	return f(ctx, id, n)
-}
 
 // bearer adds an Authorization header to every request.
 type bearer struct {
