@@ -83,7 +83,6 @@ func newEnv(t *testing.T, opt options) *env {
 	return e
 }
 
-
 // bearer adds an Authorization header to every request.
 type bearer struct {
 	key  string
