@@ -119,7 +119,12 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Workspaces: af.workspacesDir(sf.data), Logger: log, Agents: set,
 	})
 	ms := longterm.New(st, nil).KeepRequestIDs(*idemTTL)
-	profs, err := newProfiles(set, getenv, af.workspacesDir(sf.data), ss, ms, nil, log) // no MCP servers' tools yet: their sources plug in here
+	sources, closeSources, err := mcpSources(set, log)
+	if err != nil {
+		return err
+	}
+	defer closeSources() // after the runners, whose tool calls they serve, have stopped (defers run last first)
+	profs, err := newProfiles(set, getenv, af.workspacesDir(sf.data), ss, ms, sources, log)
 	if err != nil {
 		return err
 	}

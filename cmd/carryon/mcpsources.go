@@ -1,0 +1,34 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/carryon-hub/carryon/agents"
+	"github.com/carryon-hub/carryon/tool"
+	"github.com/carryon-hub/carryon/tool/mcptool"
+)
+
+// mcpSources connects the agents file's MCP servers as tool sources, by server name: one client
+// per server, shared by the profiles that use it, started lazily on a run's first need. close
+// stops them (their stdio processes too); serve calls it once the runners have stopped.
+func mcpSources(set *agents.Set, log *slog.Logger) (sources map[string]tool.Source, close func(), err error) {
+	var servers []*mcptool.Server
+	close = func() {
+		for _, s := range servers {
+			s.Close()
+		}
+	}
+	sources = map[string]tool.Source{}
+	for name, m := range set.MCPServers {
+		cfg := mcptool.Config{Name: name, Command: m.Command, Env: m.Env, URL: m.URL, Headers: m.Headers(),
+			TrustAnnotations: m.TrustAnnotations, CallTimeout: m.CallTimeout}
+		if err := cfg.Validate(); err != nil {
+			close()
+			return nil, nil, err
+		}
+		s := mcptool.New(cfg, log.With("mcp_server", name))
+		servers = append(servers, s)
+		sources[name] = s
+	}
+	return sources, close, nil
+}
