@@ -43,6 +43,9 @@ import (
 // MCPPath is where the server serves Config.MCP.
 const MCPPath = "/mcp"
 
+// UIPath is where the server serves Config.UI (and every path below it).
+const UIPath = "/ui/"
+
 // DefaultMaxBodyBytes is the request body limit when Config.MaxBodyBytes is zero.
 const DefaultMaxBodyBytes = 4 << 20
 
@@ -88,6 +91,10 @@ type Config struct {
 	// (carryon.NewContextWithUser), and a request without a valid key is refused with a 401
 	// problem before it is reached. The server knows nothing else of it (package mcpserver).
 	MCP http.Handler
+	// UI, when set, is served at UIPath and below (GET) without authentication: it is the
+	// inspector's static web app (package webui), which calls the /v1 routes with the key the
+	// user signs in with.
+	UI http.Handler
 }
 
 // server is the handler NewServer returns.
@@ -152,6 +159,9 @@ func NewServer(cfg Config) http.Handler {
 	}
 	if cfg.MCP != nil {
 		s.mux.Handle(MCPPath, s.wrap(MCPPath, s.authenticated(cfg.MCP)))
+	}
+	if cfg.UI != nil {
+		s.mux.Handle(UIPath, s.wrap(UIPath, cfg.UI))
 	}
 	s.mux.Handle("/", s.wrap("unmatched", http.HandlerFunc(s.handleUnmatched)))
 	unclean := s.wrap("unclean", http.HandlerFunc(s.handleUnclean))

@@ -31,6 +31,7 @@ var envBindings = []binding{
 	{flag: "request-id-ttl", env: "CARRYON_REQUEST_ID_TTL"},
 	{flag: "sweep-interval", env: "CARRYON_SWEEP_INTERVAL"},
 	{flag: "require-version", env: "CARRYON_REQUIRE_VERSION"},
+	{flag: "ui-local-key", env: "CARRYON_UI_LOCAL_KEY"},
 	{flag: "max-body", env: "CARRYON_MAX_BODY"},
 	{flag: "body-timeout", env: "CARRYON_BODY_TIMEOUT"},
 	{flag: "log-json", env: "CARRYON_LOG_JSON"},

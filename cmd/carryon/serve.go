@@ -20,6 +20,7 @@ import (
 	"github.com/carryon-hub/carryon/httpapi"
 	"github.com/carryon-hub/carryon/longterm"
 	"github.com/carryon-hub/carryon/mcpserver"
+	"github.com/carryon-hub/carryon/webui"
 	"github.com/carryon-hub/carryon/runs"
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store"
@@ -28,8 +29,9 @@ import (
 
 const serveUsage = `usage: carryon serve [flags]
   Run the session hub: the HTTP API on --addr over the database in --data (or --db), the MCP
-  server at /mcp (streamable HTTP, stateless; the same API keys as bearer tokens), and runners
-  for the agent's runs. It prints "carryon listening on URL (data DIR)" first, then
+  server at /mcp (streamable HTTP, stateless; the same API keys as bearer tokens), the web
+  inspector at /ui/ (sign in with an API key; see docs/INSPECTOR.md), and runners for the
+  agent's runs. It prints "carryon listening on URL (data DIR)" first, then
   where the local user's key file is. SIGINT or SIGTERM stops it cleanly; runs in progress
   resume at the next start.
 
@@ -37,6 +39,7 @@ Examples:
   carryon serve
   carryon serve --addr 0.0.0.0:8420 --db postgres://carryon@db.internal:5432/carryon
   OPENAI_API_KEY=sk-... carryon serve --provider openai --model gpt-4o-mini
+  carryon serve --ui-local-key         (the inspector at /ui/ offers the local key on this machine)
   carryon serve --agents agents.yaml   (the agent profiles of a file; see "carryon agents check")`
 
 func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
@@ -57,6 +60,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	workers := fs.Int("workers", 8, "runs this instance executes at once; 0 serves the API and streams only")
 	maxAttempts := fs.Int("max-attempts", 5, "a run whose runner died this many times is parked as failed")
 	toolOutputTimeout := fs.Duration("tool-output-timeout", carryon.DefaultToolOutputTimeout, "a run that waits this long for a client's tool outputs fails")
+	uiLocalKey := fs.Bool("ui-local-key", false, "offer the local user's key to the inspector at /ui/ when it is opened from this machine (loopback only; see docs/INSPECTOR.md)")
 	var af agentFlags
 	af.register(fs.FlagSet)
 	if pos, err := fs.parse(getenv, args); err != nil {
@@ -141,6 +145,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		},
 		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Logger: log,
 			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody}),
+		UI: webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
 	})
 
 	ln, err := net.Listen("tcp", *addr)
@@ -185,4 +190,13 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		return err
 	}
 	return nil
+}
+
+// webuiConfig is the inspector's configuration: with localKey, the local user's key (read from
+// the data directory at each request) is offered to pages opened from this machine.
+func webuiConfig(localKey bool, data string) webui.Config {
+	if !localKey {
+		return webui.Config{}
+	}
+	return webui.Config{LocalKey: func() (string, error) { return users.ReadLocalKey(data) }}
 }

@@ -1,0 +1,21 @@
+// Runs and their tool journal as text and tables.
+import { h, json, when } from './dom.js';
+
+export function runSummary(r) {
+  const u = r.usage || {};
+  return `Run ${r.id} · ${r.status} · agent ${r.agent} (${r.model}) · step ${r.step} · attempt ${r.attempt} · ${u.input_tokens || 0} in / ${u.output_tokens || 0} out tokens · ${when(r.created_at)}`;
+}
+
+export function actionsTable(actions) {
+  if (!actions.length) return h('p', { class: 'muted' }, 'No tool calls.');
+  return h('div', { class: 'tablewrap' }, h('table', { 'aria-label': 'Tool calls' },
+    h('thead', {}, h('tr', {}, ...['Step', 'Tool', 'Effect', 'Status', 'Arguments', 'Result', 'Fingerprint before → after'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, ...actions.map((a) => h('tr', {},
+      h('td', {}, `${a.step}.${a.index}`),
+      h('td', {}, a.tool, a.executor ? ` (${a.executor})` : ''),
+      h('td', {}, a.effect),
+      h('td', {}, a.status, a.approval ? ` · ${a.approval}` : ''),
+      h('td', {}, h('pre', {}, json(a.args)), a.original_args ? h('div', {}, 'the model proposed', h('pre', {}, json(a.original_args))) : null),
+      h('td', {}, a.error ? h('span', { class: 'bad' }, typeof a.error === 'string' ? a.error : json(a.error)) : h('pre', {}, a.result === undefined ? '' : typeof a.result === 'string' ? a.result : json(a.result))),
+      h('td', {}, `${a.fingerprint_before || '—'} → ${a.fingerprint_after || '—'}`))))));
+}

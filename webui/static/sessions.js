@@ -1,0 +1,86 @@
+// The caller's sessions: status, agent, title, last activity, goal and next action; filter by
+// status (the API's), search by title (over the loaded pages: the API has no title search), paging.
+import { api, q, requestID } from './api.js';
+import { h, field, when, errorBox } from './dom.js';
+
+export async function sessionsView(show) {
+  const [statusLabel, status] = field('Status', 'select', {}, h('option', { value: '' }, 'any'),
+    ...['active', 'closed', 'expired'].map((s) => h('option', { value: s }, s)));
+  const [searchLabel, search] = field('Search loaded titles', 'input', { type: 'search' });
+  const tbody = h('tbody', {});
+  const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more');
+  const count = h('p', { class: 'muted', 'aria-live': 'polite' });
+  const msg = h('div', {});
+  let loaded = [];
+  let cursor = '';
+
+  const render = () => {
+    const needle = search.value.trim().toLowerCase();
+    const rows = loaded.filter((s) => !needle || (s.title || '').toLowerCase().includes(needle));
+    tbody.replaceChildren(...rows.map(rowOf));
+    count.textContent = `${rows.length} of ${loaded.length} loaded sessions shown${cursor ? ' (more on the server)' : ''}`;
+  };
+  const load = async (reset) => {
+    if (reset) { loaded = []; cursor = ''; }
+    try {
+      const page = await api('GET', `/v1/sessions${q({ status: status.value, limit: 25, cursor })}`);
+      loaded = loaded.concat(page.items);
+      cursor = page.next_cursor || '';
+      more.hidden = !cursor;
+      msg.replaceChildren();
+      render();
+      await Promise.all(page.items.map(addMemory));
+      render();
+    } catch (e) { msg.replaceChildren(errorBox(e)); }
+  };
+  status.addEventListener('change', () => load(true));
+  search.addEventListener('input', render);
+  more.addEventListener('click', () => load(false));
+
+  show('Sessions', newSessionForm(), h('h2', {}, 'Your sessions'), h('div', { class: 'row' }, statusLabel, searchLabel), msg,
+    h('div', { class: 'tablewrap' }, h('table', {},
+      h('thead', {}, h('tr', {}, ...['Title', 'Status', 'Agent', 'Last activity', 'Goal', 'Next action', 'Version'].map((c) => h('th', { scope: 'col' }, c)))),
+      tbody)), count, more);
+  await load(true);
+}
+
+// addMemory reads a listed session's goal and next action from its working memory (the listing
+// does not carry the document).
+async function addMemory(s) {
+  try {
+    const m = await api('GET', `/v1/sessions/${encodeURIComponent(s.id)}/memory`);
+    s._goal = m.working_memory?.goal;
+    s._next = m.working_memory?.next_action;
+  } catch { /* the row shows without them */ }
+}
+
+const text = (v) => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+
+function rowOf(s) {
+  return h('tr', {},
+    h('td', {}, h('a', { href: `#/s/${encodeURIComponent(s.id)}` }, s.title || s.id)),
+    h('td', { class: 'status' }, s.status), h('td', {}, s.agent), h('td', {}, when(s.last_active_at)),
+    h('td', {}, text(s._goal)), h('td', {}, text(s._next)), h('td', {}, s.version));
+}
+
+function newSessionForm() {
+  const [titleLabel, title] = field('Title', 'input', { type: 'text', name: 'title' });
+  const [goalLabel, goal] = field('Goal (working memory)', 'input', { type: 'text', name: 'goal' });
+  const [agentLabel, agent] = field('Agent', 'select', { name: 'agent' });
+  const msg = h('div', {});
+  api('GET', '/v1/agents').then((a) => {
+    agent.replaceChildren(...a.items.map((p) => h('option', { value: p.name }, `${p.name} (${p.model})`)));
+    agent.value = 'default';
+  }).catch(() => agent.append(h('option', { value: '' }, 'default')));
+  return h('form', { 'aria-label': 'New session', onsubmit: async (e) => {
+    e.preventDefault();
+    const body = { request_id: requestID() };
+    if (title.value.trim()) body.title = title.value.trim();
+    if (goal.value.trim()) body.working_memory = { goal: goal.value.trim() };
+    if (agent.value) body.agent = agent.value;
+    try {
+      const s = await api('POST', '/v1/sessions', body);
+      location.hash = `#/s/${encodeURIComponent(s.id)}`;
+    } catch (err) { msg.replaceChildren(errorBox(err)); }
+  } }, h('h2', {}, 'New session'), h('div', { class: 'row' }, titleLabel, goalLabel, agentLabel, h('button', { type: 'submit' }, 'Create session')), msg);
+}
