@@ -20,11 +20,11 @@ import (
 	"github.com/carryon-hub/carryon/httpapi"
 	"github.com/carryon-hub/carryon/longterm"
 	"github.com/carryon-hub/carryon/mcpserver"
-	"github.com/carryon-hub/carryon/webui"
 	"github.com/carryon-hub/carryon/runs"
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/users"
+	"github.com/carryon-hub/carryon/webui"
 )
 
 const serveUsage = `usage: carryon serve [flags]

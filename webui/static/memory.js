@@ -12,16 +12,20 @@ export function memoryPanel(base, onWrite) {
   const baseNote = h('p', { class: 'muted', id: 'editor-base' });
   const [patchLabel, patch] = field('Merge patch (JSON; null deletes a key)', 'textarea', { rows: 5, name: 'patch', value: '{}' });
   let editorBase = null; // the session version the editor's patch is based on
+  let dirty = false; // whether the patch was typed since editorBase was set
   let current = null;
+  patch.addEventListener('input', () => { dirty = true; });
 
-  const setBase = (v) => { editorBase = v; baseNote.textContent = `The patch is based on session version ${v}.`; };
+  const setBase = (v) => { editorBase = v; dirty = false; baseNote.textContent = `The patch is based on session version ${v}.`; };
   const refresh = async (resetEditor) => {
     try {
       current = await api('GET', `${base}/memory`);
     } catch (e) { doc.replaceChildren(errorBox(e)); return; }
     doc.textContent = json(current.working_memory);
     head.textContent = `Memory version ${current.memory_version} · session version ${current.version}`;
-    if (resetEditor || editorBase === null) setBase(current.version);
+    // An untouched editor follows the document; a typed patch keeps the version it was typed on,
+    // so that saving it after someone else's write is a conflict, not an overwrite.
+    if (resetEditor || editorBase === null || !dirty) setBase(current.version);
     await refreshHistory();
   };
   const refreshHistory = async () => {
@@ -69,7 +73,7 @@ export function memoryPanel(base, onWrite) {
         editMsg.replaceChildren(h('div', { class: 'conflict', role: 'alert', id: 'memory-conflict' },
           h('strong', {}, 'Version conflict: nothing was saved. '),
           `Your patch is based on version ${editorBase}; the session is at version ${err.problem.current_version}. The current working memory:`,
-          now ? h('pre', {}, json(now.working_memory)) : null,
+          now ? h('pre', {}, json(now.working_memory)) : '',
           h('button', { type: 'button', onclick: async () => { editMsg.replaceChildren(); await refresh(true); patch.focus(); } }, 'Use the current version and edit again')));
       } else editMsg.replaceChildren(errorBox(err));
     }

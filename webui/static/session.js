@@ -29,7 +29,7 @@ export async function sessionView(id, show) {
     info.replaceChildren(
       h('div', {}, 'Status: ', h('span', { class: 'status', id: 'session-status' }, session.status), ` · agent ${session.agent} · version `,
         h('span', { id: 'session-version' }, session.version), ` · ${session.message_count} messages · last activity ${when(session.last_active_at)}`),
-      session.parent_id ? h('div', { class: 'muted' }, 'Forked from ', h('a', { href: `#/s/${sid(session.parent_id)}` }, session.parent_id), ` at version ${session.fork_version}`) : null,
+      session.parent_id ? h('div', { class: 'muted' }, 'Forked from ', h('a', { href: `#/s/${sid(session.parent_id)}` }, session.parent_id), ` at version ${session.fork_version}`) : '',
       h('div', { class: 'muted' }, `id ${session.id} · created ${when(session.created_at)} · expires ${when(session.expires_at)}`));
     renderControls();
   };
@@ -113,8 +113,8 @@ export async function sessionView(id, show) {
           case 'tool.finished': log.append(h('li', {}, `tool ${ev.data.tool} ${ev.data.status}`)); break;
           case 'memory.updated': memory.refresh(); break;
           case 'message.appended': refreshTimeline(); refreshInfo(); break;
-          case 'run.waiting_approval': status.textContent = 'waiting_approval'; showApprovals(run); break;
-          case 'run.requires_action': status.textContent = 'requires_action'; showToolOutputs(run, ev.data.required_action); break;
+          case 'run.waiting_approval': status.textContent = 'waiting_approval'; showApprovals(run); refreshTimeline(); break;
+          case 'run.requires_action': status.textContent = 'requires_action'; showToolOutputs(run, ev.data.required_action); refreshTimeline(); break;
           case 'run.approved': case 'run.tool_outputs': status.textContent = 'queued'; pending.replaceChildren(); break;
           case 'run.finished': case 'run.failed':
             status.textContent = ev.data.status;
@@ -163,7 +163,7 @@ export async function sessionView(id, show) {
     return h('section', { class: 'card', 'aria-label': `Action ${a.tool}` },
       h('h3', {}, `${a.tool} (${a.effect}, ${before ? 'asks for approval before it runs' : `cut off by a crash: ${a.status}`})`),
       h('div', { class: 'muted' }, `step ${a.step} · call ${a.call_id} · attempt ${a.attempt}`),
-      a.fingerprint_before ? h('div', { class: 'muted' }, `fingerprint before: ${a.fingerprint_before}`) : null,
+      a.fingerprint_before ? h('div', { class: 'muted' }, `fingerprint before: ${a.fingerprint_before}`) : '',
       argsLabel, reasonLabel, h('div', { class: 'row' }, ...buttons), msg);
   };
 
@@ -216,7 +216,7 @@ export async function sessionView(id, show) {
         h('div', { class: 'tablewrap' }, h('table', { 'aria-label': 'Context parts' }, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Part'), h('th', { scope: 'col' }, 'Tokens'), h('th', { scope: 'col' }, 'Content'))),
           h('tbody', {}, ...c.parts.map((p) => h('tr', {}, h('td', {}, p.name), h('td', {}, p.tokens),
             h('td', {}, p.content || p.items ? h('details', {}, h('summary', {}, 'show'), h('pre', {}, p.content ?? json(p.items))) : '')))))),
-        c.notes?.length ? h('ul', {}, ...c.notes.map((n) => h('li', {}, n))) : null);
+        c.notes?.length ? h('ul', {}, ...c.notes.map((n) => h('li', {}, n))) : '');
     } catch (e) { contextOut.replaceChildren(errorBox(e)); }
   } }, 'Preview the context');
 
@@ -245,7 +245,7 @@ function runItem(r) {
   const d = h('details', { class: 'card' }, h('summary', {}, runSummary(r)), body);
   d.addEventListener('toggle', async () => {
     if (!d.open || body.childElementCount) return;
-    body.append(r.reply ? h('div', {}, 'Reply: ', r.reply) : null, r.error ? h('div', { class: 'bad' }, 'Error: ', typeof r.error === 'string' ? r.error : json(r.error)) : null);
+    body.append(r.reply ? h('div', {}, 'Reply: ', r.reply) : '', r.error ? h('div', { class: 'bad' }, 'Error: ', typeof r.error === 'string' ? r.error : json(r.error)) : '');
     try {
       body.append(actionsTable((await api('GET', `/v1/runs/${sid(r.id)}/actions${q({ limit: 1000 })}`)).items));
     } catch (e) { body.append(errorBox(e)); }
