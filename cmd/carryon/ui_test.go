@@ -226,3 +226,78 @@ func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestInspectorSessionControls: with a run waiting for approval the session is busy; the page says
+// so and offers the multitask choice; interrupting queues the new run, which the page follows and
+// cancels. Then close (after a confirmation), restore, fork at a version, and delete the session.
+func TestInspectorSessionControls(t *testing.T) {
+	t.Parallel()
+	requireBrowser(t)
+	file := filepath.Join(t.TempDir(), "agents.yaml")
+	if err := os.WriteFile(file, []byte("providers:\n  offline: {kind: scripted}\nagents:\n  default:\n    provider: offline\n    approval: {write_file: always}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	srv := startServer(t, data, "--agents", file)
+	key := localKey(t, data)
+	sid := must(t, srv.url, key, "POST", "/v1/sessions", map[string]any{"title": "controls"}, 201).json(t)["id"].(string)
+	p := newBrowserPage(t, srv.url)
+	p.signIn(key)
+	p.do("open the session", chromedp.Navigate(srv.url+"/ui/#/s/"+sid), chromedp.WaitVisible(chromedp.CSS(`textarea[name=message]`)))
+	send := func(text string) {
+		t.Helper()
+		p.do("send "+text, chromedp.SendKeys(chromedp.CSS(`textarea[name=message]`), text), chromedp.Click(`//button[normalize-space()="Send"]`))
+	}
+	send(picnic)
+	p.until("the approval", `document.querySelector('#run-status')?.textContent === 'waiting_approval'`)
+	first := must(t, srv.url, key, "GET", "/v1/sessions/"+sid+"/runs", nil, 200).json(t)["items"].([]any)[0].(map[string]any)["id"].(string)
+
+	send("Task: water the plants, then feed the cat")
+	p.until("the busy notice", `document.querySelector('form[aria-label="Chat"] [role=alert]')?.textContent.includes(`+jsString(first)+`)`)
+	p.check("busy")
+	if got := p.eval(`document.activeElement.name`); got != "multitask" {
+		t.Fatalf("after the busy notice the focus is on %q, want the multitask choice", got)
+	}
+	p.do("choose interrupt", chromedp.SetValue(chromedp.CSS(`select[name=multitask]`), "interrupt"),
+		chromedp.Click(`//button[normalize-space()="Send"]`))
+	p.until("the new run followed", `!!document.querySelector('#live')?.textContent.includes('Run ') && !document.querySelector('#live').textContent.includes(`+jsString(first)+`)`)
+	p.click("Cancel run")
+	p.until("the cancelled run", `document.querySelector('#run-status')?.textContent === 'cancelled'`)
+	runs := must(t, srv.url, key, "GET", "/v1/sessions/"+sid+"/runs", nil, 200).json(t)["items"].([]any)
+	if len(runs) != 2 || runs[0].(map[string]any)["status"] != "cancelled" || runs[1].(map[string]any)["status"] != "interrupted" {
+		t.Fatalf("runs = %v, want the new one cancelled and the first interrupted", runs)
+	}
+
+	// Close asks first; Cancel leaves the session as it is.
+	p.click("Close session")
+	p.click("Cancel")
+	if got := must(t, srv.url, key, "GET", "/v1/sessions/"+sid, nil, 200).json(t)["status"]; got != "active" {
+		t.Fatalf("after Cancel the session is %v", got)
+	}
+	p.click("Close session")
+	p.click("Yes, close session")
+	p.until("closed", `document.querySelector('#session-status')?.textContent === 'closed'`)
+	p.check("closed")
+	send("more")
+	p.until("the refusal", `document.querySelector('form[aria-label="Chat"] [role=alert]')?.textContent.includes('session_closed')`)
+	p.click("Restore session")
+	p.until("restored", `document.querySelector('#session-status')?.textContent === 'active'`)
+
+	version := p.eval(`document.querySelector('#session-version').textContent`)
+	p.do("fork at version 2", chromedp.SetValue(`//label[starts-with(normalize-space(),"Fork at version")]/input`, "2"))
+	p.click("Fork")
+	p.click("Yes, fork")
+	p.until("the fork", `location.hash !== `+jsString("#/s/"+sid)+` && document.body.textContent.includes('Forked from')`)
+	fork := strings.TrimPrefix(p.eval(`location.hash`), "#/s/")
+	f := must(t, srv.url, key, "GET", "/v1/sessions/"+fork, nil, 200).json(t)
+	if f["parent_id"] != sid || f["fork_version"] != float64(2) || f["message_count"] != float64(1) {
+		t.Fatalf("fork = %v (the source was at version %s)", f, version)
+	}
+
+	p.do("back to the source", chromedp.Navigate(srv.url+"/ui/#/s/"+sid), chromedp.WaitVisible(`//button[normalize-space()="Delete session"]`))
+	p.click("Delete session")
+	p.click("Yes, delete session")
+	p.until("the list", `location.hash === '#/sessions' && document.title.startsWith('Sessions')`)
+	must(t, srv.url, key, "GET", "/v1/sessions/"+sid, nil, 404)
+	must(t, srv.url, key, "GET", "/v1/sessions/"+fork, nil, 200)
+}
