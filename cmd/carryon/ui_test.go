@@ -194,6 +194,19 @@ func TestInspectorUsers(t *testing.T) {
 	p.do("long-term memory", chromedp.Navigate(srv.url+"/ui/#/memories"))
 	p.until("the admin's item", `!!document.querySelector('section[aria-label="prefs/editor"]')`)
 	p.check("memories")
+	p.do("edit the item", chromedp.SetValue(`//section[@aria-label="prefs/editor"]//textarea`, `"emacs"`),
+		chromedp.Click(`//section[@aria-label="prefs/editor"]//button[normalize-space()="Save"]`))
+	p.until("the saved item", `document.querySelector('section[aria-label="prefs/editor"] .muted').textContent.includes('version 2')`)
+	if got := must(t, srv.url, key, "GET", "/v1/memories/prefs/editor", nil, 200).json(t); got["value"] != "emacs" {
+		t.Fatalf("after the edit the item is %v", got)
+	}
+	p.do("search", chromedp.SendKeys(chromedp.CSS(`input[type=search]`), "vim"), chromedp.Click(`//button[normalize-space()="Show"]`))
+	p.until("the search result", `document.querySelector('section[aria-label="prefs/editor"] .muted')?.textContent.includes('score')`)
+	p.do("delete the item", chromedp.Click(`//section[@aria-label="prefs/editor"]//button[normalize-space()="Delete"]`),
+		chromedp.Click(`//section[@aria-label="prefs/editor"]//button[normalize-space()="Yes, delete"]`))
+	p.until("the item gone", `!document.querySelector('section[aria-label="prefs/editor"]')`)
+	must(t, srv.url, key, "GET", "/v1/memories/prefs/editor", nil, 404)
+	must(t, srv.url, key, "PUT", "/v1/memories/prefs/theme", map[string]any{"value": "dark", "text": "prefers vim"}, 200)
 	p.do("admin", chromedp.Navigate(srv.url+"/ui/#/admin"), chromedp.WaitVisible(`//button[normalize-space()="Create user"]`))
 	p.do("create a user", chromedp.SendKeys(`//form[@aria-label="New user"]//input[@type="text"]`, "carol"),
 		chromedp.Click(`//button[normalize-space()="Create user"]`))
@@ -203,6 +216,17 @@ func TestInspectorUsers(t *testing.T) {
 	if must(t, srv.url, carol, "GET", "/v1/me", nil, 200).json(t)["name"] != "carol" {
 		t.Fatal("the shown key is not carol's")
 	}
+
+	// A second key for carol, revoked from the page.
+	p.do("another key", chromedp.Click(`//section[@aria-label="User carol"]//button[normalize-space()="Create a key"]`))
+	p.until("the second key", `!!document.querySelector('#new-secret') && document.querySelector('#new-secret').textContent !== `+jsString(carol)+` && document.querySelectorAll('section[aria-label="User carol"] li').length === 2`)
+	second := p.eval(`document.querySelector('#new-secret').textContent`)
+	must(t, srv.url, second, "GET", "/v1/me", nil, 200)
+	p.do("revoke it", chromedp.Click(`//section[@aria-label="User carol"]//li[2]//button[normalize-space()="Revoke"]`),
+		chromedp.Click(`//section[@aria-label="User carol"]//li[2]//button[normalize-space()="Yes, revoke"]`))
+	p.until("revoked", `document.querySelector('section[aria-label="User carol"] li:nth-child(2)')?.textContent.includes('revoked')`)
+	must(t, srv.url, second, "GET", "/v1/me", nil, 401)
+	must(t, srv.url, carol, "GET", "/v1/me", nil, 200)
 
 	p.click("Sign out")
 	p.until("the sign-in page", `!!document.querySelector('input[name=key]')`)
@@ -216,6 +240,8 @@ func TestInspectorUsers(t *testing.T) {
 	p.until("not found", `document.body.textContent.includes('not_found')`)
 	p.do("long-term memory", chromedp.Navigate(srv.url+"/ui/#/memories"))
 	p.until("no items", `document.body.textContent.includes('No items.')`)
+	p.do("search as carol", chromedp.SendKeys(chromedp.CSS(`input[type=search]`), "vim"), chromedp.Click(`//button[normalize-space()="Show"]`))
+	p.until("no results", `document.querySelector('[data-loaded="vim"]')?.textContent.includes('No items.')`)
 	if strings.Contains(p.eval(`document.body.textContent`), "prefers vim") {
 		t.Fatal("carol sees the admin's long-term memory")
 	}

@@ -22,6 +22,7 @@ export async function memoriesView(show) {
         : await api('GET', `/v1/memories${q({ namespace: ns.value, limit: 50, cursor })}`);
       items = items.concat(page.items); cursor = page.next_cursor || ''; more.hidden = !cursor;
       msg.replaceChildren(); render();
+      list.dataset.loaded = query.value; // what the shown items answer (the tests wait for it)
     } catch (e) { msg.replaceChildren(errorBox(e)); }
   };
   more.addEventListener('click', () => load(false));
