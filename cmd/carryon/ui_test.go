@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -95,9 +98,18 @@ func TestInspectorSessionPage(t *testing.T) {
 	}
 	p.until("the second reply", `document.querySelector('#reply')?.textContent === `+jsString(runs[0].(map[string]any)["reply"].(string)))
 
-	// Phone width.
+	// Phone width, then the dark theme the system setting selects.
 	p.do("phone width", chromedp.EmulateViewport(390, 844))
 	p.check("session-phone")
+	p.do("dark theme", chromedp.EmulateViewport(1280, 800), func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+		return chromedp.Void{}, err
+	})
+	if bg := p.eval(`getComputedStyle(document.body).backgroundColor`); bg != "rgb(18, 18, 18)" {
+		t.Fatalf("with a dark system setting the page's background is %s", bg)
+	}
+	p.check("session-dark")
 }
 
 // TestInspectorApproval: a profile whose write_file asks for approval stops the run; the page
