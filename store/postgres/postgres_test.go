@@ -159,3 +159,4 @@ func TestTextPostgresCannotStore(t *testing.T) {
 	}
 	checkSession(t, db, s.ID, 0)
 }
+
