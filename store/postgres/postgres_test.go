@@ -159,4 +159,3 @@ func TestTextPostgresCannotStore(t *testing.T) {
 	}
 	checkSession(t, db, s.ID, 0)
 }
-
