@@ -84,6 +84,9 @@ type Run struct {
 	Tools []ClientTool `json:"tools,omitempty"`
 	// RequiredAction lists the client tool calls the run waits for, while it is requires_action.
 	RequiredAction *RequiredAction `json:"required_action,omitempty"`
+	// PendingAction is the action a waiting_approval run waits for a decision on: a call whose
+	// tool asks for approval, with the arguments the model proposed, or a call a crash cut off.
+	PendingAction *Action `json:"pending_action,omitempty"`
 	// Reply is the final assistant answer of a succeeded run.
 	Reply      string     `json:"reply,omitempty"`
 	Error      string     `json:"error,omitempty"`

@@ -92,14 +92,35 @@ func waitingOutputs(acts []*carryon.Action) []*carryon.Action {
 	return out
 }
 
-// withRequiredAction fills run.RequiredAction when the run waits for tool outputs.
+// withRequiredAction fills what a waiting run waits for: run.RequiredAction when it waits for tool
+// outputs, run.PendingAction when it waits for a decision.
 func withRequiredAction(ctx context.Context, tx store.Tx, run *carryon.Run) error {
-	if run.Status != carryon.RunRequiresAction {
-		return nil
+	switch run.Status {
+	case carryon.RunRequiresAction:
+		ra, err := requiredAction(ctx, tx, run)
+		run.RequiredAction = ra
+		return err
+	case carryon.RunWaitingApproval:
+		a, err := pendingAction(ctx, tx, run)
+		run.PendingAction = a
+		return err
 	}
-	ra, err := requiredAction(ctx, tx, run)
-	run.RequiredAction = ra
-	return err
+	return nil
+}
+
+// pendingAction is the action of a waiting_approval run's current step that waits for a decision:
+// one waiting for approval before its call, or one a crash left started or unknown.
+func pendingAction(ctx context.Context, tx store.Tx, run *carryon.Run) (*carryon.Action, error) {
+	acts, err := tx.StepActions(ctx, run.OwnerID, run.ID, run.Step+1)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range acts {
+		if a.Status == carryon.ActionWaiting && a.Approval == carryon.ApprovalRequired || a.Status == carryon.ActionStarted || a.Status == carryon.ActionUnknown {
+			return a, nil
+		}
+	}
+	return nil, nil
 }
 
 // SubmitToolOutputs answers the pending client tool calls of a requires_action run, every one of

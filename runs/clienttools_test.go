@@ -342,8 +342,8 @@ func TestApprovalBeforeCall(t *testing.T) {
 					t.Fatal(err)
 				}
 				run = waitRun(t, svc, e.alice, run.ID)
-				if run.Status != carryon.RunWaitingApproval {
-					t.Fatalf("run = %s (%s), want waiting_approval", run.Status, run.Error)
+				if run.Status != carryon.RunWaitingApproval || run.PendingAction == nil || string(run.PendingAction.Args) != `{"env":"prod"}` {
+					t.Fatalf("run = %s (%s), pending %+v; want waiting_approval on the proposed call", run.Status, run.Error, run.PendingAction)
 				}
 				acts, err := svc.Actions(e.alice, run.ID)
 				if err != nil || len(acts) != 1 || acts[0].Status != carryon.ActionWaiting || acts[0].Approval != carryon.ApprovalRequired || string(acts[0].Args) != `{"env":"prod"}` {

@@ -367,15 +367,12 @@ func finishTx(ctx context.Context, tx store.Tx, run *carryon.Run, prev int, stat
 	case carryon.RunWaitingApproval:
 		typ = carryon.EventRunWaiting
 		// The action that waits, with the arguments it proposes, for whoever decides.
-		acts, err := tx.StepActions(ctx, run.OwnerID, run.ID, run.Step+1)
+		a, err := pendingAction(ctx, tx, run)
 		if err != nil {
 			return err
 		}
-		for _, a := range acts {
-			if a.Status == carryon.ActionWaiting && a.Approval == carryon.ApprovalRequired || a.Status == carryon.ActionStarted || a.Status == carryon.ActionUnknown {
-				data["action"] = a
-				break
-			}
+		if a != nil {
+			data["action"] = a
 		}
 	case carryon.RunRequiresAction:
 		typ = carryon.EventRunRequiresAction

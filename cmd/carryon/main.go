@@ -106,6 +106,10 @@ func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "copy":
 		return runCopy(ctx, rest, getenv, stdout, stderr)
+	case "backup":
+		return runBackup(ctx, rest, getenv, stdout)
+	case "restore":
+		return runRestore(ctx, rest, getenv, stdout)
 	case "agents":
 		return runAgents(ctx, rest, getenv, stdout)
 	case "version":
@@ -143,6 +147,8 @@ Usage:
   carryon agents check FILE                                  validate an agents file and print its profiles
   carryon mcp [--server URL] [--key KEY]                     the MCP server over stdio, for desktop clients
   carryon migrate [--data DIR] [--db DSN]                    bring the database schema up to date
+  carryon backup --to FILE [--data DIR]                      a consistent copy of a live SQLite deployment
+  carryon restore --from FILE [--data DIR]                   a backup into an empty data directory
   carryon copy --from SQLITE_FILE --to postgres://...        move a deployment to an empty PostgreSQL
   carryon version                                            print the version
   carryon help [COMMAND]                                     this text, or a command's usage, examples and flags

@@ -68,6 +68,11 @@ type config struct {
 	retries  int
 }
 
+// IdleInTransactionTimeout is the idle_in_transaction_session_timeout of carryon's connections
+// unless the dsn sets one: shorter than the default run lease (15 s), so the row locks of an
+// instance paused inside a transaction are gone by the time its runs' leases expire.
+const IdleInTransactionTimeout = "10s"
+
 // Option changes how Open configures the pool.
 type Option func(*config)
 
@@ -103,6 +108,13 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	}
 	if cfg.maxConns > 0 {
 		pcfg.MaxConns = cfg.maxConns
+	}
+	if _, set := pcfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
+		// A process paused in the middle of a transaction (SIGSTOP, a frozen VM) would hold its
+		// row locks until it woke up, and other instances, which claim runs with SKIP LOCKED,
+		// could not take its runs over. PostgreSQL ends such a session after this long; no
+		// transaction of carryon waits for anything but the database.
+		pcfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = IdleInTransactionTimeout
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {

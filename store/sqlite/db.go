@@ -108,7 +108,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", dsn, err)
 	}
 	if inMemory {
-		// Every connection to ":inMemory:" is a database of its own: keep exactly one, forever.
+		// Every connection to ":memory:" is a database of its own: keep exactly one, forever.
 		sdb.SetMaxOpenConns(1)
 		sdb.SetMaxIdleConns(1)
 		sdb.SetConnMaxLifetime(0)
