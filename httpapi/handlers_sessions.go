@@ -160,6 +160,23 @@ func (s *server) handleMessagesList() http.HandlerFunc {
 	})
 }
 
+// handleMessageDelete serves DELETE /v1/sessions/{id}/messages/{seq}: the message's tombstone,
+// the session back at its new version.
+func (s *server) handleMessageDelete() http.HandlerFunc {
+	return answersSession(writeRoute[carryon.WriteOptions, *carryon.Session]{
+		body:     bodyOptions{optional: true},
+		controls: sessionWrite(itself[carryon.WriteOptions], true),
+		call: func(ctx context.Context, r *http.Request, in carryon.WriteOptions) (*carryon.Session, error) {
+			seq, err := strconv.ParseInt(r.PathValue("seq"), 10, 64)
+			if err != nil || seq < 1 {
+				return nil, carryon.Errorf(carryon.EINVALID, "seq in the path must be a positive integer, not %q", r.PathValue("seq"))
+			}
+			return s.sessions.DeleteMessage(ctx, r.PathValue("id"), seq, in)
+		},
+		status: http.StatusOK,
+	}).handler(s)
+}
+
 // workingMemoryAnswer is a working memory state as it is answered (an empty document is {}).
 func workingMemoryAnswer(st *carryon.WorkingMemoryState) carryon.WorkingMemoryState {
 	out := *st
