@@ -133,6 +133,9 @@ func (c *Client) ListMessages(ctx context.Context, id string, f carryon.MessageF
 	if f.AfterSeq != 0 {
 		q.Set("after_seq", strconv.FormatInt(f.AfterSeq, 10))
 	}
+	if f.BeforeSeq != 0 {
+		q.Set("before_seq", strconv.FormatInt(f.BeforeSeq, 10))
+	}
 	if f.Limit != 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}

@@ -135,6 +135,9 @@ type Messages interface {
 	LastMessages(ctx context.Context, owner string, s *carryon.Session, limit int) ([]*carryon.Message, error)
 	// MessagesAfter returns up to limit visible messages of s with seq > after, oldest first.
 	MessagesAfter(ctx context.Context, owner string, s *carryon.Session, after int64, limit int) ([]*carryon.Message, error)
+	// MessagesBefore returns the last limit visible messages of s with seq < before, oldest
+	// first, reading O(limit) rows.
+	MessagesBefore(ctx context.Context, owner string, s *carryon.Session, before int64, limit int) ([]*carryon.Message, error)
 	// SeqAtVersion returns the highest visible seq of s stored at a session version <= v, or 0.
 	SeqAtVersion(ctx context.Context, owner string, s *carryon.Session, v int64) (int64, error)
 	// DeleteMessage hides the visible message seq of s from every later read of s (a tombstone

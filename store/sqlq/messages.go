@@ -78,6 +78,22 @@ func (t *Tx) LastMessages(ctx context.Context, owner string, s *carryon.Session,
 	})
 }
 
+// MessagesBefore returns the last limit visible messages of s with seq < before, oldest first,
+// labelled with s.ID like LastMessages; it reads at most limit rows.
+func (t *Tx) MessagesBefore(ctx context.Context, owner string, s *carryon.Session, before int64, limit int) ([]*carryon.Message, error) {
+	head, err := t.ownLink(ctx, owner, s.ID, "")
+	if err != nil {
+		return nil, err
+	}
+	if before < 1 {
+		before = 1 // nothing is before the first seq
+	}
+	return store.LastBeforeInChain(head, before, limit, t.parentOf(ctx), func(sg store.ForkSegment, n int) ([]*carryon.Message, error) {
+		return t.queryMessages(ctx, s.ID, `WHERE session_id = ? AND seq > ? AND seq <= ?`+visibleTo+` ORDER BY seq DESC LIMIT ?`,
+			sg.ID, sg.Lo, sg.Hi, s.ID, Limit(n))
+	})
+}
+
 // MessagesAfter returns up to limit visible messages of s with seq > after, oldest first (a limit
 // of zero or less means no limit), labelled with s.ID like LastMessages. Ancestors are read only
 // when after lies in their part.

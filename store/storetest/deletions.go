@@ -46,7 +46,8 @@ func forkCopying(t testing.TB, st store.Store, parent *carryon.Session, id strin
 	return s
 }
 
-// wantHistory checks every window a reader can ask of s: the last k for each k, and every page.
+// wantHistory checks every window a reader can ask of s: the last k for each k, and every page
+// forwards and backwards.
 func wantHistory(t testing.TB, st store.Store, s *carryon.Session, want ...string) {
 	t.Helper()
 	ctx := t.Context()
@@ -67,6 +68,11 @@ func wantHistory(t testing.TB, st store.Store, s *carryon.Session, want ...strin
 				got, err := tx.MessagesAfter(ctx, ownerA, s, m.Seq, limit)
 				if w := want[i+1 : min(len(want), i+1+limit)]; err != nil || !reflect.DeepEqual(contents(got), w) {
 					t.Fatalf("%s MessagesAfter(%d, %d) = %v, %v; want %v", s.ID, m.Seq, limit, contents(got), err, w)
+				}
+				// And backwards, before it.
+				got, err = tx.MessagesBefore(ctx, ownerA, s, m.Seq, limit)
+				if w := want[max(0, i-limit):i]; err != nil || !reflect.DeepEqual(contents(got), w) {
+					t.Fatalf("%s MessagesBefore(%d, %d) = %v, %v; want %v", s.ID, m.Seq, limit, contents(got), err, w)
 				}
 			}
 		}
