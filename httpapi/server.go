@@ -88,6 +88,20 @@ type Config struct {
 	// (carryon.NewContextWithUser), and a request without a valid key is refused with a 401
 	// problem before it is reached. The server knows nothing else of it (package mcpserver).
 	MCP http.Handler
+	// OpenAI, when set, is served at /v1/conversations and below it (package openaiapi) behind
+	// the same bearer-key authentication: it gets the request with the key's user in its
+	// context, and a request it does not reach (no valid key) is refused through its own
+	// WriteError, in the wire format its clients expect.
+	OpenAI FrontDoor
+}
+
+// FrontDoor is a handler of another API's wire format that httpapi mounts (Config.OpenAI).
+type FrontDoor interface {
+	http.Handler
+	// Prefix is the path the door serves, and every path below it.
+	Prefix() string
+	// WriteError answers an error of the request in the door's format.
+	WriteError(w http.ResponseWriter, r *http.Request, err error)
 }
 
 // server is the handler NewServer returns.
@@ -152,6 +166,12 @@ func NewServer(cfg Config) http.Handler {
 	}
 	if cfg.MCP != nil {
 		s.mux.Handle(MCPPath, s.wrap(MCPPath, s.authenticated(cfg.MCP)))
+	}
+	if cfg.OpenAI != nil {
+		door, prefix := cfg.OpenAI, cfg.OpenAI.Prefix()
+		h := s.wrap(prefix, s.authenticatedWith(door.WriteError, door))
+		s.mux.Handle(prefix, h)
+		s.mux.Handle(prefix+"/", h)
 	}
 	s.mux.Handle("/", s.wrap("unmatched", http.HandlerFunc(s.handleUnmatched)))
 	unclean := s.wrap("unclean", http.HandlerFunc(s.handleUnclean))
