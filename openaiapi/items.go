@@ -144,6 +144,11 @@ func messageItem(role, text string) map[string]any {
 func finish(body map[string]any, p itemPos) item {
 	typ, _ := body["type"].(string)
 	body["id"] = itemID(typ, p)
+	if text, ok := body["content"].(string); ok && typ == typeMessage {
+		// An input message may say its content as a string; a stored item says it as parts.
+		role, _ := body["role"].(string)
+		body["content"] = messageItem(role, text)["content"]
+	}
 	if _, ok := body["status"]; !ok || typ == typeMessage || typ == typeFunctionCall || typ == typeFunctionOut {
 		body["status"] = "completed"
 	}

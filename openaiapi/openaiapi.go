@@ -71,4 +71,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) Prefix() string { return Prefix }
 
 // WriteError answers err in OpenAI's error envelope (httpapi.FrontDoor).
-func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) { WriteError(w, r, err) }
+func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	WriteError(w, r, err)
+}
