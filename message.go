@@ -111,7 +111,11 @@ type MessageFilter struct {
 	// AfterSeq starts after that seq: an alias of Cursor, which is the seq of the last message of
 	// the previous page. Give one of them.
 	AfterSeq int64 `json:"after_seq,omitempty"`
-	Limit    int   `json:"limit,omitempty"`
+	// BeforeSeq pages backwards: the page is the last Limit messages before that seq, oldest
+	// first, and its NextCursor (when older ones exist) is the seq of its first message, the
+	// BeforeSeq of the page before it. It goes with neither Cursor nor AfterSeq.
+	BeforeSeq int64 `json:"before_seq,omitempty"`
+	Limit     int   `json:"limit,omitempty"`
 }
 
 // MessagePage is one page of messages.

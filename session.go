@@ -142,6 +142,10 @@ type SessionService interface {
 	Fork(ctx context.Context, id string, in ForkInput) (*Session, error)
 	// AppendMessages appends messages in order. ENOTFOUND, EINVALID, EVERSION, ECLOSED, EEXPIRED.
 	AppendMessages(ctx context.Context, id string, in AppendInput) (*AppendResult, error)
+	// DeleteMessage hides one message (by seq) from the session's reads and the model's context
+	// and moves the session to its next version; forks made before keep it. ENOTFOUND, EINVALID,
+	// EVERSION, ECLOSED, EEXPIRED.
+	DeleteMessage(ctx context.Context, id string, seq int64, opt WriteOptions) (*Session, error)
 	// ListMessages pages through messages in order, oldest first. ENOTFOUND, EINVALID.
 	ListMessages(ctx context.Context, id string, f MessageFilter) (*MessagePage, error)
 	// GetWorkingMemory returns the working memory document. ENOTFOUND.

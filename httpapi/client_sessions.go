@@ -115,6 +115,15 @@ func (c *Client) AppendMessages(ctx context.Context, id string, in carryon.Appen
 	return &out, nil
 }
 
+// DeleteMessage deletes one message of a session by seq (DELETE /v1/sessions/{id}/messages/{seq})
+// and returns the session at its new version.
+func (c *Client) DeleteMessage(ctx context.Context, id string, seq int64, opt carryon.WriteOptions) (*carryon.Session, error) {
+	var out carryon.Session
+	err := c.do(ctx, call{method: "DELETE", path: "/v1/sessions/" + escape(id) + "/messages/" + strconv.FormatInt(seq, 10),
+		ifMatch: opt.ExpectedVersion, requestID: opt.RequestID}, &out)
+	return sessionOrNil(&out, err)
+}
+
 // ListMessages pages through a session's messages, oldest first (GET /v1/sessions/{id}/messages).
 func (c *Client) ListMessages(ctx context.Context, id string, f carryon.MessageFilter) (*carryon.MessagePage, error) {
 	q := url.Values{}
@@ -123,6 +132,9 @@ func (c *Client) ListMessages(ctx context.Context, id string, f carryon.MessageF
 	}
 	if f.AfterSeq != 0 {
 		q.Set("after_seq", strconv.FormatInt(f.AfterSeq, 10))
+	}
+	if f.BeforeSeq != 0 {
+		q.Set("before_seq", strconv.FormatInt(f.BeforeSeq, 10))
 	}
 	if f.Limit != 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))

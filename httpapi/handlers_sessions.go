@@ -147,9 +147,10 @@ func (s *server) handleMessagesAppend() http.HandlerFunc {
 func (s *server) handleMessagesList() http.HandlerFunc {
 	return readRoute(s, func(r *http.Request, q *query) (carryon.MessagePage, error) {
 		page, err := s.sessions.ListMessages(r.Context(), r.PathValue("id"), carryon.MessageFilter{
-			Cursor:   q.str("cursor"),
-			AfterSeq: q.int("after_seq", 0, 1<<53-1, 0),
-			Limit:    int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
+			Cursor:    q.str("cursor"),
+			AfterSeq:  q.int("after_seq", 0, 1<<53-1, 0),
+			BeforeSeq: q.int("before_seq", 1, 1<<53-1, 0),
+			Limit:     int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
 		})
 		if err != nil {
 			return carryon.MessagePage{}, err
@@ -158,6 +159,23 @@ func (s *server) handleMessagesList() http.HandlerFunc {
 		out.Items = orEmpty(out.Items)
 		return out, nil
 	})
+}
+
+// handleMessageDelete serves DELETE /v1/sessions/{id}/messages/{seq}: the message's tombstone,
+// the session back at its new version.
+func (s *server) handleMessageDelete() http.HandlerFunc {
+	return answersSession(writeRoute[carryon.WriteOptions, *carryon.Session]{
+		body:     bodyOptions{optional: true},
+		controls: sessionWrite(itself[carryon.WriteOptions], true),
+		call: func(ctx context.Context, r *http.Request, in carryon.WriteOptions) (*carryon.Session, error) {
+			seq, err := strconv.ParseInt(r.PathValue("seq"), 10, 64)
+			if err != nil || seq < 1 {
+				return nil, carryon.Errorf(carryon.EINVALID, "seq in the path must be a positive integer, not %q", r.PathValue("seq"))
+			}
+			return s.sessions.DeleteMessage(ctx, r.PathValue("id"), seq, in)
+		},
+		status: http.StatusOK,
+	}).handler(s)
 }
 
 // workingMemoryAnswer is a working memory state as it is answered (an empty document is {}).

@@ -167,10 +167,15 @@ func (s *server) checkRoute(rt *Route, next http.Handler) http.Handler {
 // authenticated serves next only to a request with a valid bearer key, with the key's user in its
 // context: the authentication of checkRoute, for a handler outside the route table (Config.MCP).
 func (s *server) authenticated(next http.Handler) http.Handler {
+	return s.authenticatedWith(s.writeError, next)
+}
+
+// authenticatedWith is authenticated with its own way to answer a refusal (Config.OpenAI's).
+func (s *server) authenticatedWith(refuse func(http.ResponseWriter, *http.Request, error), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, err := s.identify(r)
 		if err != nil {
-			s.writeError(w, r, err)
+			refuse(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(carryon.NewContextWithUser(r.Context(), u)))

@@ -66,6 +66,8 @@ var codeMeaning = map[string]string{
 // what they mean there.
 var routeCodes = map[string]map[string]string{
 	"POST /v1/sessions/{id}/runs": {carryon.EBUSY: ""},
+	"DELETE /v1/sessions/{id}/messages/{seq}": {carryon.ENOTFOUND: "no session of the caller with that id, or no message with that seq it can read (never stored, or deleted already)",
+		carryon.ECLOSED: "", carryon.EEXPIRED: ""},
 	"POST /v1/chat": {carryon.ENOTFOUND: "session_id names no session of the caller", carryon.EBUSY: "",
 		carryon.ECLOSED: "", carryon.EEXPIRED: ""},
 	"POST /v1/runs/{id}/approve":      {carryon.ECONFLICT: "the run is not waiting for a decision on that action, or the decision does not fit the action"},

@@ -123,8 +123,11 @@ func routeTable() []Route {
 			Request: AppendRequest{}, Response: carryon.AppendResult{}, handler: (*server).handleMessagesAppend})),
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/messages", Status: 200, Summary: "Page through messages, oldest first",
 			Query: []Param{paramLimit, paramCursor,
-				{Name: "after_seq", Type: "integer", Min: 0, Max: 1<<53 - 1, Description: "only messages after this seq (an alias of cursor)"}},
+				{Name: "after_seq", Type: "integer", Min: 0, Max: 1<<53 - 1, Description: "only messages after this seq (an alias of cursor)"},
+				{Name: "before_seq", Type: "integer", Min: 1, Max: 1<<53 - 1, Description: "page backwards: the last messages before this seq, oldest first; next_cursor is then the next before_seq"}},
 			Response: carryon.MessagePage{}, handler: (*server).handleMessagesList}),
+		sess(write(Route{Method: "DELETE", Pattern: "/v1/sessions/{id}/messages/{seq}", Status: 200, Summary: "Delete one message: a tombstone hides it from reads and the model's context (forks made before keep it)",
+			Request: carryon.WriteOptions{}, BodyOptional: true, Response: carryon.Session{}, handler: (*server).handleMessageDelete})),
 		// Working memory.
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/memory", Status: 200, Summary: "Get the working memory",
 			Response: carryon.WorkingMemoryState{}, handler: (*server).handleWorkingMemoryGet}),

@@ -199,6 +199,7 @@ func TestForeignSessionIsNotFound(t *testing.T) {
 		if !strings.HasSuffix(rt.Pattern, "/diff") {
 			path = strings.Replace(rt.Pattern, "{id}", s.ID, 1)
 		}
+		path = strings.Replace(path, "{seq}", "1", 1)
 		body := `{}`
 		switch {
 		case strings.HasSuffix(rt.Pattern, "/messages") && rt.Method == "POST":

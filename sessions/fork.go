@@ -9,7 +9,8 @@ import (
 )
 
 // Fork makes a new session that shares this one's history as it was at in.AtVersion. Nothing in
-// the database is copied but the working memory document: the fork reads its parent's messages up
+// the database is copied but the working memory document and the tombstones of the messages the
+// parent had deleted by then (DeleteMessage): the fork reads its parent's messages up
 // to ForkSeq. Once the fork is committed, the parent's workspace files are copied into the fork's
 // as they are now (files are not versioned, so not as they were at in.AtVersion); a replay copies
 // nothing. Forking reads the parent, so it works on closed and expired sessions too; the parent is
@@ -68,6 +69,15 @@ func (s *Service) Fork(ctx context.Context, id string, in carryon.ForkInput) (*c
 			return nil, err
 		}
 		made = child.ID
+		// The messages the parent had deleted at that version stay deleted in the fork.
+		if n, err := tx.CopyMessageDeletions(ctx, own, child, at); err != nil {
+			return nil, err
+		} else if n > 0 {
+			child.MessageCount -= n
+			if err := tx.UpdateSession(ctx, child, child.Version); err != nil {
+				return nil, err
+			}
+		}
 		if child.WorkingMemoryVersion == 1 {
 			err := tx.InsertWorkingMemoryRevision(ctx, own, &carryon.WorkingMemoryRevision{
 				SessionID: child.ID, WorkingMemoryVersion: 1, Version: 1, Patch: mustJSON(rev.Document),

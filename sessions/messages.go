@@ -115,7 +115,8 @@ func AppendInTx(ctx context.Context, tx store.Tx, sess *carryon.Session, in []ca
 // before it writes anything.
 func ValidMessages(msgs []carryon.NewMessage) error { return validMessages(msgs) }
 
-// ListMessages pages through a session's visible messages, oldest first.
+// ListMessages pages through a session's visible messages, oldest first (backwards with
+// BeforeSeq).
 func (s *Service) ListMessages(ctx context.Context, id string, f carryon.MessageFilter) (*carryon.MessagePage, error) {
 	after, err := position(f.Cursor, "after_seq", f.AfterSeq)
 	if err != nil {
@@ -125,11 +126,29 @@ func (s *Service) ListMessages(ctx context.Context, id string, f carryon.Message
 	if err != nil {
 		return nil, err
 	}
+	switch {
+	case f.BeforeSeq < 0:
+		return nil, carryon.Errorf(carryon.EINVALID, "before_seq must not be negative")
+	case f.BeforeSeq > 0 && after > 0:
+		return nil, carryon.Errorf(carryon.EINVALID, "before_seq pages backwards; send it without cursor or after_seq")
+	}
 	page := &carryon.MessagePage{Items: []*carryon.Message{}}
 	err = s.read(ctx, func(tx store.Tx, own string, now time.Time) error {
 		sess, err := tx.GetSession(ctx, own, id)
 		if err != nil {
 			return err
+		}
+		if f.BeforeSeq > 0 {
+			items, err := tx.MessagesBefore(ctx, own, sess, f.BeforeSeq, limit+1)
+			if err != nil {
+				return err
+			}
+			if len(items) > limit {
+				items = items[len(items)-limit:]
+				page.NextCursor = strconv.FormatInt(items[0].Seq, 10)
+			}
+			page.Items = items
+			return nil
 		}
 		items, err := tx.MessagesAfter(ctx, own, sess, after, limit+1)
 		if err != nil {

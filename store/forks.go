@@ -72,11 +72,19 @@ func ForkSegments(head ForkLink, floor int64, parent ParentFunc) ([]ForkSegment,
 // segment's rows newest first; the walk climbs to a parent only while it still needs rows, so it
 // reads at most limit rows.
 func LastInChain(head ForkLink, limit int, parent ParentFunc, newest ReadFunc) ([]*carryon.Message, error) {
+	return LastBeforeInChain(head, 0, limit, parent, newest)
+}
+
+// LastBeforeInChain is LastInChain of the messages with seq < before (before <= 0: no bound).
+func LastBeforeInChain(head ForkLink, before int64, limit int, parent ParentFunc, newest ReadFunc) ([]*carryon.Message, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
 	var out []*carryon.Message
 	cur, hi := head, int64(math.MaxInt64)
+	if before > 0 {
+		hi = before - 1
+	}
 	for depth := 0; len(out) < limit; depth++ {
 		if depth > maxForkDepth {
 			return nil, carryon.Errorf(carryon.EINTERNAL, "fork chain of %s is too deep", head.ID)

@@ -135,8 +135,18 @@ type Messages interface {
 	LastMessages(ctx context.Context, owner string, s *carryon.Session, limit int) ([]*carryon.Message, error)
 	// MessagesAfter returns up to limit visible messages of s with seq > after, oldest first.
 	MessagesAfter(ctx context.Context, owner string, s *carryon.Session, after int64, limit int) ([]*carryon.Message, error)
+	// MessagesBefore returns the last limit visible messages of s with seq < before, oldest
+	// first, reading O(limit) rows.
+	MessagesBefore(ctx context.Context, owner string, s *carryon.Session, before int64, limit int) ([]*carryon.Message, error)
 	// SeqAtVersion returns the highest visible seq of s stored at a session version <= v, or 0.
 	SeqAtVersion(ctx context.Context, owner string, s *carryon.Session, v int64) (int64, error)
+	// DeleteMessage hides the visible message seq of s from every later read of s (a tombstone
+	// at session version v, the version the delete moves s to); the row stays for the forks
+	// that share it, which keep seeing it. ENOTFOUND when s has no visible message seq.
+	DeleteMessage(ctx context.Context, owner string, s *carryon.Session, seq, v int64, at time.Time) error
+	// CopyMessageDeletions gives a fork just stored the tombstones its parent had at parent
+	// version at on the history the fork shares (seq <= ForkSeq), and returns how many it copied.
+	CopyMessageDeletions(ctx context.Context, owner string, child *carryon.Session, at int64) (int64, error)
 }
 
 // WorkingMemory stores each session's working memory document and its revisions.

@@ -11,27 +11,28 @@ import (
 // validBodies holds a well-formed request for every session- or run-scoped route, so that a refusal can
 // only come from the ownership check. A new session route without an entry fails the test.
 var validBodies = map[string]any{
-	"GET /v1/sessions/{id}":                nil,
-	"PATCH /v1/sessions/{id}":              map[string]any{"title": "taken"},
-	"POST /v1/sessions/{id}/close":         map[string]any{},
-	"POST /v1/sessions/{id}/restore":       map[string]any{},
-	"DELETE /v1/sessions/{id}":             nil,
-	"POST /v1/sessions/{id}/fork":          map[string]any{},
-	"POST /v1/sessions/{id}/messages":      appendBody("injected"),
-	"GET /v1/sessions/{id}/messages":       nil,
-	"GET /v1/sessions/{id}/memory":         nil,
-	"PATCH /v1/sessions/{id}/memory":       map[string]any{"patch": map[string]any{"goal": "hijacked"}},
-	"GET /v1/sessions/{id}/memory/history": nil,
-	"GET /v1/sessions/{id}/memory/diff":    nil,
-	"GET /v1/sessions/{id}/context":        nil,
-	"POST /v1/sessions/{id}/runs":          map[string]any{"message": "hi"},
-	"GET /v1/sessions/{id}/runs":           nil,
-	"GET /v1/runs/{id}":                    nil,
-	"GET /v1/runs/{id}/events":             nil,
-	"GET /v1/runs/{id}/actions":            nil,
-	"POST /v1/runs/{id}/cancel":            map[string]any{},
-	"POST /v1/runs/{id}/approve":           map[string]any{"action_id": "act_x", "decision": "skip"},
-	"POST /v1/runs/{id}/tool_outputs":      map[string]any{"outputs": []any{map[string]any{"call_id": "call_x", "output": "x"}}},
+	"GET /v1/sessions/{id}":                   nil,
+	"PATCH /v1/sessions/{id}":                 map[string]any{"title": "taken"},
+	"POST /v1/sessions/{id}/close":            map[string]any{},
+	"POST /v1/sessions/{id}/restore":          map[string]any{},
+	"DELETE /v1/sessions/{id}":                nil,
+	"POST /v1/sessions/{id}/fork":             map[string]any{},
+	"POST /v1/sessions/{id}/messages":         appendBody("injected"),
+	"GET /v1/sessions/{id}/messages":          nil,
+	"DELETE /v1/sessions/{id}/messages/{seq}": nil,
+	"GET /v1/sessions/{id}/memory":            nil,
+	"PATCH /v1/sessions/{id}/memory":          map[string]any{"patch": map[string]any{"goal": "hijacked"}},
+	"GET /v1/sessions/{id}/memory/history":    nil,
+	"GET /v1/sessions/{id}/memory/diff":       nil,
+	"GET /v1/sessions/{id}/context":           nil,
+	"POST /v1/sessions/{id}/runs":             map[string]any{"message": "hi"},
+	"GET /v1/sessions/{id}/runs":              nil,
+	"GET /v1/runs/{id}":                       nil,
+	"GET /v1/runs/{id}/events":                nil,
+	"GET /v1/runs/{id}/actions":               nil,
+	"POST /v1/runs/{id}/cancel":               map[string]any{},
+	"POST /v1/runs/{id}/approve":              map[string]any{"action_id": "act_x", "decision": "skip"},
+	"POST /v1/runs/{id}/tool_outputs":         map[string]any{"outputs": []any{map[string]any{"call_id": "call_x", "output": "x"}}},
 }
 
 // queries holds the query a route needs to be well-formed.
@@ -61,7 +62,7 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 		if strings.HasPrefix(rt.Pattern, "/v1/runs/{id}") {
 			owned = runID // a run of Alice's session
 		}
-		path := strings.ReplaceAll(rt.Pattern, "{id}", owned) + queries[name]
+		path := strings.NewReplacer("{id}", owned, "{seq}", "1").Replace(rt.Pattern) + queries[name]
 		switch rt.Auth {
 		case httpapi.AuthPublic:
 			continue

@@ -20,6 +20,7 @@ import (
 	"github.com/carryon-hub/carryon/httpapi"
 	"github.com/carryon-hub/carryon/longterm"
 	"github.com/carryon-hub/carryon/mcpserver"
+	"github.com/carryon-hub/carryon/openaiapi"
 	"github.com/carryon-hub/carryon/runs"
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store"
@@ -145,7 +146,8 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		},
 		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Logger: log,
 			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody}),
-		UI: webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
+		UI:     webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
+		OpenAI: openaiapi.New(openaiapi.Config{Sessions: ss, MaxBodyBytes: *maxBody}),
 	})
 
 	ln, err := net.Listen("tcp", *addr)

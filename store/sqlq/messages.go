@@ -62,7 +62,8 @@ func (t *Tx) queryMessages(ctx context.Context, as, query string, args ...any) (
 	}, `SELECT `+messageCols+` FROM messages `+query, args...)
 }
 
-// LastMessages returns the last limit visible messages of s, oldest first. It reads at most limit
+// LastMessages returns the last limit visible messages of s, oldest first (a message s deleted is
+// not visible). It reads at most limit
 // rows (newest first by the (session_id, seq) primary key) and climbs to a parent only while it
 // still needs rows. Every returned message carries s.ID as its SessionID, inherited ones included,
 // so a fork reads the same before and after its parent is deleted.
@@ -72,8 +73,24 @@ func (t *Tx) LastMessages(ctx context.Context, owner string, s *carryon.Session,
 		return nil, err
 	}
 	return store.LastInChain(head, limit, t.parentOf(ctx), func(sg store.ForkSegment, n int) ([]*carryon.Message, error) {
-		return t.queryMessages(ctx, s.ID, `WHERE session_id = ? AND seq > ? AND seq <= ? ORDER BY seq DESC LIMIT ?`,
-			sg.ID, sg.Lo, sg.Hi, Limit(n))
+		return t.queryMessages(ctx, s.ID, `WHERE session_id = ? AND seq > ? AND seq <= ?`+visibleTo+` ORDER BY seq DESC LIMIT ?`,
+			sg.ID, sg.Lo, sg.Hi, s.ID, Limit(n))
+	})
+}
+
+// MessagesBefore returns the last limit visible messages of s with seq < before, oldest first,
+// labelled with s.ID like LastMessages; it reads at most limit rows.
+func (t *Tx) MessagesBefore(ctx context.Context, owner string, s *carryon.Session, before int64, limit int) ([]*carryon.Message, error) {
+	head, err := t.ownLink(ctx, owner, s.ID, "")
+	if err != nil {
+		return nil, err
+	}
+	if before < 1 {
+		before = 1 // nothing is before the first seq
+	}
+	return store.LastBeforeInChain(head, before, limit, t.parentOf(ctx), func(sg store.ForkSegment, n int) ([]*carryon.Message, error) {
+		return t.queryMessages(ctx, s.ID, `WHERE session_id = ? AND seq > ? AND seq <= ?`+visibleTo+` ORDER BY seq DESC LIMIT ?`,
+			sg.ID, sg.Lo, sg.Hi, s.ID, Limit(n))
 	})
 }
 
@@ -86,8 +103,8 @@ func (t *Tx) MessagesAfter(ctx context.Context, owner string, s *carryon.Session
 		return nil, err
 	}
 	return store.AfterInChain(head, after, limit, t.parentOf(ctx), func(sg store.ForkSegment, n int) ([]*carryon.Message, error) {
-		return t.queryMessages(ctx, s.ID, `WHERE session_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
-			sg.ID, sg.Lo, sg.Hi, Limit(n))
+		return t.queryMessages(ctx, s.ID, `WHERE session_id = ? AND seq > ? AND seq <= ?`+visibleTo+` ORDER BY seq LIMIT ?`,
+			sg.ID, sg.Lo, sg.Hi, s.ID, Limit(n))
 	})
 }
 

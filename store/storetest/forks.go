@@ -108,6 +108,9 @@ func testForks(t *testing.T, open func(t *testing.T) store.Store) {
 		st := open(t)
 		fam := newForkFamily(t, st)
 		checkHistories(t, st, fam.p, fam.f, fam.g, fam.h)
+		for _, s := range []*carryon.Session{fam.p, fam.f, fam.g, fam.h} {
+			wantHistory(t, st, s, famHistories[s.ID]...)
+		}
 		// A fork has all it inherits from its first version on, whatever versions the parent
 		// stored those messages at; its own messages are compared with its own versions.
 		// F: inherited p1..p3, own f4@2, f5@3.

@@ -1,0 +1,53 @@
+package sqlq
+
+import (
+	"context"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+)
+
+// visibleTo is the condition that hides the messages a session deleted: appended to a query of
+// the messages table, with the reading session's id as its argument.
+const visibleTo = ` AND NOT EXISTS (SELECT 1 FROM message_deletions d WHERE d.session_id = ? AND d.seq = messages.seq)`
+
+// DeleteMessage hides the visible message seq of s from every later read of s by a tombstone at
+// session version v. The row itself stays: a fork may share it and keeps seeing it. ENOTFOUND
+// when s has no visible message seq (never stored, beyond the fork point, or deleted already).
+func (t *Tx) DeleteMessage(ctx context.Context, owner string, s *carryon.Session, seq, v int64, at time.Time) error {
+	if err := t.Writable(); err != nil {
+		return err
+	}
+	if seq < 1 {
+		return carryon.Errorf(carryon.ENOTFOUND, "session %s has no message %d", s.ID, seq)
+	}
+	ms, err := t.MessagesAfter(ctx, owner, s, seq-1, 1)
+	if err != nil {
+		return err
+	}
+	if len(ms) == 0 || ms[0].Seq != seq {
+		return carryon.Errorf(carryon.ENOTFOUND, "session %s has no message %d", s.ID, seq)
+	}
+	_, err = t.Conn.Exec(ctx, `INSERT INTO message_deletions (session_id, seq, version, created_at) VALUES (?, ?, ?, ?)`,
+		s.ID, seq, v, Micros(at))
+	if err != nil {
+		return t.Conflict(err, "delete message", "message %d of session %s is deleted already", seq, s.ID)
+	}
+	return nil
+}
+
+// CopyMessageDeletions gives the fork child (already stored, at version 1) the tombstones its
+// parent had at parent version at on the history it shares (seq <= child.ForkSeq), and returns how
+// many it copied. Tombstones the parent makes later are its own: the fork keeps those messages.
+func (t *Tx) CopyMessageDeletions(ctx context.Context, owner string, child *carryon.Session, at int64) (int64, error) {
+	if err := t.Writable(); err != nil {
+		return 0, err
+	}
+	if err := t.ownSession(ctx, owner, child.ParentID); err != nil {
+		return 0, err
+	}
+	n, err := t.Conn.Exec(ctx, `INSERT INTO message_deletions (session_id, seq, version, created_at)
+		SELECT ?, seq, 1, created_at FROM message_deletions WHERE session_id = ? AND version <= ? AND seq <= ?`,
+		child.ID, child.ParentID, at, child.ForkSeq)
+	return n, t.Wrap(err, "copy message deletions")
+}
