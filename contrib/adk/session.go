@@ -68,5 +68,5 @@ func (e events) All() iter.Seq[*session.Event] {
 	}
 }
 
-func (e events) Len() int                 { return len(e) }
+func (e events) Len() int                { return len(e) }
 func (e events) At(i int) *session.Event { return e[i] }
