@@ -8,6 +8,11 @@ require (
 )
 
 require (
+	github.com/google/safehtml v0.1.0 // indirect
+	go.opentelemetry.io/otel/log v0.20.0 // indirect
+)
+
+require (
 	cloud.google.com/go v0.123.0 // indirect
 	cloud.google.com/go/auth v0.22.0 // indirect
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
