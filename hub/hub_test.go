@@ -3,6 +3,7 @@ package hub_test
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/carryon-hub/carryon"
@@ -82,6 +83,26 @@ func TestOpenPostgres(t *testing.T) {
 	sess, err := h.Sessions.Create(as, carryon.NewSession{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Creates racing with one external id make one session, on a database whose writers are
+	// not serialised (the unique index refuses the second row; the service answers the first).
+	const n = 8
+	ids := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			s, err := h.Sessions.Create(as, carryon.NewSession{ExternalID: "race"})
+			if errs[i] = err; s != nil {
+				ids[i] = s.ID
+			}
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil || ids[i] != ids[0] {
+			t.Fatalf("create %d with a shared external id = %s, %v; want %s", i, ids[i], errs[i], ids[0])
+		}
 	}
 	run, err := h.Runs.Start(as, sess.ID, carryon.NewRun{Message: "hello"})
 	if err != nil {
