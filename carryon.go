@@ -54,6 +54,9 @@ type RetryOptions struct {
 type WriteReceipt struct {
 	// Replayed is true when the answer is the stored answer of an earlier request with the same id.
 	Replayed bool
+	// Existing is true when a create found what it would make there already (a session with the
+	// same external id) and answered it unchanged.
+	Existing bool
 }
 
 type receiptKey struct{}

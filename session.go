@@ -20,11 +20,14 @@ const (
 // Session is one durable conversation and execution state, owned by one user. Version goes up by one
 // on every write to the session or to anything inside it (messages, working memory).
 type Session struct {
-	ID      string        `json:"id"`
-	OwnerID string        `json:"owner_id"`
-	Title   string        `json:"title"`
-	Status  SessionStatus `json:"status"`
-	Version int64         `json:"version"`
+	ID      string `json:"id"`
+	OwnerID string `json:"owner_id"`
+	// ExternalID is the id the client chose at create, unique among the owner's sessions; empty
+	// when it chose none.
+	ExternalID string        `json:"external_id,omitempty"`
+	Title      string        `json:"title"`
+	Status     SessionStatus `json:"status"`
+	Version    int64         `json:"version"`
 	// Agent is the agent profile the session's runs use unless a run names another.
 	Agent string `json:"agent"`
 	// ParentID and ForkSeq name the session this one was forked from and the last parent message it
@@ -72,8 +75,26 @@ type NewSession struct {
 	WorkingMemory  WorkingMemory   `json:"working_memory,omitempty"`
 	// Agent binds the session to an agent profile (default "default"); EINVALID for an unknown one.
 	Agent string `json:"agent,omitempty"`
+	// ExternalID is an id the client chooses for the session (at most MaxExternalIDLen
+	// characters of printable text), unique among the caller's sessions. Creating a session with an
+	// external id the caller already used answers that session unchanged, unless IfExists says
+	// IfExistsError.
+	ExternalID string `json:"external_id,omitempty"`
+	// IfExists says what a create whose ExternalID names an existing session does:
+	// IfExistsReturn (the default) answers the existing session, IfExistsError refuses with
+	// ECONFLICT.
+	IfExists string `json:"if_exists,omitempty"`
 	WriteOptions
 }
+
+// What a create does when its external id names an existing session (NewSession.IfExists).
+const (
+	IfExistsReturn = "return"
+	IfExistsError  = "error"
+)
+
+// MaxExternalIDLen is the longest external id of a session, in characters.
+const MaxExternalIDLen = 200
 
 // SessionUpdate is the input of SessionService.Update; nil fields are left alone.
 type SessionUpdate struct {
@@ -96,6 +117,9 @@ type SessionFilter struct {
 	Status SessionStatus `json:"status,omitempty"`
 	Limit  int           `json:"limit,omitempty"`
 	Cursor string        `json:"cursor,omitempty"`
+	// ExternalID, when set, selects the caller's session with that external id (a page of at
+	// most one).
+	ExternalID string `json:"external_id,omitempty"`
 }
 
 // SessionPage is one page of sessions, newest first by creation.
@@ -115,7 +139,9 @@ type GetOptions struct {
 // WriteOptions (EVERSION on a stale expected version, EKEYREUSED / EINFLIGHT for request ids) and is
 // refused with ECLOSED on a closed session and EEXPIRED on an expired one.
 type SessionService interface {
-	// Create makes a session owned by the caller. EINVALID, EUNAUTHORIZED.
+	// Create makes a session owned by the caller. With an external id the caller used before it
+	// answers that session unchanged and sets WriteReceipt.Existing, or ECONFLICT when IfExists is
+	// IfExistsError. EINVALID, EUNAUTHORIZED.
 	Create(ctx context.Context, in NewSession) (*Session, error)
 	// CreateSession is a synonym of Create.
 	CreateSession(ctx context.Context, in NewSession) (*Session, error)

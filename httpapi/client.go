@@ -141,6 +141,7 @@ func (c *Client) send(ctx context.Context, cl call, accept string) (*http.Respon
 	}
 	if rec := carryon.ReceiptFromContext(ctx); rec != nil {
 		rec.Replayed = resp.Header.Get("Idempotent-Replayed") == "true"
+		rec.Existing = cl.method == http.MethodPost && cl.path == "/v1/sessions" && resp.StatusCode == http.StatusOK
 	}
 	if resp.StatusCode >= 400 {
 		defer resp.Body.Close()

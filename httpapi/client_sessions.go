@@ -8,7 +8,8 @@ import (
 	"github.com/carryon-hub/carryon"
 )
 
-// Create makes a session owned by the caller (POST /v1/sessions).
+// Create makes a session owned by the caller (POST /v1/sessions). A receipt in ctx learns
+// whether an external id named an existing session (a 200 answer: Existing).
 func (c *Client) Create(ctx context.Context, in carryon.NewSession) (*carryon.Session, error) {
 	var out carryon.Session
 	rid := in.RequestID
@@ -54,6 +55,9 @@ func (c *Client) List(ctx context.Context, f carryon.SessionFilter) (*carryon.Se
 	}
 	if f.Cursor != "" {
 		q.Set("cursor", f.Cursor)
+	}
+	if f.ExternalID != "" {
+		q.Set("external_id", f.ExternalID)
 	}
 	var out carryon.SessionPage
 	if err := c.do(ctx, call{method: "GET", path: "/v1/sessions", query: q}, &out); err != nil {

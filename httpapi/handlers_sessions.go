@@ -37,9 +37,10 @@ func (s *server) handleSessionCreate() http.HandlerFunc {
 func (s *server) handleSessionList() http.HandlerFunc {
 	return readRoute(s, func(r *http.Request, q *query) (carryon.SessionPage, error) {
 		page, err := s.sessions.List(r.Context(), carryon.SessionFilter{
-			Status: carryon.SessionStatus(q.str("status")),
-			Limit:  int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
-			Cursor: q.str("cursor"),
+			Status:     carryon.SessionStatus(q.str("status")),
+			Limit:      int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
+			Cursor:     q.str("cursor"),
+			ExternalID: q.str("external_id"),
 		})
 		if err != nil {
 			return carryon.SessionPage{}, err

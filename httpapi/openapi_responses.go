@@ -65,6 +65,7 @@ var codeMeaning = map[string]string{
 // routeCodes are the codes a route's service answers beyond what the kind of route implies, with
 // what they mean there.
 var routeCodes = map[string]map[string]string{
+	"POST /v1/sessions":           {carryon.ECONFLICT: "external_id names an existing session of the caller and if_exists is error"},
 	"POST /v1/sessions/{id}/runs": {carryon.EBUSY: ""},
 	"DELETE /v1/sessions/{id}/messages/{seq}": {carryon.ENOTFOUND: "no session of the caller with that id, or no message with that seq it can read (never stored, or deleted already)",
 		carryon.ECLOSED: "", carryon.EEXPIRED: ""},
@@ -144,6 +145,11 @@ func (g *schemaGen) responses(rt *Route) obj {
 		out["200"] = sseResponse("With Accept: text/event-stream: the run's events as they happen, until its last.",
 			obj{"Location": header("Location"), "Idempotent-Replayed": header("Idempotent-Replayed"),
 				"Carryon-Run-Id": obj{"required": true, "schema": obj{"type": "string"}, "description": "The id of the run started."}})
+	}
+	if rt.Method == http.MethodPost && rt.Pattern == "/v1/sessions" {
+		ok := g.success(rt)
+		ok["description"] = "OK: external_id names an existing session of the caller, answered unchanged (nothing is stored)."
+		out["200"] = ok
 	}
 	if isType[carryon.SessionView](rt.Response) {
 		out["304"] = obj{"description": "Not modified: the session is still at a version in If-None-Match.",

@@ -17,7 +17,8 @@ import (
 //  4. mark a replayed answer with Idempotent-Replayed;
 //  5. tag the result with the session version it is at (ETag), say where it can be read again
 //     (Location) and keep a secret out of caches (Cache-Control: no-store);
-//  6. answer: no body with 204, the event stream when the route streams and the client asks
+//  6. answer: no body with 204, 200 instead of 201 when the create found what it names there
+//     already (WriteReceipt.Existing), the event stream when the route streams and the client asks
 //     for one, the result as JSON otherwise.
 //
 // An error of steps 1 to 3 answers its problem and nothing else. A route states only what
@@ -65,6 +66,10 @@ func (wr writeRoute[In, Out]) handler(s *server) http.HandlerFunc {
 			return
 		}
 		markReplay(w, rec)
+		status := wr.status
+		if rec.Existing && status == http.StatusCreated {
+			status = http.StatusOK // the create found what it names there already
+		}
 		if wr.version != nil {
 			setETag(w, wr.version(out))
 		}
@@ -80,7 +85,7 @@ func (wr writeRoute[In, Out]) handler(s *server) http.HandlerFunc {
 		case wr.stream != nil && wantsStream(r):
 			wr.stream(w, r, out)
 		default:
-			s.writeJSON(w, r, wr.status, out)
+			s.writeJSON(w, r, status, out)
 		}
 	}
 }

@@ -33,6 +33,9 @@ func (s *Service) Create(ctx context.Context, in carryon.NewSession) (*carryon.S
 	if err := validMetadata(in.Metadata); err != nil {
 		return nil, err
 	}
+	if err := validExternalID(in); err != nil {
+		return nil, err
+	}
 	agent, err := s.CheckAgent(in.Agent)
 	if err != nil {
 		return nil, err
@@ -61,7 +64,13 @@ func (s *Service) Create(ctx context.Context, in carryon.NewSession) (*carryon.S
 	}
 	key := in.RequestID
 	in.RequestID = ""
-	return Write(ctx, s, "session.create", "", key, in, insertTx(ctx, in, ttl, doc))
+	sess, err := Write(ctx, s, "session.create", "", key, in, insertTx(ctx, in, ttl, doc))
+	if carryon.ErrorCode(err) == carryon.ECONFLICT && in.ExternalID != "" && in.IfExists != carryon.IfExistsError {
+		// A concurrent create took the external id between this one's look-up and its insert (the
+		// unique index refused the second row): the session is there now, so answer it.
+		sess, err = Write(ctx, s, "session.create", "", key, in, insertTx(ctx, in, ttl, doc))
+	}
+	return sess, err
 }
 
 // CreateInTx makes a session of owner titled title, bound to agent profile agent (default
@@ -99,8 +108,11 @@ func (s *Service) CheckAgent(name string) (string, error) {
 // insertTx stores a new session checked by Create, with its first working memory doc if any.
 func insertTx(ctx context.Context, in carryon.NewSession, ttl int64, doc []byte) WriteFunc[*carryon.Session] {
 	return func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
+		if found, err := existingTx(ctx, tx, own, in, now); found != nil || err != nil {
+			return found, err
+		}
 		sess := &carryon.Session{
-			ID: carryon.NewID(carryon.SessionIDPrefix), OwnerID: own, Title: in.Title, Status: carryon.SessionActive,
+			ID: carryon.NewID(carryon.SessionIDPrefix), OwnerID: own, ExternalID: in.ExternalID, Title: in.Title, Status: carryon.SessionActive,
 			Version: 1, CreatedAt: now, UpdatedAt: now, LastActiveAt: now,
 			ExpiresAt: now.Add(time.Duration(ttl) * time.Second), IdleTTLSeconds: ttl,
 			Metadata: compactJSON(in.Metadata), Agent: in.Agent,
@@ -186,7 +198,12 @@ func (s *Service) List(ctx context.Context, f carryon.SessionFilter) (*carryon.S
 	if err != nil {
 		return nil, err
 	}
-	q := store.SessionQuery{Status: f.Status, Limit: limit + 1}
+	if f.ExternalID != "" {
+		if err := checkExternalID(f.ExternalID); err != nil {
+			return nil, err
+		}
+	}
+	q := store.SessionQuery{Status: f.Status, ExternalID: f.ExternalID, Limit: limit + 1}
 	if f.Cursor != "" {
 		if q.AfterCreated, q.AfterID, err = DecodeCursor(f.Cursor); err != nil {
 			return nil, err

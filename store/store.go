@@ -75,6 +75,8 @@ type SessionQuery struct {
 	// ExpiresAt; expired means marked expired or active and past ExpiresAt. Empty means all.
 	Status carryon.SessionStatus
 	Now    time.Time
+	// ExternalID, when set, selects only the session with that external id (at most one).
+	ExternalID string
 	// AfterCreated and AfterID continue after the last row of the previous page (keyset paging);
 	// AfterID empty means the first page.
 	AfterCreated time.Time
@@ -90,7 +92,8 @@ type SessionRef struct {
 
 // Sessions stores session rows.
 type Sessions interface {
-	// InsertSession stores a new session row. ECONFLICT when the id exists.
+	// InsertSession stores a new session row. ECONFLICT when the id exists or the owner has a
+	// session with the same ExternalID.
 	InsertSession(ctx context.Context, s *carryon.Session) error
 	// GetSession returns the owner's session. ENOTFOUND when missing or owned by someone else.
 	GetSession(ctx context.Context, owner, id string) (*carryon.Session, error)

@@ -1,22 +1,12 @@
 package main
 
 import (
-	"context"
 	"flag"
-	"log/slog"
 	"path/filepath"
 	"time"
 
-	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/agents"
-	"github.com/carryon-hub/carryon/contextbuild"
-	"github.com/carryon-hub/carryon/engine"
-	"github.com/carryon-hub/carryon/model"
-	"github.com/carryon-hub/carryon/runs"
-	"github.com/carryon-hub/carryon/tool"
-	"github.com/carryon-hub/carryon/tool/longtermtool"
-	"github.com/carryon-hub/carryon/tool/testtools"
-	"github.com/carryon-hub/carryon/tool/workspace"
+	"github.com/carryon-hub/carryon/hub"
 )
 
 // agentFlags choose the agent profiles: an agents file, or the flags of the one default profile.
@@ -41,21 +31,9 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&a.contextBudget, "context-budget", 16000, "input tokens of one model call")
 }
 
-// builtinTools are the tools compiled into the server, which agent profiles select from: the
-// workspace's files, working memory, long-term memory, and with CARRYON_TEST_TOOLS=1 the
-// effect-counting tools of the crash tests and demos.
-func builtinTools(getenv env) []tool.Tool {
-	all := append(workspace.Tools(), tool.UpdateWorkingMemory())
-	all = append(all, longtermtool.Tools()...)
-	if getenv("CARRYON_TEST_TOOLS") == "1" {
-		all = append(all, testtools.Tools()...)
-	}
-	return all
-}
-
 // load returns the agent profiles: those of the agents file, or the default one of the flags.
 func (a *agentFlags) load(getenv env) (*agents.Set, error) {
-	opt := agents.Options{Getenv: getenv, Builtin: builtinTools(getenv)}
+	opt := agents.Options{Getenv: getenv, Builtin: hub.BuiltinTools(getenv)}
 	if a.file != "" {
 		return agents.Load(a.file, opt)
 	}
@@ -87,123 +65,4 @@ func (a *agentFlags) workspacesDir(data string) string {
 		return a.workspaces
 	}
 	return filepath.Join(data, "workspaces")
-}
-
-// profiles runs the agent profiles of a set: one provider client per provider in use, one context
-// builder per profile (its budget, and its instructions after carryon's system prompt), and for
-// each run an engine with the profile's tools as they are then. It implements runs.Agents.
-type profiles struct {
-	*agents.Set
-	builtin []tool.Tool
-	// sources are the MCP servers' tools by server name; a profile's globs decide which it asks.
-	sources    map[string]tool.Source
-	byName     map[string]*profileRun
-	workspaces string
-	longTerm   carryon.LongTermService
-	log        *slog.Logger
-}
-
-var _ runs.Agents = (*profiles)(nil)
-
-// profileRun is what every run of one profile shares; fixed is its engine when the profile
-// takes tools of no MCP server (its tools cannot change between runs).
-type profileRun struct {
-	profile  *agents.Profile
-	provider model.Provider
-	builder  *contextbuild.Builder
-	fixed    *engine.Engine
-}
-
-// newProfiles prepares the set's profiles to run over the session source; with
-// mem, their context gets the owner's relevant long-term memory and their tools can reach it.
-// sources are the tools of the MCP servers by the servers' names in the set (nil for none): a
-// profile whose globs name a server gets what its source offers when each run starts.
-func newProfiles(set *agents.Set, getenv env, workspaces string, src contextbuild.Source, mem carryon.LongTermService, sources map[string]tool.Source, log *slog.Logger) (*profiles, error) {
-	p := &profiles{Set: set, builtin: builtinTools(getenv), sources: sources, byName: map[string]*profileRun{},
-		workspaces: workspaces, longTerm: mem, log: log}
-	clients := map[string]model.Provider{}
-	for _, name := range set.Names() {
-		prof := set.Profiles[name]
-		client, ok := clients[prof.Provider]
-		if !ok {
-			client = set.Providers[prof.Provider].Open()
-			clients[prof.Provider] = client
-		}
-		cfg := contextbuild.Config{Budget: prof.ContextBudget, SystemPrompt: systemPrompt(prof)}
-		cfg.LongTerm = mem != nil
-		pr := &profileRun{profile: prof, provider: client,
-			builder: contextbuild.New(cfg, src, contextbuild.ModelSummarizer{Provider: client, Model: prof.Model})}
-		p.byName[name] = pr
-		if !p.usesSources(prof) {
-			eng, err := p.engine(context.Background(), pr)
-			if err != nil {
-				return nil, err
-			}
-			pr.fixed = eng
-		}
-	}
-	return p, nil
-}
-
-// usesSources reports whether one of the profile's MCP servers has a source: then its tools are
-// asked for at every run.
-func (p *profiles) usesSources(prof *agents.Profile) bool {
-	for _, name := range prof.MCPServers() {
-		if _, ok := p.sources[name]; ok {
-			return true
-		}
-	}
-	return false
-}
-
-// systemPrompt is carryon's system prompt (how sessions and working memory work), then the
-// profile's instructions.
-func systemPrompt(p *agents.Profile) string {
-	if p.Instructions == "" {
-		return contextbuild.DefaultSystemPrompt
-	}
-	return contextbuild.DefaultSystemPrompt + "\n\n" + p.Instructions
-}
-
-// Engine returns an engine for a run of the named profile, with the profile's tools as its
-// sources offer them now.
-func (p *profiles) Engine(ctx context.Context, name string) (*engine.Engine, error) {
-	prof, err := p.Profile(name)
-	if err != nil {
-		return nil, err
-	}
-	if pr := p.byName[prof.Name]; pr.fixed != nil {
-		return pr.fixed, nil
-	}
-	return p.engine(ctx, p.byName[prof.Name])
-}
-
-// engine builds an engine for a run of pr's profile.
-func (p *profiles) engine(ctx context.Context, pr *profileRun) (*engine.Engine, error) {
-	prof := pr.profile
-	tools, err := agents.Tools(ctx, prof, p.builtin, p.sources)
-	if err != nil {
-		p.log.Warn("a run goes on without the tools of an MCP server that did not answer", "agent", prof.Name, "err", err)
-	}
-	reg, err := tool.NewRegistry(tools...)
-	if err != nil {
-		return nil, carryon.Errorf(carryon.EINVALID, "the tools of agent %s: %v", prof.Name, err)
-	}
-	return engine.New(engine.Config{
-		Model: prof.Model, MaxSteps: prof.MaxSteps, TokenBudget: prof.RunTokenBudget, Workspaces: p.workspaces, LongTerm: p.longTerm,
-		Approval: func(tool string) bool { return prof.ApprovalOf(tool) == carryon.ApprovalAlways },
-	}, pr.provider, reg, pr.builder), nil
-}
-
-// Preview is what the model of the session's profile would be sent now.
-func (p *profiles) Preview(ctx context.Context, sessions carryon.SessionService, sessionID string) (*carryon.ContextPreview, error) {
-	view, err := sessions.Get(ctx, sessionID, carryon.GetOptions{Messages: -1})
-	if err != nil {
-		return nil, err
-	}
-	prof, err := p.Profile(view.Agent)
-	if err != nil {
-		return nil, err
-	}
-	return p.byName[prof.Name].builder.Preview(ctx, sessionID, prof.Model)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/agents"
+	"github.com/carryon-hub/carryon/hub"
 )
 
 const agentsUsage = `usage: carryon agents check FILE [--json]
@@ -38,7 +39,7 @@ func runAgents(_ context.Context, args []string, getenv env, stdout io.Writer) e
 	if args[0] != "check" || len(pos) != 1 {
 		return fs.misuse()
 	}
-	set, err := agents.Load(pos[0], agents.Options{Getenv: getenv, Builtin: builtinTools(getenv)})
+	set, err := agents.Load(pos[0], agents.Options{Getenv: getenv, Builtin: hub.BuiltinTools(getenv)})
 	if err != nil {
 		return err
 	}

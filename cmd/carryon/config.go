@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/carryon-hub/carryon/hub"
 	"github.com/carryon-hub/carryon/store"
-	"github.com/carryon-hub/carryon/store/postgres"
-	"github.com/carryon-hub/carryon/store/sqlite"
 )
 
 // DefaultAddr is where the server listens unless told otherwise: loopback only.
@@ -35,13 +32,7 @@ func (f *storeFlags) open(ctx context.Context) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(f.data, 0o700); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
-	}
-	if isPostgres(dsn) {
-		return postgres.Open(ctx, dsn, postgres.WithMaxConns(int32(f.pgMaxConns)))
-	}
-	return sqlite.Open(ctx, strings.TrimPrefix(dsn, "sqlite://"), sqlite.WithSynchronous(strings.ToUpper(f.synchronous)))
+	return hub.OpenStore(ctx, f.data, dsn, f.pgMaxConns, f.synchronous)
 }
 
 // dsn returns the database the flags name: --db, or the SQLite file carryon.db in the data
@@ -75,18 +66,8 @@ func validScheme(s string) bool {
 	return s != ""
 }
 
-// defaultDataDir is $XDG_DATA_HOME/carryon, or ~/.local/share/carryon.
-func defaultDataDir(getenv env) string {
-	if d := getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "carryon")
-	}
-	if h := getenv("HOME"); h != "" {
-		return filepath.Join(h, ".local", "share", "carryon")
-	}
-	return "carryon-data"
-}
+// defaultDataDir is the data directory of hub.DefaultDataDir.
+func defaultDataDir(getenv env) string { return hub.DefaultDataDir(getenv) }
 
 // isPostgres reports whether a DSN names a PostgreSQL database.
-func isPostgres(dsn string) bool {
-	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
-}
+func isPostgres(dsn string) bool { return hub.IsPostgres(dsn) }

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,12 +17,9 @@ import (
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/httpapi"
-	"github.com/carryon-hub/carryon/longterm"
+	"github.com/carryon-hub/carryon/hub"
 	"github.com/carryon-hub/carryon/mcpserver"
 	"github.com/carryon-hub/carryon/openaiapi"
-	"github.com/carryon-hub/carryon/runs"
-	"github.com/carryon-hub/carryon/sessions"
-	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/users"
 	"github.com/carryon-hub/carryon/webui"
 )
@@ -99,51 +95,46 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	}, []string{"kind", "outcome"})
 	reg.MustRegister(txSeconds)
 
-	raw, err := sf.open(ctx)
+	dsn, err := sf.dsn()
 	if err != nil {
 		return err
 	}
-	defer raw.Close()
-	st := store.Instrument(raw, func(kind string, d time.Duration, err error) {
-		outcome := "ok"
-		switch {
-		case errors.Is(err, context.Canceled):
-			outcome = "canceled" // the client went away; not a failure of the store
-		case err != nil:
-			outcome = carryon.ErrorCode(err)
-		}
-		txSeconds.WithLabelValues(kind, outcome).Observe(d.Seconds())
+	h, err := hub.Open(ctx, hub.Options{
+		Data: sf.data, DB: dsn, PGMaxConns: sf.pgMaxConns, SQLiteSynchronous: sf.synchronous,
+		Agents: set, Workspaces: af.workspacesDir(sf.data),
+		IdleTTL: *idleTTL, PurgeAfter: *purge, ClosedRetention: *closedRetention, RequestIDTTL: *idemTTL,
+		SweepInterval: *sweep, Workers: *workers, NoWorkers: *workers == 0, LeaseTTL: *leaseTTL,
+		MaxAttempts: *maxAttempts, ToolOutputTimeout: *toolOutputTimeout, Logger: log, Getenv: getenv,
+		Instrument: func(kind string, d time.Duration, err error) {
+			outcome := "ok"
+			switch {
+			case errors.Is(err, context.Canceled):
+				outcome = "canceled" // the client went away; not a failure of the store
+			case err != nil:
+				outcome = carryon.ErrorCode(err)
+			}
+			txSeconds.WithLabelValues(kind, outcome).Observe(d.Seconds())
+		},
 	})
-
-	us := users.New(st, nil).KeepRequestIDs(*idemTTL)
+	if err != nil {
+		return err
+	}
+	// The background work (sweepers, the listener, the runners) and the agents' MCP servers have
+	// stopped before serve returns and the database closes: nothing writes to the data directory
+	// afterwards.
+	defer h.Close()
+	ss, us, rs, ms := h.Sessions, h.Users, h.Runs, h.LongTerm
 	if _, err := us.EnsureLocalUser(ctx, sf.data); err != nil {
 		return fmt.Errorf("local user: %w", err)
 	}
-	ss := sessions.New(st, sessions.Config{
-		IdleTTL: *idleTTL, PurgeAfter: *purge, ClosedRetention: *closedRetention, IdempotencyTTL: *idemTTL,
-		Workspaces: af.workspacesDir(sf.data), Logger: log, Agents: set,
-	})
-	ms := longterm.New(st, nil).KeepRequestIDs(*idemTTL)
-	sources, closeSources, err := mcpSources(set, log)
-	if err != nil {
-		return err
-	}
-	defer closeSources() // after the runners, whose tool calls they serve, have stopped (defers run last first)
-	profs, err := newProfiles(set, getenv, af.workspacesDir(sf.data), ss, ms, sources, log)
-	if err != nil {
-		return err
-	}
-	rs := runs.New(st, ss, nil, runs.Config{Logger: log, LeaseTTL: *leaseTTL, MaxAttempts: *maxAttempts, Workers: *workers, Agents: profs, ToolOutputTimeout: *toolOutputTimeout})
 	streamsDone := make(chan struct{})
 	handler := httpapi.NewServer(httpapi.Config{
 		StreamsDone: streamsDone,
-		Sessions:    ss, Users: us, Runs: rs, LongTerm: ms, Logger: log, Ready: raw.Ping, MaxBodyBytes: *maxBody,
+		Sessions:    ss, Users: us, Runs: rs, LongTerm: ms, Logger: log, Ready: h.Ping, MaxBodyBytes: *maxBody,
 		BodyReadTimeout: *bodyTimeout,
 		RequireVersion:  *requireVersion, Registry: reg,
-		Agents: set,
-		Context: func(ctx context.Context, id string) (*carryon.ContextPreview, error) {
-			return profs.Preview(ctx, ss, id)
-		},
+		Agents:  set,
+		Context: h.Preview,
 		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Logger: log,
 			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody}),
 		UI:     webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
@@ -156,18 +147,6 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	srv.RegisterOnShutdown(func() { close(streamsDone) })
-	// The background work (sweepers, the listener, the runners) has stopped before serve returns
-	// and the database closes: nothing writes to the data directory afterwards.
-	bgCtx, stopBG := context.WithCancel(ctx)
-	var bg sync.WaitGroup
-	defer bg.Wait()
-	defer stopBG()
-	bg.Go(func() { ss.RunSweeper(bgCtx, *sweep, log) })
-	bg.Go(func() { ms.RunSweeper(bgCtx, *sweep, log) })
-	bg.Go(func() { rs.Listen(bgCtx) })
-	if *workers > 0 {
-		bg.Go(func() { rs.Work(bgCtx) })
-	}
 
 	// The address and the key file are said once, on stdout: scripts read the first line.
 	def, _ := set.Agent(carryon.DefaultAgent)
@@ -186,8 +165,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	shutCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	err = srv.Shutdown(shutCtx)
-	stopBG() // runs in progress stop at once and release their leases; the next start resumes them
-	bg.Wait()
+	h.Close() // runs in progress stop at once and release their leases; the next start resumes them
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -9,37 +9,40 @@ import (
 )
 
 const sessionCols = `id, owner_id, title, status, version, parent_id, fork_seq, fork_version, created_at,
-	updated_at, last_active_at, expires_at, idle_ttl_seconds, message_count, last_seq, memory_version, metadata, agent`
+	updated_at, last_active_at, expires_at, idle_ttl_seconds, message_count, last_seq, memory_version, metadata, agent, external_id`
 
 func scanSession(r Row) (*carryon.Session, error) {
 	var s carryon.Session
-	var parent, meta *string
+	var parent, meta, ext *string
 	var status string
 	var created, updated, active, expires int64
 	err := r.Scan(&s.ID, &s.OwnerID, &s.Title, &status, &s.Version, &parent, &s.ForkSeq, &s.ForkVersion,
 		&created, &updated, &active, &expires, &s.IdleTTLSeconds, &s.MessageCount, &s.LastSeq,
-		&s.WorkingMemoryVersion, &meta, &s.Agent)
+		&s.WorkingMemoryVersion, &meta, &s.Agent, &ext)
 	if err != nil {
 		return nil, err
 	}
 	s.Status, s.ParentID = carryon.SessionStatus(status), Text(parent)
 	s.CreatedAt, s.UpdatedAt = FromMicros(created), FromMicros(updated)
 	s.LastActiveAt, s.ExpiresAt = FromMicros(active), FromMicros(expires)
-	s.Metadata = RawText(meta)
+	s.Metadata, s.ExternalID = RawText(meta), Text(ext)
 	return &s, nil
 }
 
-// InsertSession stores a new session row. ECONFLICT when the id exists; ENOTFOUND when ParentID
-// names no session.
+// InsertSession stores a new session row. ECONFLICT when the id exists or the owner has a session
+// with the same external id; ENOTFOUND when ParentID names no session.
 func (t *Tx) InsertSession(ctx context.Context, s *carryon.Session) error {
 	if err := t.Writable(); err != nil {
 		return err
 	}
 	_, err := t.Conn.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.ID, s.OwnerID, s.Title, string(s.Status), s.Version, NullText(s.ParentID), s.ForkSeq, s.ForkVersion,
 		Micros(s.CreatedAt), Micros(s.UpdatedAt), Micros(s.LastActiveAt), Micros(s.ExpiresAt),
-		s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.WorkingMemoryVersion, NullText(s.Metadata), s.Agent)
+		s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.WorkingMemoryVersion, NullText(s.Metadata), s.Agent, NullText(s.ExternalID))
+	if s.ExternalID != "" {
+		return t.Conflict(err, "insert session", "a session with external id %q exists", s.ExternalID)
+	}
 	return t.Conflict(err, "insert session", "session %s exists", s.ID)
 }
 
@@ -61,6 +64,10 @@ func (t *Tx) GetSession(ctx context.Context, owner, id string) (*carryon.Session
 func (t *Tx) ListSessions(ctx context.Context, owner string, q store.SessionQuery) ([]*carryon.Session, error) {
 	query := `SELECT ` + sessionCols + ` FROM sessions WHERE owner_id = ?`
 	args := []any{owner}
+	if q.ExternalID != "" {
+		query += ` AND external_id = ?`
+		args = append(args, q.ExternalID)
+	}
 	switch q.Status {
 	case "":
 	case carryon.SessionActive:

@@ -41,6 +41,51 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 		checkSession(t, getSession(t, st, ownerA, s.ID), s)
 	})
 
+	t.Run("ExternalID", func(t *testing.T) {
+		st := open(t)
+		ctx := t.Context()
+		s := newSession(ownerA, "sess_1", at(0))
+		s.ExternalID = "adk-1"
+		insertSession(t, st, s)
+		checkSession(t, getSession(t, st, ownerA, s.ID), s)
+		// Another owner may use the same external id; sessions without one never collide.
+		other := newSession(ownerB, "sess_2", at(1))
+		other.ExternalID = "adk-1"
+		insertSession(t, st, other)
+		insertSession(t, st, newSession(ownerA, "sess_3", at(2)))
+		insertSession(t, st, newSession(ownerA, "sess_4", at(3)))
+		// The same owner may not: the second row is refused and nothing of it is stored.
+		dup := newSession(ownerA, "sess_5", at(4))
+		dup.ExternalID = "adk-1"
+		err := st.Write(ctx, func(tx store.Tx) error { return tx.InsertSession(ctx, dup) })
+		wantCode(t, err, carryon.ECONFLICT)
+		read(t, st, func(tx store.Tx) error {
+			_, err := tx.GetSession(ctx, ownerA, dup.ID)
+			wantCode(t, err, carryon.ENOTFOUND)
+			for _, c := range []struct {
+				owner, ext string
+				want       []string
+			}{{ownerA, "adk-1", []string{"sess_1"}}, {ownerB, "adk-1", []string{"sess_2"}}, {ownerA, "adk-2", nil}} {
+				got, err := tx.ListSessions(ctx, c.owner, store.SessionQuery{ExternalID: c.ext, Now: at(0), Limit: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ids []string
+				for _, g := range got {
+					ids = append(ids, g.ID)
+				}
+				if !slices.Equal(ids, c.want) {
+					t.Fatalf("ListSessions(%s, external %q) = %v, want %v", c.owner, c.ext, ids, c.want)
+				}
+			}
+			return nil
+		})
+		// Deleting the session frees its external id.
+		write(t, st, func(tx store.Tx) error { return tx.DeleteSession(ctx, ownerA, s.ID) })
+		insertSession(t, st, dup)
+		checkSession(t, getSession(t, st, ownerA, dup.ID), dup)
+	})
+
 	t.Run("Update", func(t *testing.T) {
 		st := open(t)
 		ctx := t.Context()

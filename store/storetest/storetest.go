@@ -207,7 +207,8 @@ func diffSession(got, want *carryon.Session) error {
 		got, want any
 	}
 	fields := []field{
-		{"ID", got.ID, want.ID}, {"OwnerID", got.OwnerID, want.OwnerID}, {"Title", got.Title, want.Title},
+		{"ID", got.ID, want.ID}, {"OwnerID", got.OwnerID, want.OwnerID}, {"ExternalID", got.ExternalID, want.ExternalID},
+		{"Title", got.Title, want.Title},
 		{"Status", got.Status, want.Status}, {"Version", got.Version, want.Version},
 		{"ParentID", got.ParentID, want.ParentID}, {"ForkSeq", got.ForkSeq, want.ForkSeq},
 		{"ForkVersion", got.ForkVersion, want.ForkVersion}, {"IdleTTLSeconds", got.IdleTTLSeconds, want.IdleTTLSeconds},

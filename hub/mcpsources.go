@@ -1,4 +1,4 @@
-package main
+package hub
 
 import (
 	"log/slog"
@@ -10,7 +10,7 @@ import (
 
 // mcpSources connects the agents file's MCP servers as tool sources, by server name: one client
 // per server, shared by the profiles that use it, started lazily on a run's first need. close
-// stops them (their stdio processes too); serve calls it once the runners have stopped.
+// stops them (their stdio processes too); Close calls it once the runners have stopped.
 func mcpSources(set *agents.Set, log *slog.Logger) (sources map[string]tool.Source, close func(), err error) {
 	var servers []*mcptool.Server
 	close = func() {

@@ -1,4 +1,4 @@
-package main
+package hub
 
 import (
 	"context"
@@ -54,7 +54,7 @@ agents:
     tools: [read_file]
 `
 	getenv := func(string) string { return "" }
-	set, err := agents.Parse("agents.yaml", []byte(src), agents.Options{Getenv: getenv, Builtin: builtinTools(getenv)})
+	set, err := agents.Parse("agents.yaml", []byte(src), agents.Options{Getenv: getenv, Builtin: BuiltinTools(getenv)})
 	if err != nil {
 		t.Fatal(err)
 	}
