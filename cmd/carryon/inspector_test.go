@@ -4,42 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
+	"github.com/carryon-hub/carryon/internal/npmtest"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-// npmBin returns the path of a tool pinned in .ci/npm (installed by `npm ci` there). A test
-// without it is skipped, unless CARRYON_TEST_REQUIRE_NPM=1 (CI), where it fails.
-func npmBin(t *testing.T, name string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-	bin := filepath.Join(dir, ".ci", "npm", "node_modules", ".bin", name)
-	if _, err := os.Stat(bin); err != nil {
-		msg := bin + " is missing: run `npm ci` in .ci/npm"
-		if os.Getenv("CARRYON_TEST_REQUIRE_NPM") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return bin
-}
+// npmBin returns the path of a tool pinned in .ci/npm (package npmtest: skipped without it,
+// failed under CARRYON_TEST_REQUIRE_NPM=1).
+func npmBin(t *testing.T, name string) string { return npmtest.Bin(t, name) }
 
 // inspector runs the MCP inspector's CLI (a client nobody here wrote) with the connection
 // arguments conn and the request args, and returns its JSON answer; failed says whether the

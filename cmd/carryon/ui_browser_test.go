@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/carryon-hub/carryon/internal/npmtest"
 	"net"
 	"net/url"
 	"os"
@@ -44,30 +45,18 @@ var axeSource struct {
 // (fails under CARRYON_TEST_REQUIRE_NPM=1, as in CI).
 func requireBrowser(t *testing.T) (string, string) {
 	t.Helper()
-	missing := func(msg string) {
-		if os.Getenv("CARRYON_TEST_REQUIRE_NPM") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
-		missing("chromium is not installed (apt-get install chromium)")
+		npmtest.Missing(t, "chromium is not installed (apt-get install chromium)")
 	}
+	axe := npmtest.File(t, "axe-core/axe.min.js")
 	axeSource.once.Do(func() {
-		dir, _ := os.Getwd()
-		for dir != filepath.Dir(dir) {
-			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-				break
-			}
-			dir = filepath.Dir(dir)
-		}
 		var b []byte
-		b, axeSource.err = os.ReadFile(filepath.Join(dir, ".ci", "npm", "node_modules", "axe-core", "axe.min.js"))
+		b, axeSource.err = os.ReadFile(axe)
 		axeSource.js = string(b)
 	})
 	if axeSource.err != nil {
-		missing(fmt.Sprintf("axe-core is missing (%v): run `npm ci` in .ci/npm", axeSource.err))
+		t.Fatal(axeSource.err)
 	}
 	return bin, axeSource.js
 }

@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,44 +14,12 @@ import (
 	"testing"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/npmtest"
 	"github.com/carryon-hub/carryon/tool"
 	"github.com/carryon-hub/carryon/tool/mcptool"
 )
 
-// npmBin returns the path of a tool pinned in .ci/npm, or skips t when it is not installed
-// (fails instead under CARRYON_TEST_REQUIRE_NPM=1, as in CI).
-func npmBin(t *testing.T, name string) string {
-	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		if os.Getenv("CARRYON_TEST_REQUIRE_NPM") == "1" {
-			t.Fatal(why)
-		}
-		t.Skip(why)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		missing("node is not on PATH")
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-	bin := filepath.Join(dir, ".ci", "npm", "node_modules", ".bin", name)
-	if _, err := os.Stat(bin); err != nil {
-		missing(name + " is not installed: run `npm ci` in .ci/npm (" + err.Error() + ")")
-	}
-	return bin
-}
+func npmBin(t *testing.T, name string) string { return npmtest.Bin(t, name) }
 
 // TestServerEverything runs the MCP project's reference server (@modelcontextprotocol/server-everything,
 // pinned in .ci/npm) over stdio and calls its tools through a tool.Registry, as the engine does.
