@@ -108,6 +108,13 @@ type NewRun struct {
 	Tools []ClientTool `json:"tools,omitempty"`
 	// Agent names the agent profile to run (default: the session's); EINVALID for an unknown one.
 	Agent string `json:"agent,omitempty"`
+	// Input are messages appended right before the user's message, in the same transaction (a
+	// compatible front door's input items). Only a run that starts at once takes them: with
+	// Input, the multitask policy must be reject.
+	Input []NewMessage `json:"input,omitempty"`
+	// Metadata is the client's JSON about the run, kept as it came in the run's first event
+	// (run.queued, under "metadata"); carryon does not read it.
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 	WriteOptions
 }
 

@@ -95,7 +95,7 @@ type Config struct {
 	// inspector's static web app (package webui), which calls the /v1 routes with the key the
 	// user signs in with.
 	UI http.Handler
-	// OpenAI, when set, is served at /v1/conversations and below it (package openaiapi) behind
+	// OpenAI, when set, is served at its Prefixes (/v1/conversations, /v1/responses) and below them (package openaiapi) behind
 	// the same bearer-key authentication: it gets the request with the key's user in its
 	// context, and a request it does not reach (no valid key) is refused through its own
 	// WriteError, in the wire format its clients expect.
@@ -105,8 +105,8 @@ type Config struct {
 // FrontDoor is a handler of another API's wire format that httpapi mounts (Config.OpenAI).
 type FrontDoor interface {
 	http.Handler
-	// Prefix is the path the door serves, and every path below it.
-	Prefix() string
+	// Prefixes are the paths the door serves, each with every path below it.
+	Prefixes() []string
 	// WriteError answers an error of the request in the door's format.
 	WriteError(w http.ResponseWriter, r *http.Request, err error)
 }
@@ -178,10 +178,12 @@ func NewServer(cfg Config) http.Handler {
 		s.mux.Handle(UIPath, s.wrap(UIPath, cfg.UI))
 	}
 	if cfg.OpenAI != nil {
-		door, prefix := cfg.OpenAI, cfg.OpenAI.Prefix()
-		h := s.wrap(prefix, s.authenticatedWith(door.WriteError, door))
-		s.mux.Handle(prefix, h)
-		s.mux.Handle(prefix+"/", h)
+		door := cfg.OpenAI
+		for _, prefix := range door.Prefixes() {
+			h := s.wrap(prefix, s.authenticatedWith(door.WriteError, door))
+			s.mux.Handle(prefix, h)
+			s.mux.Handle(prefix+"/", h)
+		}
 	}
 	s.mux.Handle("/", s.wrap("unmatched", http.HandlerFunc(s.handleUnmatched)))
 	unclean := s.wrap("unclean", http.HandlerFunc(s.handleUnclean))

@@ -11,6 +11,7 @@ import (
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/httpapi"
 	"github.com/carryon-hub/carryon/openaiapi"
+	"github.com/carryon-hub/carryon/runs"
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store/sqlite"
 	"github.com/carryon-hub/carryon/users"
@@ -18,23 +19,28 @@ import (
 	"github.com/openai/openai-go/v3/option"
 )
 
-// env is a real server (SQLite file, the hub services, httpapi with the Conversations API
-// mounted) and two users' keys.
+// env is a real server (SQLite file, the hub services, a run manager whose model is the fake
+// of responses_helpers_test.go, httpapi with the Conversations and Responses APIs mounted) and
+// two users' keys.
 type env struct {
 	url              string
 	sessions         *sessions.Service
+	runs             *runs.Service
+	model            *fakeModel
 	aliceKey, bobKey string
 	alice            context.Context
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "carryon.db"))
+	data := t.TempDir()
+	db, err := sqlite.Open(context.Background(), filepath.Join(data, "carryon.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	e := &env{sessions: sessions.New(db, sessions.Config{})}
+	e := &env{sessions: sessions.New(db, sessions.Config{}), model: &fakeModel{}}
+	e.runs = startRuns(t, db, e.sessions, e.model, data)
 	us := users.New(db, nil)
 	trusted := carryon.NewTrustedContext(context.Background())
 	var alice *carryon.User
@@ -47,7 +53,8 @@ func newEnv(t *testing.T) *env {
 	e.alice = carryon.NewContextWithUser(context.Background(), alice)
 	srv := httptest.NewServer(httpapi.NewServer(httpapi.Config{
 		Sessions: e.sessions, Users: us,
-		OpenAI: openaiapi.New(openaiapi.Config{Sessions: e.sessions}),
+		Runs:   e.runs,
+		OpenAI: openaiapi.New(openaiapi.Config{Sessions: e.sessions, Runs: e.runs}),
 	}))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL

@@ -1,11 +1,13 @@
 // Package openaiapi is the OpenAI-compatible front door: the Conversations API
-// (/v1/conversations…) over carryon's sessions, in the wire format of the openai/openai-openapi
-// specification (info.version 2.3.0), so that the OpenAI SDKs work against carryon unchanged.
+// (/v1/conversations…) over carryon's sessions and the Responses API (/v1/responses…) over its
+// runs, in the wire format of the openai/openai-openapi specification (info.version 2.3.0), so
+// that the OpenAI SDKs work against carryon unchanged.
 //
 // It translates, it decides nothing: a conversation is a session of the caller (same id, owner
-// checks, expiry, versions), an item is a message (items.go), every write is a hub service call
-// with the request's Idempotency-Key and If-Match, and every answer or refusal comes from the
-// service. Errors are OpenAI's envelope (errors.go). Decoding is lenient on these routes only
+// checks, expiry, versions), an item is a message (items.go), a response is a run (or the part
+// of a run between two stops for client tool outputs, translate.go), every write is a hub
+// service call with the request's Idempotency-Key and If-Match, and every answer or refusal
+// comes from the service. Errors are OpenAI's envelope (errors.go). Decoding is lenient on these routes only
 // (decode.go says what is accepted and ignored).
 //
 // httpapi mounts Handler behind its bearer-key authentication (Config.OpenAI): the caller arrives
@@ -18,8 +20,12 @@ import (
 	"github.com/carryon-hub/carryon"
 )
 
-// Prefix is the path under which Handler serves: httpapi routes every request below it here.
+// Prefix is the path under which Handler serves the Conversations API: httpapi routes every
+// request below it here.
 const Prefix = "/v1/conversations"
+
+// ResponsesPrefix is the path under which Handler serves the Responses API.
+const ResponsesPrefix = "/v1/responses"
 
 // DefaultMaxBodyBytes bounds a request body when Config.MaxBodyBytes is zero.
 const DefaultMaxBodyBytes = 32 << 20
@@ -30,18 +36,28 @@ type Config struct {
 	Sessions carryon.SessionService
 	// MaxBodyBytes bounds a request body; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// Runs is the run service responses are runs of; without it the Responses API answers 501.
+	Runs carryon.RunService
+	// Agents, when set, names the agent profiles a request's model may select.
+	Agents carryon.AgentCatalog
+	// Closing StreamsDone ends every open response stream (a server shutting down; clients
+	// resume elsewhere with starting_after).
+	StreamsDone <-chan struct{}
 }
 
 // Handler serves the Conversations API.
 type Handler struct {
-	sessions carryon.SessionService
-	maxBody  int64
-	mux      *http.ServeMux
+	sessions    carryon.SessionService
+	runs        carryon.RunService
+	agents      carryon.AgentCatalog
+	streamsDone <-chan struct{}
+	maxBody     int64
+	mux         *http.ServeMux
 }
 
 // New returns the handler of the Conversations API over cfg.Sessions.
 func New(cfg Config) *Handler {
-	h := &Handler{sessions: cfg.Sessions, maxBody: cfg.MaxBodyBytes, mux: http.NewServeMux()}
+	h := &Handler{sessions: cfg.Sessions, runs: cfg.Runs, agents: cfg.Agents, streamsDone: cfg.StreamsDone, maxBody: cfg.MaxBodyBytes, mux: http.NewServeMux()}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes
 	}
@@ -53,6 +69,20 @@ func New(cfg Config) *Handler {
 	h.mux.HandleFunc("GET /v1/conversations/{conversation_id}/items", h.listItems)
 	h.mux.HandleFunc("GET /v1/conversations/{conversation_id}/items/{item_id}", h.getItem)
 	h.mux.HandleFunc("DELETE /v1/conversations/{conversation_id}/items/{item_id}", h.deleteItem)
+	responses := map[string]http.HandlerFunc{
+		"POST /v1/responses":                          h.createResponse,
+		"GET /v1/responses/{response_id}":             h.getResponse,
+		"POST /v1/responses/{response_id}/cancel":     h.cancelResponse,
+		"GET /v1/responses/{response_id}/input_items": h.listInputItems,
+	}
+	for pattern, fn := range responses {
+		if h.runs == nil {
+			fn = func(w http.ResponseWriter, r *http.Request) {
+				WriteError(w, r, carryon.Errorf(carryon.ENOTIMPLEMENTED, "this server runs no agents: the Responses API is not served"))
+			}
+		}
+		h.mux.HandleFunc(pattern, fn)
+	}
 	return h
 }
 
@@ -60,15 +90,15 @@ func New(cfg Config) *Handler {
 // 404 or 405 in OpenAI's error envelope.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if _, pattern := h.mux.Handler(r); pattern == "" {
-		WriteError(w, r, carryon.Errorf(carryon.ENOTFOUND, "no route %s %s in the Conversations API", r.Method, r.URL.Path))
+		WriteError(w, r, carryon.Errorf(carryon.ENOTFOUND, "no route %s %s in the Conversations and Responses APIs", r.Method, r.URL.Path))
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
 	h.mux.ServeHTTP(w, r)
 }
 
-// Prefix is the path Handler serves, and every path below it (httpapi.FrontDoor).
-func (h *Handler) Prefix() string { return Prefix }
+// Prefixes are the paths Handler serves, each with every path below it (httpapi.FrontDoor).
+func (h *Handler) Prefixes() []string { return []string{Prefix, ResponsesPrefix} }
 
 // WriteError answers err in OpenAI's error envelope (httpapi.FrontDoor).
 func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {

@@ -9,6 +9,7 @@ package runs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -126,6 +127,17 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 	if err := checkClientTools(in.Tools); err != nil {
 		return nil, err
 	}
+	if len(in.Input) > 0 {
+		if policy != carryon.MultitaskReject {
+			return nil, carryon.Errorf(carryon.EINVALID, "input messages start a run at once: multitask must be reject, not %q", policy)
+		}
+		if err := sessions.ValidMessages(in.Input); err != nil {
+			return nil, err
+		}
+	}
+	if len(in.Metadata) > 0 && !json.Valid(in.Metadata) {
+		return nil, carryon.Errorf(carryon.EINVALID, "metadata must be JSON")
+	}
 	if in.Agent != "" {
 		if _, err := s.agents.Agent(in.Agent); err != nil {
 			return nil, err
@@ -215,7 +227,7 @@ func (s *Service) startTx(ctx context.Context, sessionID string, in carryon.NewR
 			Agent: agent.Name, AgentDigest: agent.Digest,
 		}
 		if len(active) == 0 {
-			if err := appendTrigger(ctx, tx, sess, run, now); err != nil {
+			if err := appendTrigger(ctx, tx, sess, run, now, in.Input...); err != nil {
 				return nil, err
 			}
 		} else if err := sessions.Touch(ctx, tx, sess, now); err != nil {
@@ -224,7 +236,11 @@ func (s *Service) startTx(ctx context.Context, sessionID string, in carryon.NewR
 		if err := tx.InsertRun(ctx, run); err != nil {
 			return nil, err
 		}
-		return run, appendEvent(ctx, tx, run.OwnerID, run.ID, carryon.EventRunQueued, map[string]any{"trigger_seq": run.TriggerSeq, "multitask": policy}, now)
+		queued := map[string]any{"trigger_seq": run.TriggerSeq, "multitask": policy}
+		if len(in.Metadata) > 0 {
+			queued["metadata"] = in.Metadata
+		}
+		return run, appendEvent(ctx, tx, run.OwnerID, run.ID, carryon.EventRunQueued, queued, now)
 	}
 }
 
@@ -393,12 +409,14 @@ func appendEvent(ctx context.Context, tx store.Tx, owner, runID string, typ carr
 	return nil
 }
 
-// appendTrigger appends the run's user message to the session and records its seq.
-func appendTrigger(ctx context.Context, tx store.Tx, sess *carryon.Session, run *carryon.Run, now time.Time) error {
-	res, err := sessions.AppendInTx(ctx, tx, sess, []carryon.NewMessage{{Role: carryon.RoleUser, Content: run.Message}}, run.ID, run.RequestID, now)
+// appendTrigger appends the run's user message to the session, after the input messages before
+// it (NewRun.Input), and records its seq.
+func appendTrigger(ctx context.Context, tx store.Tx, sess *carryon.Session, run *carryon.Run, now time.Time, before ...carryon.NewMessage) error {
+	msgs := append(append([]carryon.NewMessage{}, before...), carryon.NewMessage{Role: carryon.RoleUser, Content: run.Message})
+	res, err := sessions.AppendInTx(ctx, tx, sess, msgs, run.ID, run.RequestID, now)
 	if err != nil {
 		return err
 	}
-	run.TriggerSeq = res.Messages[0].Seq
+	run.TriggerSeq = res.Messages[len(res.Messages)-1].Seq
 	return nil
 }

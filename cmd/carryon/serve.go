@@ -138,7 +138,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Logger: log,
 			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody}),
 		UI:     webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
-		OpenAI: openaiapi.New(openaiapi.Config{Sessions: ss, MaxBodyBytes: *maxBody}),
+		OpenAI: openaiapi.New(openaiapi.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
 	})
 
 	ln, err := net.Listen("tcp", *addr)

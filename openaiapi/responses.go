@@ -1,0 +1,374 @@
+package openaiapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/carryon-hub/carryon"
+)
+
+// The Responses API (/v1/responses…) over runs: a response is a segment of a run (translate.go),
+// function tools are the run's client-side tools, and the next request's function_call_output
+// items are the outputs the run waits for.
+
+// createResponseRequest is the body of POST /v1/responses: the fields carryon reads. The rest
+// of the specification's fields are accepted; those in echoed are answered as sent.
+type createResponseRequest struct {
+	Model              string            `json:"model"`
+	Input              json.RawMessage   `json:"input"`
+	Instructions       json.RawMessage   `json:"instructions"`
+	Conversation       json.RawMessage   `json:"conversation"`
+	PreviousResponseID string            `json:"previous_response_id"`
+	Metadata           json.RawMessage   `json:"metadata"`
+	Stream             bool              `json:"stream"`
+	Background         bool              `json:"background"`
+	Store              *bool             `json:"store"`
+	Tools              []json.RawMessage `json:"tools"`
+}
+
+// functionTool is a tool of a request: only function tools are served.
+type functionTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// parseCreate reads and checks a create request; nothing is written before it passed.
+func parseCreate(r *http.Request) (createResponseRequest, responseRecord, []carryon.ClientTool, error) {
+	var in createResponseRequest
+	var all map[string]json.RawMessage
+	if err := decodeBody(r, &all, false); err != nil {
+		return in, responseRecord{}, nil, err
+	}
+	raw, _ := json.Marshal(all)
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return in, responseRecord{}, nil, carryon.Errorf(carryon.EINVALID, "the request body is not a response request: %v", err)
+	}
+	rec := responseRecord{Model: in.Model, PreviousResponseID: in.PreviousResponseID, Store: in.Store, Background: in.Background, Tools: in.Tools}
+	if t := bytes.TrimSpace(in.Instructions); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+		rec.Instructions = in.Instructions
+	}
+	meta, err := metadataOf(in.Metadata)
+	if err != nil {
+		return in, rec, nil, err
+	}
+	rec.Metadata = meta
+	for _, k := range echoed {
+		if v, ok := all[k]; ok && !bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+			if rec.Echo == nil {
+				rec.Echo = map[string]json.RawMessage{}
+			}
+			rec.Echo[k] = v
+		}
+	}
+	conv, err := conversationID(in.Conversation)
+	if err != nil {
+		return in, rec, nil, err
+	}
+	if conv != "" && in.PreviousResponseID != "" {
+		return in, rec, nil, invalidParam("previous_response_id", "previous_response_id and conversation cannot both be given: a response continues one or the other")
+	}
+	rec.Conversation = conv
+	var tools []carryon.ClientTool
+	for i, t := range in.Tools {
+		var ft functionTool
+		if json.Unmarshal(t, &ft) != nil || ft.Type != "function" {
+			return in, rec, nil, invalidParam("tools", "tools[%d]: carryon serves function tools (run by the client) only, not %q", i, ft.Type)
+		}
+		p := ft.Parameters
+		if bytes.Equal(bytes.TrimSpace(p), []byte("null")) {
+			p = nil
+		}
+		tools = append(tools, carryon.ClientTool{Name: ft.Name, Description: ft.Description, Parameters: p})
+	}
+	return in, rec, tools, nil
+}
+
+// conversationID reads the conversation field: an id, or an object with one.
+func conversationID(raw json.RawMessage) (string, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return "", nil
+	}
+	var id string
+	if json.Unmarshal(t, &id) == nil && id != "" {
+		return id, nil
+	}
+	var obj struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(t, &obj) == nil && obj.ID != "" {
+		return obj.ID, nil
+	}
+	return "", invalidParam("conversation", "conversation must be a conversation id or {\"id\": …}")
+}
+
+// inputOf splits a request's input: the messages to store (the last one the run's user message)
+// and the outputs of function calls that a waiting response asked for (a function_call_output
+// whose call is not in the same input).
+func inputOf(raw json.RawMessage) ([]carryon.NewMessage, []carryon.ToolOutput, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return nil, nil, invalidParam("input", "input is required: a string or a list of items")
+	}
+	var text string
+	if json.Unmarshal(t, &text) == nil {
+		if text == "" {
+			return nil, nil, invalidParam("input", "input is empty")
+		}
+		return []carryon.NewMessage{{Role: carryon.RoleUser, Content: text}}, nil, nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(t, &raws); err != nil || len(raws) == 0 {
+		return nil, nil, invalidParam("input", "input must be a string or a non-empty list of items")
+	}
+	if len(raws) > 1000 {
+		return nil, nil, invalidParam("input", "input has %d items; at most 1000 are taken", len(raws))
+	}
+	var msgs []carryon.NewMessage
+	calls := map[string]bool{}
+	for i, r := range raws {
+		m, err := messageOf(r, fmt.Sprintf("input[%d]", i))
+		if err != nil {
+			return nil, nil, err
+		}
+		var tc []carryon.ToolCall
+		if json.Unmarshal(m.ToolCalls, &tc) == nil {
+			for _, c := range tc {
+				calls[c.ID] = true
+			}
+		}
+		msgs = append(msgs, m)
+	}
+	var keep []carryon.NewMessage
+	var outs []carryon.ToolOutput
+	for _, m := range msgs {
+		if m.Role == carryon.RoleTool && !calls[m.ToolCallID] {
+			outs = append(outs, carryon.ToolOutput{CallID: m.ToolCallID, Output: m.Content})
+			continue
+		}
+		keep = append(keep, m)
+	}
+	if len(outs) > 0 && len(keep) > 0 {
+		return nil, nil, invalidParam("input", "function_call_output items that answer a response come alone; send the other items in the next request")
+	}
+	return keep, outs, nil
+}
+
+// createResponse starts a run (or continues one waiting for tool outputs) and answers the
+// response: streamed, at once (background), or once it ended.
+func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
+	in, rec, tools, err := parseCreate(r)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	msgs, outs, err := inputOf(in.Input)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	key := r.Header.Get("Idempotency-Key")
+	var runID string
+	segment := 0
+	if len(outs) > 0 {
+		runID, segment, err = h.submitOutputs(r, rec, outs, key)
+	} else {
+		runID, err = h.start(r, in, rec, tools, msgs, key)
+	}
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	switch {
+	case in.Stream:
+		h.stream(w, r, runID, segment, -1)
+	case in.Background:
+		h.answerAt(w, r, runID, segment, untilCreated)
+	default:
+		h.answerAt(w, r, runID, segment, untilSettled)
+	}
+}
+
+// start starts the run of a request: on the conversation, on the session of the previous
+// response (forked at that response when a later run followed it), or on a new session.
+func (h *Handler) start(r *http.Request, in createResponseRequest, rec responseRecord, tools []carryon.ClientTool, msgs []carryon.NewMessage, key string) (string, error) {
+	last := msgs[len(msgs)-1]
+	if last.Role != carryon.RoleUser || strings.TrimSpace(last.Content) == "" {
+		return "", invalidParam("input", "input must end with a user message with text: carryon runs its agent on a user's message")
+	}
+	ctx := r.Context()
+	agent := ""
+	if h.agents != nil && in.Model != "" {
+		if _, err := h.agents.Agent(in.Model); err == nil {
+			agent = in.Model
+		}
+	}
+	rec.InputCount = len(msgs)
+	meta, _ := json.Marshal(map[string]any{"openai_response": rec})
+	run := carryon.NewRun{Message: last.Content, Input: msgs[:len(msgs)-1], Tools: tools, Agent: agent, Metadata: meta,
+		Multitask: carryon.MultitaskReject, WriteOptions: carryon.WriteOptions{RequestID: key}}
+	sub := func(suffix string) string {
+		if key == "" {
+			return ""
+		}
+		return key + "#" + suffix
+	}
+	sessionID, made := rec.Conversation, false
+	switch {
+	case rec.PreviousResponseID != "":
+		id, err := h.continueAt(r, rec.PreviousResponseID, sub("fork"))
+		if err != nil {
+			return "", err
+		}
+		sessionID = id
+	case sessionID == "":
+		s, err := h.sessions.Create(ctx, carryon.NewSession{Title: clip(last.Content), Agent: agent, WriteOptions: carryon.WriteOptions{RequestID: sub("session")}})
+		if err != nil {
+			return "", err
+		}
+		sessionID, made = s.ID, true
+	}
+	started, err := h.runs.Start(ctx, sessionID, run)
+	if err != nil {
+		if made && carryon.ErrorCode(err) == carryon.EINVALID {
+			_ = h.sessions.Delete(ctx, sessionID, carryon.WriteOptions{}) // a refused request leaves nothing behind
+		}
+		if carryon.ErrorCode(err) == carryon.EINVALID {
+			return "", &paramError{param: "input", err: asError(err)}
+		}
+		return "", err
+	}
+	return started.ID, nil
+}
+
+// continueAt returns the session a response that continues prevID runs on: the previous
+// response's session, or a fork of it at the end of that response's run when a later run came.
+func (h *Handler) continueAt(r *http.Request, prevID, forkKey string) (string, error) {
+	ctx := r.Context()
+	runID, _, ok := parseResponseID(prevID)
+	if !ok {
+		return "", notFoundResponse(prevID)
+	}
+	prev, err := h.runs.GetRun(ctx, runID)
+	if err != nil {
+		return "", responseErr(err, prevID)
+	}
+	page, err := h.runs.ListRuns(ctx, prev.SessionID, carryon.RunFilter{Limit: 1})
+	if err != nil {
+		return "", err
+	}
+	if len(page.Items) == 0 || page.Items[0].ID == prev.ID {
+		return prev.SessionID, nil
+	}
+	t, err := h.replay(r, prev, 0, untilStored, nil)
+	if err != nil {
+		return "", err
+	}
+	fork, err := h.sessions.Fork(ctx, prev.SessionID, carryon.ForkInput{AtVersion: t.lastVer, WriteOptions: carryon.WriteOptions{RequestID: forkKey}})
+	if err != nil {
+		return "", err
+	}
+	return fork.ID, nil
+}
+
+// submitOutputs delivers function call outputs to the response that waits for them: the
+// previous response's run, or the conversation's run that waits. It returns the run and the
+// segment the outputs start.
+func (h *Handler) submitOutputs(r *http.Request, rec responseRecord, outs []carryon.ToolOutput, key string) (string, int, error) {
+	ctx := r.Context()
+	var runID string
+	switch {
+	case rec.PreviousResponseID != "":
+		id, _, ok := parseResponseID(rec.PreviousResponseID)
+		if !ok {
+			return "", 0, notFoundResponse(rec.PreviousResponseID)
+		}
+		runID = id
+	case rec.Conversation != "":
+		page, err := h.runs.ListRuns(ctx, rec.Conversation, carryon.RunFilter{Limit: 1})
+		if err != nil {
+			return "", 0, err
+		}
+		if len(page.Items) == 0 || page.Items[0].Status != carryon.RunRequiresAction {
+			return "", 0, invalidParam("input", "no response of conversation %s waits for function call outputs", rec.Conversation)
+		}
+		runID = page.Items[0].ID
+	default:
+		return "", 0, invalidParam("input", "function_call_output items answer a response that waits for them: send previous_response_id or conversation with them")
+	}
+	run, err := h.runs.SubmitToolOutputs(ctx, runID, carryon.ToolOutputs{Outputs: outs, RetryOptions: carryon.RetryOptions{RequestID: key}})
+	if err != nil {
+		if carryon.ErrorCode(err) == carryon.EINVALID {
+			return "", 0, &paramError{param: "input", err: asError(err)}
+		}
+		return "", 0, responseErr(err, runID)
+	}
+	// The segment is the one the outputs' run.tool_outputs event starts.
+	events, err := h.runs.Events(ctx, run.ID, 0, false)
+	if err != nil {
+		return "", 0, err
+	}
+	defer events.Close()
+	segment := 0
+	for {
+		e, ok, err := events.Next()
+		if err != nil {
+			return "", 0, err
+		}
+		if !ok {
+			return "", 0, carryon.Errorf(carryon.EINTERNAL, "run %s has no event for the outputs it took", run.ID)
+		}
+		if e.Type != carryon.EventToolOutputs {
+			continue
+		}
+		segment++
+		var d struct {
+			CallIDs []string `json:"call_ids"`
+		}
+		if json.Unmarshal(e.Data, &d) == nil && containsString(d.CallIDs, outs[0].CallID) {
+			return run.ID, segment, nil
+		}
+	}
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// asError is err as a *carryon.Error.
+func asError(err error) *carryon.Error {
+	if e, ok := carryon.AsError(err); ok {
+		return e
+	}
+	return carryon.Errorf(carryon.EINTERNAL, "%v", err)
+}
+
+// notFoundResponse is the error of a response id that names no response of the caller.
+func notFoundResponse(id string) error {
+	return carryon.Errorf(carryon.ENOTFOUND, "no response %s", id)
+}
+
+// responseErr names the response in a run's not-found error.
+func responseErr(err error, id string) error {
+	if carryon.ErrorCode(err) == carryon.ENOTFOUND {
+		return notFoundResponse(id)
+	}
+	return err
+}
+
+func clip(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		return string(r[:60]) + "…"
+	}
+	return s
+}
