@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/carryon-hub/carryon/internal/npmtest"
+	"github.com/carryon-hub/carryon/model/modeltest"
+)
+
+// historyModel is an OpenAI-compatible model server whose reply says the last user message and
+// how many user messages it was sent: "You said: <text> (<n> user messages)".
+func historyModel(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content any    `json:"content"`
+			} `json:"messages"`
+		}
+		json.Unmarshal(body, &req)
+		users, last := 0, ""
+		for _, m := range req.Messages {
+			if m.Role == "user" {
+				users, last = users+1, textOf(m.Content)
+			}
+		}
+		s := modeltest.StartSSE(w)
+		s.Data(modeltest.OpenAIChunk(map[string]any{"role": "assistant", "content": ""}, nil))
+		s.Data(modeltest.OpenAIChunk(map[string]any{"content": fmt.Sprintf("You said: %s (%d user messages)", last, users)}, nil))
+		s.Data(modeltest.OpenAIChunk(map[string]any{}, "stop"))
+		s.Done()
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestAgentsSDKOnServe: the official Node packages (openai, @openai/agents, pinned in .ci/npm)
+// run an agent against `carryon serve`: two turns with OpenAIConversationsSession (history in
+// carryon, model calls to carryon's /v1/responses) and one with conversationId (carryon runs the
+// agent on the conversation). Every turn sees the turns before it.
+func TestAgentsSDKOnServe(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("node"); err != nil {
+		npmtest.Missing(t, "node is not on PATH")
+	}
+	npmtest.File(t, "@openai/agents/package.json")
+	modules := filepath.Dir(filepath.Dir(npmtest.File(t, "openai/package.json"))) // .ci/npm/node_modules
+	m := historyModel(t)
+	data := t.TempDir()
+	srv := startServerEnv(t, data, []string{"OPENAI_BASE_URL=" + m.URL + "/v1", "OPENAI_API_KEY=sk-test"}, "--provider", "openai", "--model", "gpt-test")
+	key := localKey(t, data)
+	cmd := exec.Command("node", filepath.Join("testdata", "agents-sdk", "agents.cjs"))
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules,
+		"CARRYON_URL="+srv.url, "CARRYON_KEY="+key, "OPENAI_AGENTS_DISABLE_TRACING=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the Agents SDK script: %v\n%s\nserver logs:\n%s", err, stderr.String(), srv.logs)
+	}
+	var out struct {
+		Conversation         string
+		First, Second, Third string
+		Items                []struct{ Type, Role string }
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("the script printed %q: %v", stdout.String(), err)
+	}
+	if out.First != "You said: My name is Ada. (1 user messages)" || out.Second != "You said: What is my name? (2 user messages)" {
+		t.Fatalf("session turns = %q, %q", out.First, out.Second)
+	}
+	if out.Third != "You said: Say it once more. (3 user messages)" {
+		t.Fatalf("the conversationId turn = %q: it did not see the first turns", out.Third)
+	}
+	if len(out.Items) != 4 || out.Items[0].Role != "user" || out.Items[1].Role != "assistant" {
+		t.Fatalf("the session's items = %+v", out.Items)
+	}
+	// The conversation is a session: the native API sees all three turns.
+	msgs := must(t, srv.url, key, "GET", "/v1/sessions/"+out.Conversation+"/messages", nil, 200).json(t)["items"].([]any)
+	var texts []string
+	for _, raw := range msgs {
+		texts = append(texts, raw.(map[string]any)["content"].(string))
+	}
+	if len(msgs) != 6 || !strings.Contains(texts[0], "Ada") || texts[5] != out.Third {
+		t.Fatalf("the session's messages = %q", texts)
+	}
+}

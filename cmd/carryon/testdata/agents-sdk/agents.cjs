@@ -1,0 +1,44 @@
+// Runs an OpenAI Agents SDK agent against carryon, as an existing application would, with only
+// the client's baseURL and key changed (CARRYON_URL, CARRYON_KEY):
+//
+//  1. two turns with OpenAIConversationsSession: the history lives in carryon's Conversations
+//     API, and the model calls go to carryon's /v1/responses (a response without a
+//     conversation: carryon runs its agent on the input the SDK sends, the whole history);
+//  2. a third turn with conversationId on the same conversation: carryon keeps the history and
+//     runs the agent on it.
+//
+// It prints one JSON line: the conversation id, the three replies and the session's items.
+// Run by cmd/carryon's TestAgentsSDKOnServe, with NODE_PATH at .ci/npm/node_modules.
+'use strict';
+
+const OpenAI = require('openai');
+const agents = require('@openai/agents');
+
+async function main() {
+  const client = new OpenAI({ baseURL: process.env.CARRYON_URL + '/v1', apiKey: process.env.CARRYON_KEY, maxRetries: 0 });
+  agents.setTracingDisabled(true);
+  agents.setDefaultOpenAIClient(client);
+  agents.setOpenAIAPI('responses');
+  const agent = new agents.Agent({ name: 'helper', instructions: 'Answer briefly.', model: 'gpt-test' });
+
+  const session = new agents.OpenAIConversationsSession({ client });
+  const first = await agents.run(agent, 'My name is Ada.', { session });
+  const second = await agents.run(agent, 'What is my name?', { session });
+  const conversation = await session.getSessionId();
+  const items = await session.getItems();
+
+  const third = await agents.run(agent, 'Say it once more.', { conversationId: conversation });
+
+  console.log(JSON.stringify({
+    conversation,
+    first: first.finalOutput,
+    second: second.finalOutput,
+    third: third.finalOutput,
+    items: items.map((it) => ({ type: it.type, role: it.role })),
+  }));
+}
+
+main().catch((err) => {
+  console.error(err && err.stack ? err.stack : err);
+  process.exit(1);
+});
