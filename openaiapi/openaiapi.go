@@ -74,6 +74,7 @@ func New(cfg Config) *Handler {
 		"GET /v1/responses/{response_id}":             h.getResponse,
 		"POST /v1/responses/{response_id}/cancel":     h.cancelResponse,
 		"GET /v1/responses/{response_id}/input_items": h.listInputItems,
+		"DELETE /v1/responses/{response_id}":          h.deleteResponse,
 	}
 	for pattern, fn := range responses {
 		if h.runs == nil {

@@ -286,3 +286,14 @@ func (h *Handler) inputItems(r *http.Request, run *carryon.Run, segment int) ([]
 	}
 	return out, nil
 }
+
+// deleteResponse refuses: a response is a run, part of its conversation's history, which
+// carryon does not rewrite. (A 400, not a 5xx, which the SDKs would retry.)
+func (h *Handler) deleteResponse(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("response_id")
+	if _, _, err := h.lookup(r, id); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteError(w, r, carryon.Errorf(carryon.EINVALID, "response %s is a run in its conversation's history, which carryon keeps: delete the conversation (DELETE /v1/conversations/{id}) or its items instead", id))
+}

@@ -239,7 +239,11 @@ func (h *Handler) start(r *http.Request, in createResponseRequest, rec responseR
 			_ = h.sessions.Delete(ctx, sessionID, carryon.WriteOptions{}) // a refused request leaves nothing behind
 		}
 		if carryon.ErrorCode(err) == carryon.EINVALID {
-			return "", &paramError{param: "input", err: asError(err)}
+			param := "input"
+			if strings.HasPrefix(carryon.ErrorMessage(err), "tools") {
+				param = "tools"
+			}
+			return "", &paramError{param: param, err: asError(err)}
 		}
 		return "", err
 	}

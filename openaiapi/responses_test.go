@@ -396,6 +396,13 @@ func TestResponseErrors(t *testing.T) {
 	if ae := wantAPIError(t, err, http.StatusBadRequest, carryon.EINVALID); !strings.Contains(ae.RawJSON(), `"param":"tools"`) {
 		t.Fatalf("error = %s", ae.RawJSON())
 	}
+	badTool := responses.ToolParamOfFunction("bad name", map[string]any{"type": "object"}, false)
+	_, err = c.Responses.New(ctx, responses.ResponseNewParams{Model: "m", Input: textInput("x"), Tools: []responses.ToolUnionParam{badTool}})
+	if ae := wantAPIError(t, err, http.StatusBadRequest, carryon.EINVALID); !strings.Contains(ae.RawJSON(), `"param":"tools"`) {
+		t.Fatalf("error = %s", ae.RawJSON())
+	}
+	err = c.Responses.Delete(ctx, mine.ID)
+	wantAPIError(t, err, http.StatusBadRequest, carryon.EINVALID)
 	for _, id := range []string{"run_nosuchrun", "resp_123", mine.ID + "_7"} {
 		_, err = c.Responses.Get(ctx, id, responses.ResponseGetParams{})
 		wantAPIError(t, err, http.StatusNotFound, carryon.ENOTFOUND)

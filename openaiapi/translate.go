@@ -93,7 +93,10 @@ func parseResponseID(id string) (string, int, bool) {
 	}
 	head, tail, cut := strings.Cut(strings.TrimPrefix(id, "run_"), "_")
 	if !cut {
-		return id, 0, head != ""
+		if head == "" {
+			return "", 0, false
+		}
+		return id, 0, true
 	}
 	k, err := strconv.Atoi(tail)
 	if err != nil || k < 1 || strconv.Itoa(k) != tail || head == "" {
