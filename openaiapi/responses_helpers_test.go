@@ -20,7 +20,8 @@ import (
 	"github.com/carryon-hub/carryon/tool"
 )
 
-// fakeModel is the model of the tests' runs. Offered a client tool get_weather and asked about
+// fakeModel is the model of the tests' runs. Asked to hang, it answers nothing until its
+// call is abandoned. Offered a client tool get_weather and asked about
 // the weather, it calls the tool; given tool results, it answers "Done: " and them; otherwise it
 // answers "You said: <the last user message> (<n> user messages)" in several deltas, so that a
 // reply shows how much history the model was sent. It keeps every request.
@@ -49,6 +50,11 @@ func (m *fakeModel) Stream(ctx context.Context, req model.Request) iter.Seq2[mod
 			if msg.Role == model.RoleUser {
 				users, last = users+1, msg.Content
 			}
+		}
+		if strings.Contains(last, "hang") {
+			<-ctx.Done() // a model that takes forever, until the run is cancelled
+			yield(model.Chunk{}, ctx.Err())
+			return
 		}
 		for _, t := range req.Tools {
 			if t.Name == "get_weather" && strings.Contains(last, "weather") {

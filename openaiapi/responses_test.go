@@ -345,6 +345,23 @@ func TestResponseBackgroundCancelIdempotency(t *testing.T) {
 		}
 		e.runs.Wait(ctx, bg.ID) // returns once the run ended
 	}
+	// Cancel a response whose model call hangs: it ends cancelled, and its stream says so.
+	hang, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "m", Input: textInput("hang on"), Background: openai.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped, err := c.Responses.Cancel(ctx, hang.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stopped.Status != responses.ResponseStatusCancelled {
+		t.Fatalf("cancelled response = %s", stopped.RawJSON())
+	}
+	events := collect(t, c.Responses.GetStreaming(ctx, hang.ID, responses.ResponseGetParams{}))
+	checkSequence(t, events, 0)
+	if end := events[len(events)-1]; end.Type != "response.incomplete" || end.Response.Status != responses.ResponseStatusCancelled {
+		t.Fatalf("the cancelled response's stream: %s", eventTypes(events))
+	}
 	// Cancel: a run waiting for tool outputs ends cancelled; its response stays as it was.
 	waiting, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "m", Input: textInput("weather please"), Tools: []responses.ToolUnionParam{weatherTool}})
 	if err != nil {
