@@ -45,7 +45,7 @@ type Config struct {
 	StreamsDone <-chan struct{}
 }
 
-// Handler serves the Conversations API.
+// Handler serves the Conversations and Responses APIs.
 type Handler struct {
 	sessions    carryon.SessionService
 	runs        carryon.RunService
@@ -55,7 +55,8 @@ type Handler struct {
 	mux         *http.ServeMux
 }
 
-// New returns the handler of the Conversations API over cfg.Sessions.
+// New returns the handler of the Conversations API over cfg.Sessions and of the Responses API
+// over cfg.Runs.
 func New(cfg Config) *Handler {
 	h := &Handler{sessions: cfg.Sessions, runs: cfg.Runs, agents: cfg.Agents, streamsDone: cfg.StreamsDone, maxBody: cfg.MaxBodyBytes, mux: http.NewServeMux()}
 	if h.maxBody <= 0 {

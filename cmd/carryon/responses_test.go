@@ -121,3 +121,47 @@ func eventTypesOf(events []responses.ResponseStreamEventUnion) string {
 	}
 	return strings.Join(s, " ")
 }
+
+// TestResponseStreamOnTwoInstances: over PostgreSQL, a response streamed from one instance
+// streams again from another, after any event, with the same events byte for byte.
+func TestResponseStreamOnTwoInstances(t *testing.T) {
+	t.Parallel()
+	m := historyModel(t)
+	c := startCluster(t, 2, []string{"OPENAI_BASE_URL=" + m.URL + "/v1", "OPENAI_API_KEY=sk-test"}, []string{"--provider", "openai", "--model", "gpt-test"}, []string{"--provider", "openai", "--model", "gpt-test"})
+	client := func(url string) *openai.Client {
+		cl := openai.NewClient(option.WithBaseURL(url+"/v1/"), option.WithAPIKey(c.key), option.WithMaxRetries(0),
+			option.WithHTTPClient(&http.Client{Transport: &http.Transport{}}))
+		return &cl
+	}
+	a, b := client(c.srvs[0].url), client(c.srvs[1].url)
+	s := a.Responses.NewStreaming(t.Context(), responses.ResponseNewParams{Model: "gpt-test", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hello")}})
+	var first []responses.ResponseStreamEventUnion
+	for s.Next() {
+		first = append(first, s.Current())
+	}
+	if s.Err() != nil || len(first) < 4 || first[len(first)-1].Type != "response.completed" {
+		t.Fatalf("the stream on A: %s (%v)", eventTypesOf(first), s.Err())
+	}
+	id := first[0].Response.ID
+	for _, after := range []int64{-1, 1, int64(len(first) - 2)} {
+		params := responses.ResponseGetParams{}
+		if after >= 0 {
+			params.StartingAfter = openai.Int(after)
+		}
+		rest := b.Responses.GetStreaming(t.Context(), id, params)
+		i := after + 1
+		for rest.Next() {
+			if got := rest.Current().RawJSON(); i >= int64(len(first)) || got != first[i].RawJSON() {
+				t.Fatalf("B after %d: event %d = %s", after, i, got)
+			}
+			i++
+		}
+		if rest.Err() != nil || i != int64(len(first)) {
+			t.Fatalf("B after %d: %d events (%v), want %d", after, i-after-1, rest.Err(), int64(len(first))-after-1)
+		}
+	}
+	got, err := b.Responses.Get(t.Context(), id, responses.ResponseGetParams{})
+	if err != nil || got.OutputText() != "You said: hello (1 user messages)" {
+		t.Fatalf("the response on B = %v, %v", got, err)
+	}
+}
