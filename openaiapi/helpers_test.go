@@ -39,7 +39,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	e := &env{sessions: sessions.New(db, sessions.Config{}), model: &fakeModel{}}
+	e := &env{sessions: sessions.New(db, sessions.Config{Agents: profiles{}}), model: &fakeModel{}}
 	e.runs = startRuns(t, db, e.sessions, e.model, data)
 	us := users.New(db, nil)
 	trusted := carryon.NewTrustedContext(context.Background())
@@ -54,7 +54,7 @@ func newEnv(t *testing.T) *env {
 	srv := httptest.NewServer(httpapi.NewServer(httpapi.Config{
 		Sessions: e.sessions, Users: us,
 		Runs:   e.runs,
-		OpenAI: openaiapi.New(openaiapi.Config{Sessions: e.sessions, Runs: e.runs}),
+		OpenAI: openaiapi.New(openaiapi.Config{Sessions: e.sessions, Runs: e.runs, Agents: profiles{}}),
 	}))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL

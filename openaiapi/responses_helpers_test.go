@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/contextbuild"
 	"github.com/carryon-hub/carryon/engine"
 	"github.com/carryon-hub/carryon/model"
@@ -84,7 +85,29 @@ func (m *fakeModel) lastRequest() model.Request {
 	return m.reqs[len(m.reqs)-1]
 }
 
-// startRuns runs a run manager with the model over the store, each delta its own event.
+// profiles are the agent profiles of the tests' servers, default and reviewer, both run on one
+// engine.
+type profiles struct{ eng *engine.Engine }
+
+func (p profiles) Agent(name string) (*carryon.Agent, error) {
+	switch name {
+	case "", carryon.DefaultAgent:
+		return &carryon.Agent{Name: carryon.DefaultAgent, Model: "fake-model", Tools: []carryon.AgentTool{}}, nil
+	case "reviewer":
+		return &carryon.Agent{Name: "reviewer", Model: "fake-reviewer", Tools: []carryon.AgentTool{}}, nil
+	}
+	return nil, carryon.Errorf(carryon.EINVALID, "agent %q is not a profile of this server", name)
+}
+
+func (p profiles) Engine(_ context.Context, name string) (*engine.Engine, error) {
+	if _, err := p.Agent(name); err != nil {
+		return nil, err
+	}
+	return p.eng, nil
+}
+
+// startRuns runs a run manager with the model over the store, each delta its own event, with
+// the profiles default and reviewer.
 func startRuns(t *testing.T, st store.Store, ss *sessions.Service, p model.Provider, data string) *runs.Service {
 	t.Helper()
 	reg, err := tool.NewRegistry(tool.UpdateWorkingMemory())
@@ -93,7 +116,7 @@ func startRuns(t *testing.T, st store.Store, ss *sessions.Service, p model.Provi
 	}
 	builder := contextbuild.New(contextbuild.Config{}, ss, contextbuild.ModelSummarizer{Provider: p})
 	eng := engine.New(engine.Config{Model: "fake-model", Workspaces: filepath.Join(data, "workspaces"), DeltaEvery: time.Nanosecond}, p, reg, builder)
-	rs := runs.New(st, ss, eng, runs.Config{Poll: 50 * time.Millisecond, LeaseTTL: 2 * time.Second})
+	rs := runs.New(st, ss, nil, runs.Config{Poll: 50 * time.Millisecond, LeaseTTL: 2 * time.Second, Agents: profiles{eng}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { rs.Work(ctx); close(done) }()

@@ -85,6 +85,18 @@ func TestResponseCreateRetrieveInputItems(t *testing.T) {
 	if len(items.Data) != 2 || itemText(items.Data[1].RawJSON()) != want {
 		t.Fatalf("conversation items = %s", items.RawJSON())
 	}
+	// A model that names a profile selects it; another name is recorded, and the default runs.
+	run, err := e.runs.GetRun(e.alice, resp.ID)
+	if err != nil || run.Agent != carryon.DefaultAgent {
+		t.Fatalf("run = %+v, %v", run, err)
+	}
+	rev, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "reviewer", Input: textInput("review")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run, err := e.runs.GetRun(e.alice, rev.ID); err != nil || run.Agent != "reviewer" || rev.Model != "reviewer" {
+		t.Fatalf("the reviewer's run = %+v, %v (model %q)", run, err, rev.Model)
+	}
 	// Input items: a list of items, the earlier ones stored before the user's message.
 	resp2, err := c.Responses.New(ctx, responses.ResponseNewParams{
 		Model: "gpt-test",
