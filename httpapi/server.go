@@ -95,10 +95,10 @@ type Config struct {
 	// inspector's static web app (package webui), which calls the /v1 routes with the key the
 	// user signs in with.
 	UI http.Handler
-	// OpenAI, when set, is served at its Prefixes (/v1/conversations, /v1/responses) and below them (package openaiapi) behind
-	// the same bearer-key authentication: it gets the request with the key's user in its
-	// context, and a request it does not reach (no valid key) is refused through its own
-	// WriteError, in the wire format its clients expect.
+	// OpenAI, when set, is served at its Prefixes (/v1/conversations, /v1/responses) and below
+	// them (package openaiapi) behind the same bearer-key authentication: it gets the request
+	// with the key's user in its context, and a request it does not reach (no valid key) is
+	// refused through its own WriteError, in the wire format its clients expect.
 	OpenAI FrontDoor
 }
 
