@@ -18,7 +18,9 @@ import (
 )
 
 // historyModel is an OpenAI-compatible model server whose reply says the last user message and
-// how many user messages it was sent: "You said: <text> (<n> user messages)".
+// how many user messages it was sent: "You said: <text> (<n> user messages)". Offered a tool
+// get_weather and asked about the weather, it calls the tool, and answers "The weather: " and
+// the tool's result once it has it.
 func historyModel(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -27,16 +29,36 @@ func historyModel(t *testing.T) *httptest.Server {
 				Role    string `json:"role"`
 				Content any    `json:"content"`
 			} `json:"messages"`
+			Tools []struct {
+				Function struct{ Name string } `json:"function"`
+			} `json:"tools"`
 		}
 		json.Unmarshal(body, &req)
+		s := modeltest.StartSSE(w)
+		s.Data(modeltest.OpenAIChunk(map[string]any{"role": "assistant", "content": ""}, nil))
+		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "tool" {
+			s.Data(modeltest.OpenAIChunk(map[string]any{"content": "The weather: " + textOf(req.Messages[n-1].Content)}, nil))
+			s.Data(modeltest.OpenAIChunk(map[string]any{}, "stop"))
+			s.Done()
+			return
+		}
 		users, last := 0, ""
 		for _, m := range req.Messages {
 			if m.Role == "user" {
 				users, last = users+1, textOf(m.Content)
 			}
 		}
-		s := modeltest.StartSSE(w)
-		s.Data(modeltest.OpenAIChunk(map[string]any{"role": "assistant", "content": ""}, nil))
+		for _, tl := range req.Tools {
+			if tl.Function.Name == "get_weather" && strings.Contains(last, "weather") {
+				s.Data(modeltest.OpenAIChunk(map[string]any{"tool_calls": []any{map[string]any{
+					"index": 0, "id": "call_w", "type": "function",
+					"function": map[string]any{"name": "get_weather", "arguments": `{"city":"Oslo"}`},
+				}}}, nil))
+				s.Data(modeltest.OpenAIChunk(map[string]any{}, "tool_calls"))
+				s.Done()
+				return
+			}
+		}
 		s.Data(modeltest.OpenAIChunk(map[string]any{"content": fmt.Sprintf("You said: %s (%d user messages)", last, users)}, nil))
 		s.Data(modeltest.OpenAIChunk(map[string]any{}, "stop"))
 		s.Done()
@@ -48,7 +70,9 @@ func historyModel(t *testing.T) *httptest.Server {
 // TestAgentsSDKOnServe: the official Node packages (openai, @openai/agents, pinned in .ci/npm)
 // run an agent against `carryon serve`: two turns with OpenAIConversationsSession (history in
 // carryon, model calls to carryon's /v1/responses) and one with conversationId (carryon runs the
-// agent on the conversation). Every turn sees the turns before it.
+// agent on the conversation), then a turn with conversationId and a function tool the SDK runs
+// (carryon's client-side tool: the SDK gets the call, runs it, and the run continues with its
+// output). Every turn sees the turns before it.
 func TestAgentsSDKOnServe(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
@@ -71,6 +95,8 @@ func TestAgentsSDKOnServe(t *testing.T) {
 	var out struct {
 		Conversation         string
 		First, Second, Third string
+		Weather              string
+		Calls                int
 		Items                []struct{ Type, Role string }
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
@@ -82,6 +108,9 @@ func TestAgentsSDKOnServe(t *testing.T) {
 	if out.Third != "You said: Say it once more. (3 user messages)" {
 		t.Fatalf("the conversationId turn = %q: it did not see the first turns", out.Third)
 	}
+	if out.Weather != "The weather: sunny in Oslo" || out.Calls != 1 {
+		t.Fatalf("the function tool turn = %q after %d calls of the tool", out.Weather, out.Calls)
+	}
 	if len(out.Items) != 4 || out.Items[0].Role != "user" || out.Items[1].Role != "assistant" {
 		t.Fatalf("the session's items = %+v", out.Items)
 	}
@@ -91,7 +120,7 @@ func TestAgentsSDKOnServe(t *testing.T) {
 	for _, raw := range msgs {
 		texts = append(texts, raw.(map[string]any)["content"].(string))
 	}
-	if len(msgs) != 6 || !strings.Contains(texts[0], "Ada") || texts[5] != out.Third {
+	if len(msgs) < 6 || !strings.Contains(texts[0], "Ada") || texts[5] != out.Third || texts[len(texts)-1] != out.Weather {
 		t.Fatalf("the session's messages = %q", texts)
 	}
 }

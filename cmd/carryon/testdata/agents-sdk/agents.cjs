@@ -5,7 +5,9 @@
 //     API, and the model calls go to carryon's /v1/responses (a response without a
 //     conversation: carryon runs its agent on the input the SDK sends, the whole history);
 //  2. a third turn with conversationId on the same conversation: carryon keeps the history and
-//     runs the agent on it.
+//     runs the agent on it;
+//  3. a turn with conversationId and a function tool the SDK runs: carryon's run stops for the
+//     call and continues with the output the SDK sends.
 //
 // It prints one JSON line: the conversation id, the three replies and the session's items.
 // Run by cmd/carryon's TestAgentsSDKOnServe, with NODE_PATH at .ci/npm/node_modules.
@@ -29,11 +31,29 @@ async function main() {
 
   const third = await agents.run(agent, 'Say it once more.', { conversationId: conversation });
 
+  // A function tool the SDK runs: carryon's run stops for it and continues with its output.
+  let calls = 0;
+  const getWeather = agents.tool({
+    name: 'get_weather',
+    description: 'The weather in a city.',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+    strict: true,
+    execute: async (args) => {
+      calls++;
+      const { city } = typeof args === 'string' ? JSON.parse(args) : args;
+      return `sunny in ${city}`;
+    },
+  });
+  const weatherAgent = new agents.Agent({ name: 'weather', instructions: 'Use the tool.', model: 'gpt-test', tools: [getWeather] });
+  const weather = await agents.run(weatherAgent, 'What is the weather in Oslo?', { conversationId: conversation });
+
   console.log(JSON.stringify({
     conversation,
     first: first.finalOutput,
     second: second.finalOutput,
     third: third.finalOutput,
+    weather: weather.finalOutput,
+    calls,
     items: items.map((it) => ({ type: it.type, role: it.role })),
   }));
 }
