@@ -62,15 +62,43 @@ func (s *Service) Create(ctx context.Context, in carryon.NewSession) (*carryon.S
 		}
 		doc = b
 	}
+	var pending map[string]int
+	if len(in.Messages) > 0 {
+		if pending, err = validClientMessages(in.Messages); err != nil {
+			return nil, err
+		}
+	}
 	key := in.RequestID
 	in.RequestID = ""
-	sess, err := Write(ctx, s, "session.create", "", key, in, insertTx(ctx, in, ttl, doc))
+	create := insertTx(ctx, in, ttl, doc)
+	if len(in.Messages) > 0 {
+		create = withMessages(ctx, create, in.Messages, pending, key)
+	}
+	sess, err := Write(ctx, s, "session.create", "", key, in, create)
 	if carryon.ErrorCode(err) == carryon.ECONFLICT && in.ExternalID != "" && in.IfExists != carryon.IfExistsError {
 		// A concurrent create took the external id between this one's look-up and its insert (the
 		// unique index refused the second row): the session is there now, so answer it.
-		sess, err = Write(ctx, s, "session.create", "", key, in, insertTx(ctx, in, ttl, doc))
+		sess, err = Write(ctx, s, "session.create", "", key, in, create)
 	}
 	return sess, err
+}
+
+// withMessages appends a new session's first messages in the transaction that creates it (a
+// session that already existed, found by its external id, is answered unchanged).
+func withMessages(ctx context.Context, create WriteFunc[*carryon.Session], msgs []carryon.NewMessage, pending map[string]int, key string) WriteFunc[*carryon.Session] {
+	return func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
+		sess, err := create(tx, own, now)
+		if err != nil || sess.Version != 1 || sess.CreatedAt != now {
+			return sess, err // an existing session
+		}
+		if err := findCalls(ctx, tx, sess, msgs, pending); err != nil {
+			return nil, err
+		}
+		if _, err := AppendInTx(ctx, tx, sess, msgs, "", key, now); err != nil {
+			return nil, err
+		}
+		return sess, nil
+	}
 }
 
 // CreateInTx makes a session of owner titled title, bound to agent profile agent (default
