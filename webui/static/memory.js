@@ -36,7 +36,7 @@ export function memoryPanel(base, onWrite) {
         h('td', {}, h('input', { type: 'radio', name: 'diff-to', value: r.memory_version, 'aria-label': `To memory version ${r.memory_version}`, checked: i === 0 })),
         h('td', {}, r.memory_version), h('td', {}, r.version), h('td', {}, r.run_id || ''), h('td', {}, when(r.created_at)),
         h('td', {}, h('details', {}, h('summary', {}, 'patch'), h('pre', {}, json(r.patch))))));
-      history.replaceChildren(h('div', { class: 'tablewrap' }, h('table', { 'aria-label': 'Memory history' },
+      history.replaceChildren(h('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': 'Memory history' }, h('table', { 'aria-label': 'Memory history' },
         h('thead', {}, h('tr', {}, ...['From', 'To', 'Memory version', 'Session version', 'Run', 'When', 'Patch'].map((c) => h('th', { scope: 'col' }, c)))),
         h('tbody', {}, ...rows))),
       h('button', { type: 'button', class: 'secondary', onclick: showDiff }, 'Show the diff'));
@@ -49,7 +49,7 @@ export function memoryPanel(base, onWrite) {
     try {
       const d = await api('GET', `${base}/memory/diff${q({ from, to })}`);
       diffOut.replaceChildren(h('h3', {}, `Changes from memory version ${d.from} to ${d.to}`),
-        d.changes.length ? h('div', { class: 'tablewrap' }, h('table', { 'aria-label': 'Memory diff' },
+        d.changes.length ? h('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': 'Memory diff' }, h('table', { 'aria-label': 'Memory diff' },
           h('thead', {}, h('tr', {}, ...['Path', 'Change', 'Before', 'After'].map((c) => h('th', { scope: 'col' }, c)))),
           h('tbody', {}, ...d.changes.map((c) => h('tr', {}, h('td', {}, c.path), h('td', {}, c.op),
             h('td', {}, 'old' in c ? h('pre', {}, json(c.old)) : ''), h('td', {}, 'new' in c ? h('pre', {}, json(c.new)) : '')))))) : h('p', {}, 'No changes.'));

@@ -38,7 +38,7 @@ export async function sessionsView(show) {
   more.addEventListener('click', () => load(false));
 
   show('Sessions', newSessionForm(), h('h2', {}, 'Your sessions'), h('div', { class: 'row' }, statusLabel, searchLabel), msg,
-    h('div', { class: 'tablewrap' }, h('table', {},
+    h('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': 'Your sessions' }, h('table', {},
       h('thead', {}, h('tr', {}, ...['Title', 'Status', 'Agent', 'Last activity', 'Goal', 'Next action', 'Version'].map((c) => h('th', { scope: 'col' }, c)))),
       tbody)), count, more);
   await load(true);
