@@ -10,6 +10,7 @@ const sid = (id) => encodeURIComponent(id);
 // timelinePanel is the timeline of the session at base; onChange is called after a delete.
 export function timelinePanel(base, onChange) {
   const element = h('div', { id: 'timeline' });
+  const open = new Set(); // the ids of the runs the user opened
 
   // refresh reads the messages (tombstones included) and runs again; it answers the runs.
   const refresh = async () => {
@@ -28,10 +29,10 @@ export function timelinePanel(base, onChange) {
       const items = [];
       for (const m of msgs) {
         items.push(m.deleted ? tombstoneItem(m) : messageItem(m));
-        for (const r of byTrigger.get(m.seq) || []) items.push(runItem(r));
+        for (const r of byTrigger.get(m.seq) || []) items.push(runItem(r, open));
         byTrigger.delete(m.seq);
       }
-      for (const list of byTrigger.values()) for (const r of list) items.push(runItem(r));
+      for (const list of byTrigger.values()) for (const r of list) items.push(runItem(r, open));
       element.replaceChildren(...(items.length ? items : [h('p', { class: 'muted' }, 'No messages yet.')]));
       return runs;
     } catch (e) { element.replaceChildren(errorBox(e)); return []; }
@@ -64,15 +65,23 @@ function tombstoneItem(m) {
     h('div', { class: 'muted' }, '(deleted: its content is hidden from every read and from the model)'));
 }
 
-function runItem(r) {
+// runItem is a run; opened, its tool journal. The runs in open keep open when the timeline is
+// drawn again (it is, whenever a run moves on).
+function runItem(r, open) {
   const body = h('div', {});
-  const d = h('details', { class: 'card run' }, h('summary', {}, runSummary(r)), body);
-  d.addEventListener('toggle', async () => {
-    if (!d.open || body.childElementCount) return;
+  const d = h('details', { class: 'card run', open: open.has(r.id) }, h('summary', {}, runSummary(r)), body);
+  let loaded = false;
+  const load = async () => {
+    if (loaded) return;
+    loaded = true;
     body.append(r.reply ? h('div', {}, 'Reply: ', r.reply) : '', r.error ? h('div', { class: 'bad' }, 'Error: ', typeof r.error === 'string' ? r.error : json(r.error)) : '');
     try {
       body.append(actionsTable((await api('GET', `/v1/runs/${sid(r.id)}/actions${q({ limit: 1000 })}`)).items));
     } catch (e) { body.append(errorBox(e)); }
+  };
+  d.addEventListener('toggle', () => {
+    if (d.open) { open.add(r.id); load(); } else open.delete(r.id);
   });
+  if (d.open) load();
   return d;
 }
