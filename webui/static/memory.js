@@ -55,6 +55,7 @@ export function memoryPanel(base, onWrite) {
             h('td', {}, 'old' in c ? h('pre', {}, json(c.old)) : ''), h('td', {}, 'new' in c ? h('pre', {}, json(c.new)) : '')))))) : h('p', {}, 'No changes.'));
     } catch (e) { diffOut.replaceChildren(errorBox(e)); }
   };
+  const save = h('button', { type: 'submit' }, 'Save the patch');
   const editor = h('form', { 'aria-label': 'Edit the working memory', onsubmit: async (e) => {
     e.preventDefault();
     let p;
@@ -74,10 +75,14 @@ export function memoryPanel(base, onWrite) {
           h('strong', {}, 'Version conflict: nothing was saved. '),
           `Your patch is based on version ${editorBase}; the session is at version ${err.problem.current_version}. The current working memory:`,
           now ? h('pre', {}, json(now.working_memory)) : '',
-          h('button', { type: 'button', onclick: async () => { editMsg.replaceChildren(); await refresh(true); patch.focus(); } }, 'Use the current version and edit again')));
+          h('button', { type: 'button', onclick: async () => {
+            save.disabled = true; // until the editor is on the current version
+            try { await refresh(true); } finally { save.disabled = false; }
+            editMsg.replaceChildren(); patch.focus();
+          } }, 'Use the current version and edit again')));
       } else editMsg.replaceChildren(errorBox(err));
     }
-  } }, patchLabel, baseNote, h('button', { type: 'submit' }, 'Save the patch'), editMsg);
+  } }, patchLabel, baseNote, save, editMsg);
 
   const element = h('section', { 'aria-labelledby': 'wm-title' }, h('h2', { id: 'wm-title' }, 'Working memory'), head, doc,
     h('h3', {}, 'Edit'), editor, h('h3', {}, 'History'), history, diffOut);

@@ -18,27 +18,30 @@ export async function sessionsView(show) {
   let loaded = [];
   let cursor = '';
 
-  const render = () => {
+  // render draws the rows; settled says the loading is over (data-state is what the rows answer,
+  // which the tests wait for).
+  const render = (settled = true) => {
     const needle = search.value.trim().toLowerCase();
     const rows = loaded.filter((s) => !needle || (s.title || '').toLowerCase().includes(needle));
     tbody.replaceChildren(...rows.map(rowOf));
     count.textContent = `${rows.length} of ${loaded.length} loaded sessions shown${cursor ? ' (more on the server)' : ''}`;
-    count.dataset.state = `${needle}|${status.value}|${cursor ? 'more' : 'all'}`; // what the rows answer (the tests wait for it)
+    if (settled) count.dataset.state = `${needle}|${status.value}|${cursor ? 'more' : 'all'}`;
   };
   // Pages load one at a time, in order (a search and Load more may ask at once).
   let chain = Promise.resolve();
   const loadPage = async (reset, limit) => {
     if (reset) { loaded = []; cursor = ''; } else if (!cursor) return;
+    count.dataset.state = 'loading';
     try {
       const page = await api('GET', `/v1/sessions${q({ status: status.value, limit, cursor })}`);
       loaded = loaded.concat(page.items);
       cursor = page.next_cursor || '';
       more.hidden = !cursor;
       msg.replaceChildren();
-      render();
+      render(false);
       await Promise.all(page.items.map(addMemory));
       render();
-    } catch (e) { msg.replaceChildren(errorBox(e)); cursor = ''; more.hidden = true; }
+    } catch (e) { msg.replaceChildren(errorBox(e)); cursor = ''; more.hidden = true; render(); }
   };
   const load = (reset, limit = 25) => (chain = chain.then(() => loadPage(reset, limit)));
   // A search reads the remaining pages (up to MAX_SEARCHED sessions): the API has no title search.
