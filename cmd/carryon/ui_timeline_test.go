@@ -94,11 +94,28 @@ func TestInspectorTimeline(t *testing.T) {
 // TestInspectorCrashDecision: the page starts a run whose unsafe tool call is cut off by a crash
 // (the server kills itself after journaling it started); after the restart the page shows the
 // call with what is known (its journal status, arguments, idempotency key) and the three choices,
-// and "Mark done" with a result lets the run finish without running the tool again. The run in
-// the timeline then says its attempt, takeovers and usage.
+// and each lets the run finish: "Run it again" runs the tool once, "Mark done" (with a result the
+// model is told) and "Skip" run nothing. The run in the timeline then says its attempt,
+// takeovers and usage.
 func TestInspectorCrashDecision(t *testing.T) {
 	t.Parallel()
 	requireBrowser(t)
+	for _, c := range []struct {
+		button, result string // the choice, and what the model is told of the call
+		lines          int    // the tool's effects after it
+	}{
+		{"Run it again", "", 1},
+		{"Mark done", "logged by hand", 0},
+		{"Skip", "skipped by the user", 0},
+	} {
+		t.Run(strings.ReplaceAll(c.button, " ", "_"), func(t *testing.T) {
+			t.Parallel()
+			crashDecision(t, c.button, c.result, c.lines)
+		})
+	}
+}
+
+func crashDecision(t *testing.T, button, result string, lines int) {
 	data := t.TempDir()
 	addr := fixedAddr(t)
 	env := []string{"CARRYON_TEST_TOOLS=1"}
@@ -123,20 +140,22 @@ func TestInspectorCrashDecision(t *testing.T) {
 		}
 	}
 	p.check("crash-decision")
-	p.do("mark it done", chromedp.SendKeys(chromedp.CSS(`input[name=mark-done-result]`), "logged by hand"),
-		chromedp.Click(`//button[normalize-space()="Mark done"]`))
+	if button == "Mark done" {
+		p.do("the result", chromedp.SendKeys(chromedp.CSS(`input[name=mark-done-result]`), result))
+	}
+	p.click(button)
 	p.until("the run to finish", `document.querySelector('#run-status')?.textContent === 'succeeded'`)
 
 	runs := must(t, srv.url, key, "GET", "/v1/sessions/"+sid+"/runs", nil, 200).json(t)["items"].([]any)
 	run := runs[0].(map[string]any)
 	if run["status"] != "succeeded" {
-		t.Fatalf("after mark done the run is %v", run)
+		t.Fatalf("after %s the run is %v", button, run)
 	}
-	if lines, _ := testtools.ReadLines(filepath.Join(data, "workspaces", sid, testtools.AppendFile)); len(lines) != 0 {
-		t.Fatalf("mark done ran the tool: append.log has %v", lines)
+	if got, _ := testtools.ReadLines(filepath.Join(data, "workspaces", sid, testtools.AppendFile)); len(got) != lines {
+		t.Fatalf("after %s append.log has %v, want %d lines", button, got, lines)
 	}
-	if page := string(must(t, srv.url, key, "GET", "/v1/sessions/"+sid+"/messages", nil, 200).body); !strings.Contains(page, "logged by hand") {
-		t.Fatalf("the model was not told the result: %s", page)
+	if page := string(must(t, srv.url, key, "GET", "/v1/sessions/"+sid+"/messages", nil, 200).body); !strings.Contains(page, result) {
+		t.Fatalf("after %s the model was not told %q: %s", button, result, page)
 	}
 	u := run["usage"].(map[string]any)
 	want := fmt.Sprintf("attempt %v (taken over %v× after a crash) · usage %v in / %v out tokens", run["attempt"], run["takeovers"], u["input_tokens"], u["output_tokens"])
