@@ -322,6 +322,7 @@ func TestInspectorSessionControls(t *testing.T) {
 	send("more")
 	p.until("the refusal", `document.querySelector('form[aria-label="Chat"] [role=alert]')?.textContent.includes('session_closed')`)
 	p.click("Restore session")
+	p.click("Yes, restore session")
 	p.until("restored", `document.querySelector('#session-status')?.textContent === 'active'`)
 
 	version := p.eval(`document.querySelector('#session-version').textContent`)

@@ -31,6 +31,7 @@ export function memoryPanel(base, onWrite) {
   const refreshHistory = async () => {
     try {
       const items = (await api('GET', `${base}/memory/history${q({ limit: 100 })}`)).items;
+      if (!items.length) { history.replaceChildren(h('p', { class: 'muted' }, 'No revisions yet: the working memory was never written.')); return; }
       const rows = items.map((r, i) => h('tr', {},
         h('td', {}, h('input', { type: 'radio', name: 'diff-from', value: r.memory_version, 'aria-label': `From memory version ${r.memory_version}`, checked: i === 1 || (items.length === 1 && i === 0) })),
         h('td', {}, h('input', { type: 'radio', name: 'diff-to', value: r.memory_version, 'aria-label': `To memory version ${r.memory_version}`, checked: i === 0 })),

@@ -50,7 +50,7 @@ export async function sessionView(id, show) {
     controls.replaceChildren(
       session.status === 'active'
         ? confirmButton('Close session', 'Close it? Writes are refused until it is restored.', async () => { if (await write('Close', 'POST', `${base}/close`, { request_id: requestID() })) refreshInfo(); }, 'primary')
-        : h('button', { type: 'button', onclick: async () => { if (await write('Restore', 'POST', `${base}/restore`, { request_id: requestID() })) refreshInfo(); } }, 'Restore session'),
+        : confirmButton('Restore session', 'Reopen it? Writes and runs are taken again.', async () => { if (await write('Restore', 'POST', `${base}/restore`, { request_id: requestID() })) refreshInfo(); }, 'primary'),
       atLabel, ftLabel,
       confirmButton('Fork', 'Make a new session from this history?', async () => {
         const body = { at_version: Number(at.value), request_id: requestID() };
@@ -106,7 +106,7 @@ export async function sessionView(id, show) {
     if (!mine.signal.aborted) { refreshTimeline(); refreshInfo(); memory.refresh(); }
   };
 
-  // showApprovals lists the actions a waiting_approval run waits for, with their decisions.
+  // showApprovals shows the action a waiting_approval run waits for (its pending_action) with its decisions.
   const showApprovals = async (run) => {
     let now;
     try { now = await api('GET', `/v1/runs/${sid(run.id)}`); } catch (e) { pending.replaceChildren(errorBox(e)); return; }
