@@ -48,6 +48,7 @@ export function timelinePanel(base, onChange) {
         onChange();
       } catch (e) { msg.replaceChildren(errorBox(e)); }
     });
+    del.querySelector('button').setAttribute('aria-label', `Delete message #${m.seq}`); // one of many: say which
     const summary = m.kind === 'summary';
     return h('article', { class: `msg ${m.role}${summary ? ' summary' : ''}`, 'aria-label': `Message ${m.seq} (${summary ? 'summary' : m.role})` },
       h('div', { class: 'meta' }, `#${m.seq} ${m.role}${m.name ? ` (${m.name})` : ''}${summary ? ` · summary of messages #${m.covers_from}–#${m.covers_to}` : ''} · v${m.version} · ${m.tokens} tokens · ${when(m.created_at)}${m.tool_call_id ? ` · answers ${m.tool_call_id}` : ''}`),
