@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/failpoint"
 	"github.com/carryon-hub/carryon/store"
 )
 
@@ -119,6 +120,7 @@ func (s *Service) forgetSession(ctx context.Context, owner, id string) error {
 		} else if err != nil {
 			return err
 		}
+		failpoint.Hit(failpoint.ForgetStep)
 		if c.Total() == 0 {
 			break
 		}
