@@ -158,7 +158,8 @@ func (s *Service) stillForgetting(ctx context.Context, userID string) error {
 }
 
 // ForgetMarked continues forgetting every user marked but not finished (a forget cut off by a
-// crash or a restart), and returns how many it finished.
+// crash or a restart), and returns how many it finished. A user whose forget fails does not stop
+// the others; the first failure is returned.
 func (s *Service) ForgetMarked(ctx context.Context) (int, error) {
 	var ids []string
 	err := s.st.Read(ctx, func(tx store.Tx) error {
@@ -168,14 +169,13 @@ func (s *Service) ForgetMarked(ctx context.Context) (int, error) {
 	})
 	n := 0
 	for _, id := range ids {
-		if err != nil {
-			break
-		}
-		_, err = s.Forget(ctx, id, "sweeper")
-		if carryon.ErrorCode(err) == carryon.ENOTFOUND {
-			err = nil // finished by another call
-		} else if err == nil {
+		_, ferr := s.Forget(ctx, id, "sweeper")
+		switch {
+		case ferr == nil:
 			n++
+		case carryon.ErrorCode(ferr) == carryon.ENOTFOUND: // finished by another call
+		case err == nil:
+			err = ferr
 		}
 	}
 	return n, err

@@ -30,10 +30,10 @@ type SweepResult struct {
 // (ForgetMarked). Each session is deleted in its own transaction.
 func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 	var res SweepResult
-	var err error
-	if res.Forgotten, err = s.ForgetMarked(ctx); err != nil {
-		return res, err
-	}
+	var err, forgetErr error
+	// A forget that fails (a workspace that cannot be removed) is reported, after the rest of
+	// the sweep: it must not keep expired sessions from being purged.
+	res.Forgotten, forgetErr = s.ForgetMarked(ctx)
 	q := s.purgeQuery(s.now())
 	for {
 		var refs []store.SessionRef
@@ -79,6 +79,9 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 		res.RequestIDs, err = tx.SweepIdempotency(ctx, now)
 		return err
 	})
+	if err == nil {
+		err = forgetErr
+	}
 	return res, err
 }
 
