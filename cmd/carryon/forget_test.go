@@ -37,8 +37,9 @@ const forgetMarker = "zebrasecret"
 // testForgetUnderLoad gives a user everything a user can own (sessions with hundreds of
 // messages, a fork, a tombstone, working memory, a run with its tool journal, events and
 // workspace files, long-term memory, request ids, keys), then forgets them with DELETE
-// /v1/users/{id} while another user appends without pause. The server is killed (failpoint
-// forget-step) in the middle of the forget; after the restart the forget continues (the call
+// /v1/users/{id} while another user appends without pause (and some of those appends are
+// answered between the forget's steps). The server is killed (failpoint forget-step) in the
+// middle of the forget; after the restart the forget continues (the call
 // or the sweeper) and finishes once, with one audit line whose counts match what carryon stats
 // counted before. Then every id of the user answers 404 (its key 401), a scan of every table of
 // the schema and of the workspaces directory finds nothing of theirs, and the other user's
@@ -49,7 +50,7 @@ func testForgetUnderLoad(t *testing.T, dsn string) {
 	if dsn != "" {
 		db = []string{"--db", dsn}
 	}
-	srv := startServerEnv(t, data, []string{"CARRYON_FAILPOINT=forget-step@4"}, db...)
+	srv := startServerEnv(t, data, []string{"CARRYON_FAILPOINT=forget-step@10"}, db...)
 	admin := localKey(t, data)
 	newUser := func(name string) (string, string) {
 		u := must(t, srv.url, admin, "POST", "/v1/users", map[string]any{"name": name}, 201).json(t)
@@ -59,12 +60,15 @@ func testForgetUnderLoad(t *testing.T, dsn string) {
 	_, aliceKey := newUser("alice")
 	must(t, srv.url, admin, "POST", "/v1/users/bobforget/keys", nil, 201)
 
+	// Bob's sessions hold 2,000 messages each, so forgetting them takes many steps (at most 500
+	// rows each) and alice's appends land between them.
+	const appends = 40
 	ids := []string{bobID} // every id of bob's that must answer 404 afterwards
 	var bobSessions []string
 	for i := range 3 {
 		sid := must(t, srv.url, bobKey, "POST", "/v1/sessions", map[string]any{"title": forgetMarker}, 201).json(t)["id"].(string)
 		bobSessions = append(bobSessions, sid)
-		for j := range 4 {
+		for j := range appends {
 			msgs := make([]map[string]any, 50)
 			for k := range msgs {
 				msgs[k] = map[string]any{"role": "user", "content": fmt.Sprintf("%s %d %d %d", forgetMarker, i, j, k)}
@@ -112,7 +116,8 @@ func testForgetUnderLoad(t *testing.T, dsn string) {
 				"message_deletions": 1, "workspaces": 2, "keys": 2} // the fork has a copy of the workspace
 		}
 	}
-	if want == nil || want["sessions"] != 4 || want["messages"] < 600 || want["actions"] == 0 || want["request_ids"] != 14 {
+	if want == nil || want["sessions"] != 4 || want["messages"] < 3*appends*50 || want["actions"] == 0 ||
+		want["request_ids"] != 3*appends+2 {
 		t.Fatalf("stats for bob: %+v (users %+v)", want, stats.Users)
 	}
 
@@ -152,9 +157,16 @@ func testForgetUnderLoad(t *testing.T, dsn string) {
 		t.Fatalf("alice's writes did not get going: %v", badSeen.Load())
 	}
 
-	// The forget is cut off by the failpoint: the server dies under the call.
+	// The forget is cut off by the failpoint: the server dies under the call, after nine steps
+	// between which alice's appends went on being answered.
+	before := acked.Load()
 	if r, err := do(srv.url, admin, "DELETE", "/v1/users/bobforget", nil); err == nil {
 		t.Fatalf("the forget finished before the failpoint: %d %s", r.status, r.body)
+	}
+	during := acked.Load() - before
+	t.Logf("%d appends of alice's were answered during the forget", during)
+	if during == 0 {
+		t.Fatalf("no append of alice's was answered while bob was being forgotten")
 	}
 	srv.kill()
 	if logs := srv.logs.String(); !strings.Contains(logs, "failpoint forget-step") || strings.Contains(logs, "user forgotten") {
