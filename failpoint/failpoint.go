@@ -37,6 +37,9 @@ const (
 	// memory, after the memory change and before the step's messages: a crash there must leave
 	// neither.
 	StepPatched = "step-patched"
+	// ForgetStep is after each committed step of forgetting a user's session (a batch of its
+	// rows, or the session row itself): a crash there must lose no progress of the forget.
+	ForgetStep = "forget-step"
 )
 
 var (

@@ -47,6 +47,8 @@ type Tx interface {
 	Idempotency
 	Runs
 	LongTerm
+	Forgetting
+	Retention
 }
 
 // Users stores users and API keys.
