@@ -50,9 +50,14 @@ type Message struct {
 	RequestID  string          `json:"request_id,omitempty"`
 	Tokens     int             `json:"tokens"`
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
-	// Version is the session version the append that stored this message produced.
+	// Version is the session version the append that stored this message produced (of a
+	// tombstone: the version the delete produced).
 	Version   int64     `json:"version"`
 	CreatedAt time.Time `json:"created_at"`
+	// Deleted marks a tombstone: a deleted message, listed only when asked for
+	// (MessageFilter.IncludeDeleted), with its seq, role and kind, the version and time
+	// (CreatedAt) of the delete, and no content.
+	Deleted bool `json:"deleted,omitempty"`
 }
 
 // ToolCall is one tool call an assistant message asks for, as stored in Message.ToolCalls (a JSON
@@ -116,6 +121,9 @@ type MessageFilter struct {
 	// BeforeSeq of the page before it. It goes with neither Cursor nor AfterSeq.
 	BeforeSeq int64 `json:"before_seq,omitempty"`
 	Limit     int   `json:"limit,omitempty"`
+	// IncludeDeleted adds the tombstones of deleted messages (Message.Deleted) in the seq range
+	// the page covers, in seq order among the visible messages; they do not count against Limit.
+	IncludeDeleted bool `json:"include_deleted,omitempty"`
 }
 
 // MessagePage is one page of messages.

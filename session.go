@@ -73,6 +73,10 @@ type NewSession struct {
 	Metadata       json.RawMessage `json:"metadata,omitempty"`
 	IdleTTLSeconds *int64          `json:"idle_ttl_seconds,omitempty"`
 	WorkingMemory  WorkingMemory   `json:"working_memory,omitempty"`
+	// Messages are the session's first messages, appended in the same write (held to the rules of
+	// an append; the session is then at version 2): a crash stores the session with them or not at
+	// all.
+	Messages []NewMessage `json:"messages,omitempty"`
 	// Agent binds the session to an agent profile (default "default"); EINVALID for an unknown one.
 	Agent string `json:"agent,omitempty"`
 	// ExternalID is an id the client chooses for the session (at most MaxExternalIDLen

@@ -50,6 +50,56 @@ type UserService interface {
 	// RevokeKey revokes a key by id; later requests with it get EUNAUTHORIZED. A repeat with the
 	// same request id succeeds again. ENOTFOUND, EFORBIDDEN, EKEYREUSED.
 	RevokeKey(ctx context.Context, keyID string, opt RetryOptions) error
+	// ForgetUser deletes a user (by id or name) and everything of theirs: sessions with every row
+	// in them, workspaces, long-term memory, request ids and keys, in bounded steps; the user is
+	// invisible from the first step on. Given the id of a user whose forgetting was cut off, it
+	// continues it. It returns what was deleted. ENOTFOUND, EINVALID (the caller itself),
+	// EFORBIDDEN.
+	ForgetUser(ctx context.Context, user string) (*ForgetReceipt, error)
+}
+
+// ForgetReceipt is the account of forgetting a user: how many of each kind of thing were deleted.
+type ForgetReceipt struct {
+	UserID     string       `json:"user_id"`
+	StartedAt  time.Time    `json:"started_at"`
+	FinishedAt time.Time    `json:"finished_at"`
+	Deleted    ForgetCounts `json:"deleted"`
+}
+
+// ForgetCounts counts deleted things by kind.
+type ForgetCounts struct {
+	Sessions         int64 `json:"sessions"`
+	Messages         int64 `json:"messages"`
+	MessageDeletions int64 `json:"message_deletions"`
+	MemoryRevisions  int64 `json:"memory_revisions"`
+	Runs             int64 `json:"runs"`
+	Actions          int64 `json:"actions"`
+	Events           int64 `json:"events"`
+	Workspaces       int64 `json:"workspaces"`
+	LongTermItems    int64 `json:"long_term_items"`
+	RequestIDs       int64 `json:"request_ids"`
+	Keys             int64 `json:"keys"`
+}
+
+// Add adds o's counts to c.
+func (c *ForgetCounts) Add(o ForgetCounts) {
+	c.Sessions += o.Sessions
+	c.Messages += o.Messages
+	c.MessageDeletions += o.MessageDeletions
+	c.MemoryRevisions += o.MemoryRevisions
+	c.Runs += o.Runs
+	c.Actions += o.Actions
+	c.Events += o.Events
+	c.Workspaces += o.Workspaces
+	c.LongTermItems += o.LongTermItems
+	c.RequestIDs += o.RequestIDs
+	c.Keys += o.Keys
+}
+
+// Total is the sum of the counts.
+func (c ForgetCounts) Total() int64 {
+	return c.Sessions + c.Messages + c.MessageDeletions + c.MemoryRevisions + c.Runs + c.Actions + c.Events +
+		c.Workspaces + c.LongTermItems + c.RequestIDs + c.Keys
 }
 
 type userKey struct{}

@@ -5,9 +5,11 @@
 //
 // A step with tool calls is stored in three durable moves: the model's answer (the assistant
 // message and every call as a pending action, in one transaction); each call (started before it
-// runs, its outcome after); the results (the tool messages and the step's checkpoint, in one
-// transaction). A step cut off by a crash is resumed from the journal, not from the chat: the
-// model is not asked again, and each call is settled by its effect class.
+// runs, its outcome after); the results (the tool messages, the working memory changes the step's
+// update_working_memory calls staged, and the step's checkpoint, in one transaction, so a crash
+// leaves the memory change and the results together or neither). A step cut off by a crash is
+// resumed from the journal, not from the chat: the model is not asked again, and each call is
+// settled by its effect class.
 //
 // The engine never touches the database: every write goes through a Hub, which the run manager
 // implements on the hub services with the run's attempt as a fence. It owns no run state either:
@@ -36,8 +38,9 @@ import (
 type Hub interface {
 	// AppendMessages appends messages for the run (the summary of cut history).
 	AppendMessages(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error)
-	// PatchWorkingMemory applies a merge patch to the session's working memory for the run.
-	PatchWorkingMemory(ctx context.Context, run *carryon.Run, patch json.RawMessage) (*carryon.WorkingMemoryState, error)
+	// WorkingMemoryPreview returns the session's working memory as it will be once the merge
+	// patches are applied in order, storing nothing (the step's patches are stored by CommitStep).
+	WorkingMemoryPreview(ctx context.Context, run *carryon.Run, patches []json.RawMessage) (carryon.WorkingMemory, error)
 	// PlanStep stores the model's answer: the assistant message and its calls as pending actions.
 	PlanStep(ctx context.Context, run *carryon.Run, assistant carryon.NewMessage, actions []*carryon.Action) (*carryon.AppendResult, error)
 	// StepActions returns the journaled actions of one step of the run, by index.
@@ -47,9 +50,11 @@ type Hub interface {
 	// FinishAction journals how a call ended, or that it waits (for a client's output or a
 	// user's approval).
 	FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error
-	// CommitStep appends the step's last messages and stores the run's step, usage and, for the
-	// final answer, its reply, in one transaction: the step's checkpoint.
-	CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error)
+	// CommitStep stores the step's checkpoint in one transaction: the working memory changes its
+	// tools made (merge patches, applied in order), its last messages, and the run's step, usage
+	// and, for the final answer, its reply. The result's WorkingMemory is set when the memory
+	// changed.
+	CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage, patches []json.RawMessage) (*carryon.AppendResult, error)
 	// StopRequested says whether the run was asked to stop: "", "cancel" or "interrupt".
 	StopRequested(ctx context.Context, run *carryon.Run) (string, error)
 	// AppendEvent stores an event of the run (setting its seq and time) before the engine yields
@@ -205,7 +210,7 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 				return false, errors.New("the model answered with nothing")
 			}
 			run.Step, run.Reply = step, resp.Text
-			res, err := hub.CommitStep(ctx, run, []carryon.NewMessage{{Role: carryon.RoleAssistant, Content: resp.Text}})
+			res, err := hub.CommitStep(ctx, run, []carryon.NewMessage{{Role: carryon.RoleAssistant, Content: resp.Text}}, nil)
 			if err != nil {
 				run.Step, run.Reply = step-1, ""
 				return false, err
@@ -223,17 +228,22 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 			return false, err
 		}
 	}
-	msgs, err := e.runTools(ctx, hub, run, actions, emit)
+	msgs, patches, err := e.runTools(ctx, hub, run, actions, emit)
 	if err != nil {
 		return false, err
 	}
 	run.Step = step
-	res, err := hub.CommitStep(ctx, run, msgs)
+	res, err := hub.CommitStep(ctx, run, msgs, patches)
 	if err != nil {
 		run.Step = step - 1
 		return false, err
 	}
 	failpoint.Hit(failpoint.StepCommitted)
+	if res.WorkingMemory != nil {
+		if err := emit(ctx, carryon.EventWorkingMemoryUpdated, res.WorkingMemory.WorkingMemory); err != nil {
+			return false, err
+		}
+	}
 	return false, emit(ctx, carryon.EventMessageAppended, res)
 }
 

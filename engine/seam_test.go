@@ -62,9 +62,9 @@ func (h *recordingHub) AppendMessages(ctx context.Context, run *carryon.Run, msg
 	return &carryon.AppendResult{}, nil
 }
 
-func (h *recordingHub) PatchWorkingMemory(ctx context.Context, run *carryon.Run, patch json.RawMessage) (*carryon.WorkingMemoryState, error) {
-	h.record("memory")
-	return &carryon.WorkingMemoryState{WorkingMemory: carryon.WorkingMemory{}}, nil
+func (h *recordingHub) WorkingMemoryPreview(ctx context.Context, run *carryon.Run, patches []json.RawMessage) (carryon.WorkingMemory, error) {
+	h.record("memory preview")
+	return carryon.WorkingMemory{}, nil
 }
 
 func (h *recordingHub) PlanStep(ctx context.Context, run *carryon.Run, assistant carryon.NewMessage, actions []*carryon.Action) (*carryon.AppendResult, error) {
@@ -96,7 +96,7 @@ func (h *recordingHub) FinishAction(ctx context.Context, run *carryon.Run, a *ca
 	return nil
 }
 
-func (h *recordingHub) CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error) {
+func (h *recordingHub) CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage, patches []json.RawMessage) (*carryon.AppendResult, error) {
 	h.record("commit")
 	return &carryon.AppendResult{}, nil
 }

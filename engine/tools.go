@@ -76,42 +76,49 @@ func (e *Engine) plan(run *carryon.Run, step int, calls []model.ToolCall) []*car
 // whose tool asks for approval is journaled waiting and the run stops there for a user's approval
 // (*NeedsApproval). Both are settled outside the run (runs.Service.SubmitToolOutputs, Approve),
 // which leaves them finished or pending (approved) for the next attempt.
-func (e *Engine) runTools(ctx context.Context, hub Hub, run *carryon.Run, actions []*carryon.Action, emit emitFunc) ([]carryon.NewMessage, error) {
+//
+// It also returns the working memory changes of the step: the patch of every update_working_memory
+// call that succeeded, in order, read from the journal (so a step resumed after a crash stages
+// the same changes). The tool only previews its change; CommitStep stores the changes with the
+// step's messages.
+func (e *Engine) runTools(ctx context.Context, hub Hub, run *carryon.Run, actions []*carryon.Action, emit emitFunc) ([]carryon.NewMessage, []json.RawMessage, error) {
 	var msgs []carryon.NewMessage
 	var outputs []*carryon.Action
+	staged := &stagedMemory{}
 	for _, a := range actions {
 		if err := context.Cause(ctx); ctx.Err() != nil {
-			return nil, err // asked to stop or cut off between two calls: the rest stay pending
+			return nil, nil, err // asked to stop or cut off between two calls: the rest stay pending
 		}
 		switch {
 		case a.Executor == carryon.ExecutorClient && (a.Status == carryon.ActionPending || a.Status == carryon.ActionWaiting):
 			if err := e.wait(ctx, hub, run, a); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			outputs = append(outputs, a)
 			continue
 		case a.Approval == carryon.ApprovalRequired && (a.Status == carryon.ActionPending || a.Status == carryon.ActionWaiting):
 			if err := e.wait(ctx, hub, run, a); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			return nil, &NeedsApproval{Action: a, Reason: approvalReason}
+			return nil, nil, &NeedsApproval{Action: a, Reason: approvalReason}
 		case a.Status == carryon.ActionPending:
-			if err := e.execute(ctx, hub, run, a, emit); err != nil {
-				return nil, err
+			if err := e.execute(ctx, hub, run, a, staged, emit); err != nil {
+				return nil, nil, err
 			}
 		case a.Status == carryon.ActionStarted:
-			if err := e.settle(ctx, hub, run, a, emit); err != nil {
-				return nil, err
+			if err := e.settle(ctx, hub, run, a, staged, emit); err != nil {
+				return nil, nil, err
 			}
 		case a.Status == carryon.ActionUnknown:
-			return nil, &NeedsApproval{Action: a, Reason: "its outcome is unknown"}
+			return nil, nil, &NeedsApproval{Action: a, Reason: "its outcome is unknown"}
 		}
+		staged.add(a)
 		msgs = append(msgs, carryon.NewMessage{Role: carryon.RoleTool, Content: resultText(a), ToolCallID: a.CallID, Name: a.Tool})
 	}
 	if len(outputs) > 0 {
-		return nil, &NeedsOutputs{Actions: outputs}
+		return nil, nil, &NeedsOutputs{Actions: outputs}
 	}
-	return msgs, nil
+	return msgs, staged.patches, nil
 }
 
 // wait journals a call as waiting (for a client's output or a user's approval) unless it already is.
@@ -137,20 +144,20 @@ func clientTool(run *carryon.Run, name string) bool {
 }
 
 // settle decides an action that a crash left started.
-func (e *Engine) settle(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, emit emitFunc) error {
+func (e *Engine) settle(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, staged *stagedMemory, emit emitFunc) error {
 	t, ok := e.tools.Get(a.Tool)
 	if !ok {
 		return &NeedsApproval{Action: a, Reason: "its tool is no longer available"}
 	}
 	switch t.Effect() {
 	case carryon.EffectRead, carryon.EffectIdempotent:
-		return e.execute(ctx, hub, run, a, emit)
+		return e.execute(ctx, hub, run, a, staged, emit)
 	case carryon.EffectReconcilable:
 		r, ok := t.(tool.Reconciler)
 		if !ok {
 			break
 		}
-		outcome, err := r.Reconcile(ctx, e.call(hub, run, a))
+		outcome, err := r.Reconcile(ctx, e.call(hub, run, a, staged))
 		switch {
 		case err == nil && outcome == tool.Applied:
 			now := e.now()
@@ -160,7 +167,7 @@ func (e *Engine) settle(ctx context.Context, hub Hub, run *carryon.Run, a *carry
 			}
 			return emit(ctx, carryon.EventToolFinished, a)
 		case err == nil && outcome == tool.NotApplied:
-			return e.execute(ctx, hub, run, a, emit)
+			return e.execute(ctx, hub, run, a, staged, emit)
 		}
 		return &NeedsApproval{Action: a, Reason: "it was cut off and its tool cannot tell whether it took effect"}
 	}
@@ -173,7 +180,7 @@ func (e *Engine) settle(ctx context.Context, hub Hub, run *carryon.Run, a *carry
 // A user's stop (cancel, interrupt) does not cut a tool call off: the call finishes and its outcome
 // is journaled before the run stops. Losing the run (fencing) or a shutdown does cut it off; the
 // journal then keeps it started for the next attempt to settle.
-func (e *Engine) execute(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, emit emitFunc) error {
+func (e *Engine) execute(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, staged *stagedMemory, emit emitFunc) error {
 	a.Status, a.Attempt, a.StartedAt = carryon.ActionStarted, run.Attempt, e.now()
 	if err := hub.StartAction(ctx, run, a); err != nil {
 		return fmt.Errorf("journal tool call %s: %w", a.Tool, err)
@@ -184,7 +191,7 @@ func (e *Engine) execute(ctx context.Context, hub Hub, run *carryon.Run, a *carr
 	failpoint.Hit(failpoint.ActionStarted)
 	tctx, done := toolContext(ctx)
 	defer done()
-	res, err := e.tools.Invoke(tctx, a.Tool, e.call(hub, run, a))
+	res, err := e.tools.Invoke(tctx, a.Tool, e.call(hub, run, a, staged))
 	if tctx.Err() != nil {
 		return context.Cause(tctx) // cut off: the journal keeps it started for recovery to settle
 	}
@@ -201,13 +208,7 @@ func (e *Engine) execute(ctx context.Context, hub Hub, run *carryon.Run, a *carr
 		return fmt.Errorf("journal tool result %s: %w", a.Tool, err)
 	}
 	failpoint.Hit(failpoint.ActionFinished)
-	if err := emit(tctx, carryon.EventToolFinished, a); err != nil {
-		return err
-	}
-	if a.Tool == "update_working_memory" && a.Status == carryon.ActionSucceeded && json.Valid([]byte(a.Result)) {
-		return emit(tctx, carryon.EventWorkingMemoryUpdated, json.RawMessage(a.Result))
-	}
-	return nil
+	return emit(tctx, carryon.EventToolFinished, a)
 }
 
 // toolContext is ctx for a tool call, minus a user's stop: cancelled with ctx's cause unless that
@@ -223,10 +224,10 @@ func toolContext(ctx context.Context) (context.Context, func()) {
 	return tctx, func() { stop(); cancel(nil) }
 }
 
-func (e *Engine) call(hub Hub, run *carryon.Run, a *carryon.Action) tool.Call {
+func (e *Engine) call(hub Hub, run *carryon.Run, a *carryon.Action, staged *stagedMemory) tool.Call {
 	return tool.Call{
 		Args: a.Args, SessionID: run.SessionID, RunID: run.ID, IdempotencyKey: a.IdempotencyKey,
-		Workspace: e.Workspace(run.SessionID), WorkingMemory: workingMemoryEditor{hub: hub, run: run},
+		Workspace: e.Workspace(run.SessionID), WorkingMemory: workingMemoryEditor{hub: hub, run: run, staged: staged},
 		OwnerID: run.OwnerID, LongTerm: e.cfg.LongTerm,
 		Fence: tool.Fence{RunID: run.ID, Attempt: run.Attempt},
 	}
@@ -263,16 +264,41 @@ func storable(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
-// workingMemoryEditor lets the update_working_memory tool write through the hub for the run.
+// workingMemoryTool is the built-in tool whose changes the step stages (tool.UpdateWorkingMemory).
+const workingMemoryTool = "update_working_memory"
+
+// stagedMemory holds the working memory changes of one step, in the order of its calls.
+type stagedMemory struct {
+	patches []json.RawMessage
+}
+
+// add stages the change of a, if a is an update_working_memory call of the engine's tool that
+// succeeded: its arguments' patch.
+func (m *stagedMemory) add(a *carryon.Action) {
+	if a.Tool != workingMemoryTool || a.Executor == carryon.ExecutorClient || a.Status != carryon.ActionSucceeded {
+		return
+	}
+	var args struct {
+		Patch json.RawMessage `json:"patch"`
+	}
+	if json.Unmarshal(a.Args, &args) == nil && len(args.Patch) > 0 {
+		m.patches = append(m.patches, args.Patch)
+	}
+}
+
+// workingMemoryEditor lets the update_working_memory tool change the working memory for the run:
+// the change is previewed over the step's earlier ones and returned to the model; the step's
+// checkpoint stores it (runTools reads it back from the journaled call).
 type workingMemoryEditor struct {
-	hub Hub
-	run *carryon.Run
+	hub    Hub
+	run    *carryon.Run
+	staged *stagedMemory
 }
 
 func (m workingMemoryEditor) PatchWorkingMemory(ctx context.Context, patch json.RawMessage) (carryon.WorkingMemory, error) {
-	st, err := m.hub.PatchWorkingMemory(ctx, m.run, patch)
-	if err != nil {
-		return nil, err
+	var patches []json.RawMessage
+	if m.staged != nil {
+		patches = append(patches, m.staged.patches...)
 	}
-	return st.WorkingMemory, nil
+	return m.hub.WorkingMemoryPreview(ctx, m.run, append(patches, patch))
 }

@@ -33,6 +33,13 @@ const (
 	// AppendPatched is inside the transaction of an append with a working-memory patch, after
 	// the patch and before the messages: a crash there must leave neither.
 	AppendPatched = "append-patched"
+	// StepPatched is inside the transaction of a step's checkpoint that changes the working
+	// memory, after the memory change and before the step's messages: a crash there must leave
+	// neither.
+	StepPatched = "step-patched"
+	// ForgetStep is after each committed step of forgetting a user's session (a batch of its
+	// rows, or the session row itself): a crash there must lose no progress of the forget.
+	ForgetStep = "forget-step"
 )
 
 var (

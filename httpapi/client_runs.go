@@ -96,8 +96,8 @@ func (c *Client) Context(ctx context.Context, sessionID string) (json.RawMessage
 // caller sees every event once and in order. An `event: error` from the server ends the stream
 // with that problem as a *carryon.Error.
 //
-// The server's stream always follows a run that is still going. With follow false, the stream
-// also ends when the server sends nothing for a short while after the events stored so far.
+// With follow false, the stream ends after the events stored so far (the server is asked for
+// those only, with follow=false); with follow it goes on until the run's last event.
 func (c *Client) Events(ctx context.Context, runID string, afterSeq int64, follow bool) (carryon.EventStream, error) {
 	st := &sseStream{c: c, ctx: ctx, runID: runID, last: afterSeq, follow: follow}
 	if err := st.connect(); err != nil {

@@ -143,6 +143,9 @@ func (c *Client) ListMessages(ctx context.Context, id string, f carryon.MessageF
 	if f.Limit != 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}
+	if f.IncludeDeleted {
+		q.Set("include_deleted", "true")
+	}
 	var out carryon.MessagePage
 	if err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + escape(id) + "/messages", query: q}, &out); err != nil {
 		return nil, err

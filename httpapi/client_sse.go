@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/carryon-hub/carryon"
@@ -25,10 +25,6 @@ const (
 	defaultStreamRetries = 6
 	defaultStreamBackoff = 100 * time.Millisecond
 	streamMaxBackoff     = 2 * time.Second
-	// streamIdle ends a stream without follow when the server sends nothing for this long (the
-	// server streams a run that is still going until its end; a busy server may pause between
-	// stored events, so this is not short).
-	streamIdle = 2 * time.Second
 )
 
 // WithStreamRetry sets how many times in a row an event stream reconnects after its connection
@@ -50,8 +46,6 @@ type sseStream struct {
 	body     io.ReadCloser
 	rd       *bufio.Reader
 	cancel   context.CancelFunc // ends the current connection
-	idle     *time.Timer        // without follow: ends the connection when the server goes quiet
-	idled    atomic.Bool
 	failures int
 	cause    error // why the last connection ended
 	done     bool
@@ -68,7 +62,11 @@ type frame struct {
 func (st *sseStream) connect() error {
 	// A receipt in the caller's context belongs to the request that started the run, not to this.
 	ctx, cancel := context.WithCancel(carryon.NewContextWithReceipt(st.ctx, nil))
-	resp, err := st.c.send(ctx, call{method: "GET", path: runPath(st.runID) + "/events", lastEventID: st.last}, mediaEventStream)
+	var q url.Values
+	if !st.follow {
+		q = url.Values{"follow": {"false"}} // the server ends the stream after the stored events
+	}
+	resp, err := st.c.send(ctx, call{method: "GET", path: runPath(st.runID) + "/events", query: q, lastEventID: st.last}, mediaEventStream)
 	if err != nil {
 		cancel()
 		return err
@@ -81,18 +79,10 @@ func (st *sseStream) connect() error {
 // attach reads events from resp, whose body the stream now owns.
 func (st *sseStream) attach(resp *http.Response) {
 	st.body, st.rd = resp.Body, bufio.NewReader(resp.Body)
-	if !st.follow {
-		cancel := st.cancel
-		st.idle = time.AfterFunc(streamIdle, func() { st.idled.Store(true); cancel() })
-	}
 }
 
 // drop closes the current connection.
 func (st *sseStream) drop() {
-	if st.idle != nil {
-		st.idle.Stop()
-		st.idle = nil
-	}
 	if st.body != nil {
 		st.body.Close()
 		st.body, st.rd = nil, nil
@@ -120,14 +110,13 @@ func (st *sseStream) Next() (*carryon.Event, bool, error) {
 		}
 		f, err := st.read()
 		if err != nil {
-			idled := st.idled.Load()
 			st.drop()
 			st.cause = err
 			switch {
 			case st.ctx.Err() != nil:
 				st.fail(st.ctx.Err())
-			case idled:
-				st.done = true // without follow: the server has sent what it had
+			case err == io.EOF && !st.follow:
+				st.done = true // without follow the server ends the stream after the stored events
 			}
 			continue // else the connection dropped: reconnect after the last event
 		}
@@ -150,9 +139,6 @@ func (st *sseStream) Next() (*carryon.Event, bool, error) {
 			continue // an event already yielded, sent again after a reconnect
 		}
 		st.last, st.failures = e.Seq, 0
-		if st.idle != nil {
-			st.idle.Reset(streamIdle)
-		}
 		if e.Type == carryon.EventRunFinished || e.Type == carryon.EventRunFailed {
 			st.done = true
 			st.drop()
@@ -210,10 +196,10 @@ func (st *sseStream) read() (*frame, error) {
 	for {
 		line, err := st.rd.ReadString('\n')
 		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF // a stream ending without the run's last event
+			if err == io.EOF && (seen || line != "") {
+				err = io.ErrUnexpectedEOF // cut in the middle of an event
 			}
-			return nil, err
+			return nil, err // io.EOF: the server ended the stream between two events
 		}
 		line = strings.TrimRight(line, "\r\n")
 		if line == "" {

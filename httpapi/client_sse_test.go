@@ -145,11 +145,13 @@ type fakeSSE struct {
 	answers []string // the body of each connection in turn; the last one repeats
 	hold    bool     // keep the connection open after the body
 	seen    []string
+	queries []string
 }
 
 func (f *fakeSSE) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.seen = append(f.seen, r.Header.Get("Last-Event-ID"))
+	f.queries = append(f.queries, r.URL.RawQuery)
 	body := f.answers[min(len(f.seen), len(f.answers))-1]
 	f.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -223,21 +225,43 @@ func TestClientEventsWire(t *testing.T) {
 	}
 }
 
-// Without follow, a stream of a run still going ends once the server goes quiet.
+// Without follow, the client asks the server for the stored events only (follow=false) and the
+// stream ends when the server ends it between two events, without reconnecting; a stream cut in
+// the middle of an event is resumed.
 func TestClientEventsWithoutFollow(t *testing.T) {
 	t.Parallel()
-	f := &fakeSSE{answers: []string{ev(1, "run.queued") + ev(2, "run.started")}, hold: true}
-	srv := httptest.NewServer(f)
-	defer srv.Close()
-	start := time.Now()
-	st, err := httpapi.NewClient(srv.URL, "k").Events(ctx(t), "run_x", 0, false)
-	if err != nil {
-		t.Fatal(err)
+	cut := ev(2, "run.started")
+	cases := []struct {
+		name    string
+		answers []string
+		seen    string
+	}{
+		{"ended by the server", []string{ev(1, "run.queued") + ev(2, "run.started")}, "[]"},
+		{"cut in an event", []string{ev(1, "run.queued") + cut[:len(cut)-3], ev(2, "run.started")}, "[ 1]"},
 	}
-	if got := seqs(drain(t, st)); got != " run.queued run.started" {
-		t.Fatalf("events%s", got)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("took %v", d)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := &fakeSSE{answers: tc.answers}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			st, err := httpapi.NewClient(srv.URL, "k", httpapi.WithStreamRetry(3, 10*time.Millisecond)).Events(ctx(t), "run_x", 0, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := seqs(drain(t, st)); got != " run.queued run.started" {
+				t.Fatalf("events%s", got)
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if fmt.Sprint(f.seen) != tc.seen {
+				t.Fatalf("Last-Event-ID of each connection %q, want %s", f.seen, tc.seen)
+			}
+			for _, q := range f.queries {
+				if q != "follow=false" {
+					t.Fatalf("queries %q, want follow=false on each", f.queries)
+				}
+			}
+		})
 	}
 }

@@ -69,3 +69,12 @@ func (c *Client) ListKeys(ctx context.Context, user string) ([]*carryon.APIKey, 
 func (c *Client) RevokeKey(ctx context.Context, keyID string, opt carryon.RetryOptions) error {
 	return c.do(ctx, call{method: "DELETE", path: "/v1/keys/" + escape(keyID), requestID: opt.RequestID}, nil)
 }
+
+// ForgetUser forgets a user given by id or name and everything of theirs (DELETE /v1/users/{id}).
+func (c *Client) ForgetUser(ctx context.Context, user string) (*carryon.ForgetReceipt, error) {
+	var out carryon.ForgetReceipt
+	if err := c.do(ctx, call{method: "DELETE", path: "/v1/users/" + escape(user)}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -41,7 +41,7 @@ func (s *server) handleRunStart() http.HandlerFunc {
 			location: func(_ *http.Request, run *carryon.Run) string { return runPath(run.ID) },
 			stream: func(w http.ResponseWriter, r *http.Request, run *carryon.Run) {
 				w.Header().Set("Carryon-Run-Id", run.ID)
-				s.streamEvents(w, r, rs, run.ID, 0)
+				s.streamEvents(w, r, rs, run.ID, 0, true)
 			},
 		}.handler(s)
 	})
@@ -126,16 +126,17 @@ func (s *server) handleRunEvents() http.HandlerFunc {
 				}
 				after = n
 			}
-			s.streamEvents(w, r, rs, r.PathValue("id"), after)
+			s.streamEvents(w, r, rs, r.PathValue("id"), after, q.str("follow") != "false")
 		}
 	})
 }
 
 // streamEvents answers with the run's events after seq as Server-Sent Events (id = the event's
 // seq, event = its type, data = the event as JSON) until the run's last event or the client
-// leaves; a comment line every 15 seconds keeps idle connections open.
-func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, rs carryon.RunService, runID string, after int64) {
-	stream, err := rs.Events(r.Context(), runID, after, true)
+// leaves, or, without follow, until the events stored so far are sent; a comment line every 15
+// seconds keeps idle connections open. HEAD answers the headers only.
+func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, rs carryon.RunService, runID string, after int64, follow bool) {
+	stream, err := rs.Events(r.Context(), runID, after, follow)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -146,6 +147,9 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, rs carryon
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
 	rc := http.NewResponseController(w)
 	_ = rc.Flush()
 

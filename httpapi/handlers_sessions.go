@@ -148,10 +148,11 @@ func (s *server) handleMessagesAppend() http.HandlerFunc {
 func (s *server) handleMessagesList() http.HandlerFunc {
 	return readRoute(s, func(r *http.Request, q *query) (carryon.MessagePage, error) {
 		page, err := s.sessions.ListMessages(r.Context(), r.PathValue("id"), carryon.MessageFilter{
-			Cursor:    q.str("cursor"),
-			AfterSeq:  q.int("after_seq", 0, 1<<53-1, 0),
-			BeforeSeq: q.int("before_seq", 1, 1<<53-1, 0),
-			Limit:     int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
+			Cursor:         q.str("cursor"),
+			AfterSeq:       q.int("after_seq", 0, 1<<53-1, 0),
+			BeforeSeq:      q.int("before_seq", 1, 1<<53-1, 0),
+			Limit:          int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
+			IncludeDeleted: q.str("include_deleted") == "true",
 		})
 		if err != nil {
 			return carryon.MessagePage{}, err

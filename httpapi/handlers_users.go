@@ -45,6 +45,19 @@ func (s *server) handleUserGet() http.HandlerFunc {
 	})
 }
 
+// handleUserForget forgets a user. It takes no request id: the forget is many transactions, not
+// one, and a repeat of it either continues it or finds the user gone (404).
+func (s *server) handleUserForget() http.HandlerFunc {
+	return writeRoute[struct{}, *carryon.ForgetReceipt]{
+		read: noBody,
+		call: func(ctx context.Context, r *http.Request, _ struct{}) (*carryon.ForgetReceipt, error) {
+			return s.users.ForgetUser(ctx, r.PathValue("id"))
+		},
+		status:  http.StatusOK,
+		noStore: true,
+	}.handler(s)
+}
+
 func (s *server) handleKeyCreate() http.HandlerFunc {
 	return writeRoute[struct{}, CreateKeyResponse]{
 		read: noBody,

@@ -88,6 +88,7 @@ func newEnvOn(t testing.TB, db store.Store, change func(*httpapi.Config)) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, sessions: sessions.New(db, sessions.Config{Agents: profiles}), users: users.New(db, nil), longTerm: longterm.New(db, nil), logs: &syncBuffer{}, agents: profiles}
+	e.users.ForgetWith(e.sessions)
 	trusted := carryon.NewTrustedContext(ctx)
 	for _, u := range []struct {
 		name  string

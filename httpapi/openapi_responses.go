@@ -74,7 +74,9 @@ var routeCodes = map[string]map[string]string{
 	"POST /v1/runs/{id}/approve":      {carryon.ECONFLICT: "the run is not waiting for a decision on that action, or the decision does not fit the action"},
 	"POST /v1/runs/{id}/tool_outputs": {carryon.ECONFLICT: "the run is not waiting for tool outputs (another client answered first, or it ended)"},
 	"POST /v1/users":                  {carryon.ECONFLICT: "a user with that name exists already"},
-	"GET /readyz":                     {carryon.EUNAVAILABLE: ""},
+	"DELETE /v1/users/{id}": {carryon.ENOTFOUND: "no such user (or its forgetting finished: a repeat after a lost answer finds it gone)",
+		carryon.EINVALID: "the caller names itself: another admin must forget it", carryon.EUNAVAILABLE: ""},
+	"GET /readyz": {carryon.EUNAVAILABLE: ""},
 }
 
 // problemCodes lists the error codes a route can answer.

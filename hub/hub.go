@@ -57,6 +57,9 @@ type Options struct {
 	// IdleTTL, PurgeAfter, ClosedRetention and RequestIDTTL are the sessions' lifetimes (zero:
 	// the defaults of the root package; ClosedRetention zero keeps closed sessions).
 	IdleTTL, PurgeAfter, ClosedRetention, RequestIDTTL time.Duration
+	// MaxSessionsPerUser, when positive, is the most sessions a user keeps: the sweeper deletes
+	// the least recently active ones beyond it. Zero keeps every session.
+	MaxSessionsPerUser int
 	// SweepInterval is how often expired sessions and request ids are swept (default 10 min).
 	SweepInterval time.Duration
 	// Workers is how many runs this process executes at once (default 8); NoWorkers serves
@@ -129,8 +132,9 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 	h.Users = users.New(st, nil).KeepRequestIDs(opt.RequestIDTTL)
 	h.Sessions = sessions.New(st, sessions.Config{
 		IdleTTL: opt.IdleTTL, PurgeAfter: opt.PurgeAfter, ClosedRetention: opt.ClosedRetention, IdempotencyTTL: opt.RequestIDTTL,
-		Workspaces: opt.Workspaces, Logger: opt.Logger, Agents: opt.Agents,
+		Workspaces: opt.Workspaces, Logger: opt.Logger, Agents: opt.Agents, MaxSessionsPerUser: opt.MaxSessionsPerUser,
 	})
+	h.Users.ForgetWith(h.Sessions)
 	h.LongTerm = longterm.New(st, nil).KeepRequestIDs(opt.RequestIDTTL)
 	sources, closeSources, err := mcpSources(opt.Agents, opt.Logger)
 	if err != nil {

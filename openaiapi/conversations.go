@@ -80,10 +80,9 @@ type createRequest struct {
 	Items    []json.RawMessage `json:"items"`
 }
 
-// createConversation makes a session and appends the items. With an Idempotency-Key K the
-// session is made under K and the items appended under K#items, so a retry finishes what a
-// cut-off request started and repeats nothing. Items an append refuses delete the new session
-// again: a refused request leaves no conversation behind.
+// createConversation makes a session with the items as its first messages, in one write under
+// the Idempotency-Key: a crash stores both or neither, items an append refuses leave no
+// conversation behind, and a retry repeats nothing.
 func (h *Handler) createConversation(w http.ResponseWriter, r *http.Request) {
 	var in createRequest
 	if err := decodeBody(r, &in, true); err != nil {
@@ -108,24 +107,7 @@ func (h *Handler) createConversation(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) create(r *http.Request, meta json.RawMessage, msgs []carryon.NewMessage, key string) (*carryon.Session, error) {
-	ctx := r.Context()
-	s, err := h.sessions.Create(ctx, carryon.NewSession{Metadata: meta, WriteOptions: carryon.WriteOptions{RequestID: key}})
-	if err != nil || len(msgs) == 0 {
-		return s, err
-	}
-	in := carryon.AppendInput{Messages: msgs}
-	if key != "" {
-		in.RequestID = key + "#items"
-	}
-	res, err := h.sessions.AppendMessages(ctx, s.ID, in)
-	if err != nil {
-		if carryon.ErrorCode(err) == carryon.EINVALID {
-			_ = h.sessions.Delete(ctx, s.ID, carryon.WriteOptions{})
-		}
-		return nil, err
-	}
-	s.Version = res.Version
-	return s, nil
+	return h.sessions.Create(r.Context(), carryon.NewSession{Metadata: meta, Messages: msgs, WriteOptions: carryon.WriteOptions{RequestID: key}})
 }
 
 func (h *Handler) getConversation(w http.ResponseWriter, r *http.Request) {

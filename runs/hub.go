@@ -3,10 +3,12 @@ package runs
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/engine"
+	"github.com/carryon-hub/carryon/failpoint"
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store"
 )
@@ -52,8 +54,12 @@ func (h *hub) AppendMessages(ctx context.Context, run *carryon.Run, msgs []carry
 	return h.s.sess.AppendMessages(ctx, run.SessionID, carryon.AppendInput{Messages: msgs, Fence: h.fence(run)})
 }
 
-func (h *hub) PatchWorkingMemory(ctx context.Context, run *carryon.Run, patch json.RawMessage) (*carryon.WorkingMemoryState, error) {
-	return h.s.sess.PatchWorkingMemory(ctx, run.SessionID, carryon.WorkingMemoryPatch{Patch: patch, Fence: h.fence(run)})
+func (h *hub) WorkingMemoryPreview(ctx context.Context, run *carryon.Run, patches []json.RawMessage) (carryon.WorkingMemory, error) {
+	st, err := h.s.sess.GetWorkingMemory(ctx, run.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return sessions.PreviewWorkingMemory(st.WorkingMemory, patches...)
 }
 
 func (h *hub) PlanStep(ctx context.Context, run *carryon.Run, assistant carryon.NewMessage, actions []*carryon.Action) (*carryon.AppendResult, error) {
@@ -103,15 +109,35 @@ func (h *hub) FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Act
 	return h.fenced(ctx, run, func(tx store.Tx, _ *carryon.Run, _ time.Time) error { return tx.UpdateAction(ctx, run.OwnerID, a) })
 }
 
-func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error) {
+// CommitStep stores the step's checkpoint in one transaction: the working memory changes of the
+// step (one revision each, in order), then its messages (which move the session to the version the
+// revisions name), then the run's step, usage and reply.
+func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage, patches []json.RawMessage) (*carryon.AppendResult, error) {
 	return sessions.Write(ctx, h.s.sess, "run.commit", run.SessionID, "", nil, func(tx store.Tx, own string, now time.Time) (*carryon.AppendResult, error) {
 		sess, err := sessions.LoadWritable(ctx, tx, own, run.SessionID, nil, h.fence(run), now)
 		if err != nil {
 			return nil, err
 		}
+		var wm *carryon.WorkingMemoryState
+		for _, p := range patches {
+			st, changed, err := sessions.PatchWorkingMemoryInTx(ctx, tx, sess, p, run.ID, now)
+			if err != nil {
+				return nil, fmt.Errorf("apply the step's working memory change: %w", err)
+			}
+			if changed {
+				wm = st
+			}
+		}
+		if len(patches) > 0 {
+			failpoint.Hit(failpoint.StepPatched)
+		}
 		res, err := sessions.AppendInTx(ctx, tx, sess, msgs, run.ID, "", now)
 		if err != nil {
 			return nil, err
+		}
+		if wm != nil {
+			wm.Version = res.Version
+			res.WorkingMemory = wm
 		}
 		r, err := tx.GetRun(ctx, own, run.ID)
 		if err != nil {

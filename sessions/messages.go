@@ -143,25 +143,50 @@ func (s *Service) ListMessages(ctx context.Context, id string, f carryon.Message
 			if err != nil {
 				return err
 			}
+			from := int64(0) // the page covers the seqs after from and before BeforeSeq
 			if len(items) > limit {
 				items = items[len(items)-limit:]
 				page.NextCursor = strconv.FormatInt(items[0].Seq, 10)
+				from = items[0].Seq - 1
 			}
-			page.Items = items
-			return nil
+			page.Items, err = withTombstones(ctx, tx, own, sess, f.IncludeDeleted, items, from, f.BeforeSeq-1)
+			return err
 		}
 		items, err := tx.MessagesAfter(ctx, own, sess, after, limit+1)
 		if err != nil {
 			return err
 		}
+		to := sess.LastSeq // the page covers the seqs after after, up to to
 		if len(items) > limit {
 			items = items[:limit]
 			page.NextCursor = strconv.FormatInt(items[limit-1].Seq, 10)
+			to = items[limit-1].Seq
 		}
-		page.Items = items
-		return nil
+		page.Items, err = withTombstones(ctx, tx, own, sess, f.IncludeDeleted, items, after, to)
+		return err
 	})
 	return page, err
+}
+
+// withTombstones merges into items (visible messages in seq order) the tombstones of sess with
+// after < seq <= to, when include is set; otherwise it answers items as they are.
+func withTombstones(ctx context.Context, tx store.Tx, own string, sess *carryon.Session, include bool, items []*carryon.Message, after, to int64) ([]*carryon.Message, error) {
+	if !include || to <= after {
+		return items, nil
+	}
+	dead, err := tx.MessageTombstones(ctx, own, sess, after, to)
+	if err != nil || len(dead) == 0 {
+		return items, err
+	}
+	out := make([]*carryon.Message, 0, len(items)+len(dead))
+	for len(items) > 0 || len(dead) > 0 {
+		if len(dead) == 0 || len(items) > 0 && items[0].Seq < dead[0].Seq {
+			out, items = append(out, items[0]), items[1:]
+		} else {
+			out, dead = append(out, dead[0]), dead[1:]
+		}
+	}
+	return out, nil
 }
 
 // estimateTokens is a cheap estimate (about four bytes a token) stored with each message; the

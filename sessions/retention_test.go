@@ -110,3 +110,34 @@ func TestDeleteForgetsRequestIDs(t *testing.T) {
 	_, err = appendOnce(fork.ID, "append-2", "more")
 	wantCode(t, err, carryon.ENOTFOUND)
 }
+
+// TestSweepMaxSessionsPerUser: with a limit, the sweeper deletes each user's least recently
+// active sessions beyond it (an old session used again is kept), and leaves users within it be.
+func TestSweepMaxSessionsPerUser(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	svc := sessions.New(f.st, sessions.Config{Now: f.clock.Now, IdleTTL: 24 * time.Hour, MaxSessionsPerUser: 2})
+	var ids []string
+	for range 4 {
+		ids = append(ids, f.create(t, f.alice).ID)
+		f.clock.Add(time.Minute)
+	}
+	f.append(t, f.alice, ids[0], "still in use") // the oldest is the most recently active now
+	bobs := f.create(t, f.bob)
+	res, err := svc.Sweep(f.alice)
+	if err != nil || res.OverLimit != 2 || res.Sessions != 0 {
+		t.Fatalf("sweep = %+v, %v; want 2 over the limit", res, err)
+	}
+	for i, want := range []string{"", carryon.ENOTFOUND, carryon.ENOTFOUND, ""} {
+		_, err := svc.Get(f.alice, ids[i], carryon.GetOptions{})
+		if carryon.ErrorCode(err) != want && !(want == "" && err == nil) {
+			t.Fatalf("session %d after the sweep: %v, want %q", i, err, want)
+		}
+	}
+	if _, err := svc.Get(f.bob, bobs.ID, carryon.GetOptions{}); err != nil {
+		t.Fatalf("bob's only session: %v", err)
+	}
+	if res, err := svc.Sweep(f.alice); err != nil || res.OverLimit != 0 {
+		t.Fatalf("second sweep = %+v, %v", res, err)
+	}
+}

@@ -28,6 +28,10 @@ type Config struct {
 	// ClosedRetention is how long a closed session is kept after it was closed before the
 	// sweeper deletes it; zero (the default) keeps closed sessions until they are deleted.
 	ClosedRetention time.Duration
+	// MaxSessionsPerUser, when positive, is the most sessions a user keeps: the sweeper deletes
+	// the least recently active sessions beyond it, with everything in them. Zero (the default)
+	// keeps every session.
+	MaxSessionsPerUser int
 	// IdempotencyTTL is how long request ids and their answers are kept.
 	IdempotencyTTL time.Duration
 	// Workspaces is the directory holding each session's workspace directory (named by the

@@ -62,13 +62,20 @@ func (s *Service) Create(ctx context.Context, in carryon.NewSession) (*carryon.S
 		}
 		doc = b
 	}
+	var pending map[string]int
+	if len(in.Messages) > 0 {
+		if pending, err = validClientMessages(in.Messages); err != nil {
+			return nil, err
+		}
+	}
 	key := in.RequestID
 	in.RequestID = ""
-	sess, err := Write(ctx, s, "session.create", "", key, in, insertTx(ctx, in, ttl, doc))
+	create := insertTx(ctx, in, ttl, doc, pending, key)
+	sess, err := Write(ctx, s, "session.create", "", key, in, create)
 	if carryon.ErrorCode(err) == carryon.ECONFLICT && in.ExternalID != "" && in.IfExists != carryon.IfExistsError {
 		// A concurrent create took the external id between this one's look-up and its insert (the
 		// unique index refused the second row): the session is there now, so answer it.
-		sess, err = Write(ctx, s, "session.create", "", key, in, insertTx(ctx, in, ttl, doc))
+		sess, err = Write(ctx, s, "session.create", "", key, in, create)
 	}
 	return sess, err
 }
@@ -84,7 +91,7 @@ func (s *Service) CreateInTx(ctx context.Context, tx store.Tx, owner, title, age
 	if err != nil {
 		return nil, err
 	}
-	return insertTx(ctx, carryon.NewSession{Title: title, Agent: agent}, int64(s.cfg.IdleTTL/time.Second), nil)(tx, owner, now)
+	return insertTx(ctx, carryon.NewSession{Title: title, Agent: agent}, int64(s.cfg.IdleTTL/time.Second), nil, nil, "")(tx, owner, now)
 }
 
 // CheckAgent returns the name of the agent profile name means ("" is the default one), or
@@ -105,8 +112,10 @@ func (s *Service) CheckAgent(name string) (string, error) {
 	return name, nil
 }
 
-// insertTx stores a new session checked by Create, with its first working memory doc if any.
-func insertTx(ctx context.Context, in carryon.NewSession, ttl int64, doc []byte) WriteFunc[*carryon.Session] {
+// insertTx stores a new session checked by Create, with its first working memory doc and its
+// first messages (pending: their tool messages that must find their calls; key: the request id
+// they are linked to) if any. A session found by its external id is answered unchanged.
+func insertTx(ctx context.Context, in carryon.NewSession, ttl int64, doc []byte, pending map[string]int, key string) WriteFunc[*carryon.Session] {
 	return func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
 		if found, err := existingTx(ctx, tx, own, in, now); found != nil || err != nil {
 			return found, err
@@ -130,6 +139,14 @@ func insertTx(ctx context.Context, in carryon.NewSession, ttl int64, doc []byte)
 				SessionID: sess.ID, WorkingMemoryVersion: 1, Version: 1, Patch: doc, Document: wm, CreatedAt: now,
 			})
 			if err != nil {
+				return nil, err
+			}
+		}
+		if len(in.Messages) > 0 {
+			if err := findCalls(ctx, tx, sess, in.Messages, pending); err != nil {
+				return nil, err
+			}
+			if _, err := AppendInTx(ctx, tx, sess, in.Messages, "", key, now); err != nil {
 				return nil, err
 			}
 		}

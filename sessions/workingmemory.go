@@ -87,6 +87,36 @@ func patchInTx(ctx context.Context, tx store.Tx, sess *carryon.Session, patch an
 	return &carryon.WorkingMemoryState{SessionID: sess.ID, Version: sess.Version + 1, WorkingMemoryVersion: mv + 1, WorkingMemory: next}, true, nil
 }
 
+// PatchWorkingMemoryInTx applies a merge patch to the working memory of a session loaded with
+// LoadWritable, as a revision of the session's next version linked to runID, and reports whether it
+// changed the document. The caller moves the session to that version in the same transaction (an
+// append does): the run manager stores a step's memory changes with its messages this way.
+func PatchWorkingMemoryInTx(ctx context.Context, tx store.Tx, sess *carryon.Session, patch json.RawMessage, runID string, now time.Time) (*carryon.WorkingMemoryState, bool, error) {
+	p, err := decodePatch(patch)
+	if err != nil {
+		return nil, false, err
+	}
+	return patchInTx(ctx, tx, sess, p, mustJSON(p), runID, now)
+}
+
+// PreviewWorkingMemory returns doc as it will be once the merge patches are applied in order,
+// without storing anything (doc is not changed). It fails as the stored patch would: a patch that
+// is not a JSON object, or a document over the size limit.
+func PreviewWorkingMemory(doc carryon.WorkingMemory, patches ...json.RawMessage) (carryon.WorkingMemory, error) {
+	next := map[string]any(cloneDoc(doc))
+	for _, raw := range patches {
+		p, err := decodePatch(raw)
+		if err != nil {
+			return nil, err
+		}
+		next = mergePatch(next, p).(map[string]any)
+	}
+	if n := len(mustJSON(next)); n > maxWorkingMemoryBytes {
+		return nil, carryon.Errorf(carryon.EINVALID, "the patched working memory would be %d bytes; the limit is %d", n, maxWorkingMemoryBytes)
+	}
+	return carryon.WorkingMemory(next), nil
+}
+
 // WorkingMemoryHistory lists the working memory's revisions, newest first.
 func (s *Service) WorkingMemoryHistory(ctx context.Context, id string, f carryon.RevisionFilter) (*carryon.RevisionPage, error) {
 	before, err := position(f.Cursor, "before", f.BeforeWorkingMemoryVersion)

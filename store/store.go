@@ -47,6 +47,8 @@ type Tx interface {
 	Idempotency
 	Runs
 	LongTerm
+	Forgetting
+	Retention
 }
 
 // Users stores users and API keys.
@@ -147,6 +149,12 @@ type Messages interface {
 	// at session version v, the version the delete moves s to); the row stays for the forks
 	// that share it, which keep seeing it. ENOTFOUND when s has no visible message seq.
 	DeleteMessage(ctx context.Context, owner string, s *carryon.Session, seq, v int64, at time.Time) error
+	// MessageTombstones returns the tombstones of s with after < seq <= upTo, in seq order, as
+	// messages with only SessionID (s.ID), Seq, Deleted, Version (the session version of the
+	// delete; 1 for one a fork copied from its parent), CreatedAt (when it was deleted), and the
+	// Role and Kind of the hidden message set: never its content. ENOTFOUND when s is not the
+	// owner's.
+	MessageTombstones(ctx context.Context, owner string, s *carryon.Session, after, upTo int64) ([]*carryon.Message, error)
 	// CopyMessageDeletions gives a fork just stored the tombstones its parent had at parent
 	// version at on the history the fork shares (seq <= ForkSeq), and returns how many it copied.
 	CopyMessageDeletions(ctx context.Context, owner string, child *carryon.Session, at int64) (int64, error)

@@ -98,7 +98,9 @@ type Fence struct {
 // IsZero reports whether f is the zero Fence (an unfenced call).
 func (f Fence) IsZero() bool { return f == Fence{} }
 
-// WorkingMemoryEditor applies a JSON Merge Patch to the session's working memory and returns the result.
+// WorkingMemoryEditor applies a JSON Merge Patch to the session's working memory and returns the
+// result. The engine's editor stages the change: it is stored with the step's results, in the
+// step's checkpoint.
 type WorkingMemoryEditor interface {
 	// PatchWorkingMemory applies patch (RFC 7396) and returns the new document.
 	PatchWorkingMemory(ctx context.Context, patch json.RawMessage) (carryon.WorkingMemory, error)

@@ -27,6 +27,20 @@ type Service struct {
 	st     store.Store
 	now    func() time.Time
 	keepID time.Duration
+	forget Forgetter
+}
+
+// Forgetter finishes forgetting a user that ForgetUser marked: everything the user owns, then
+// the user row (sessions.Service.Forget). by names who asked, for the audit log.
+type Forgetter interface {
+	Forget(ctx context.Context, userID, by string) (*carryon.ForgetReceipt, error)
+}
+
+// ForgetWith sets what finishes forgetting a user, and returns s. Without it ForgetUser answers
+// EUNAVAILABLE.
+func (s *Service) ForgetWith(f Forgetter) *Service {
+	s.forget = f
+	return s
 }
 
 var _ carryon.UserService = (*Service)(nil)
@@ -182,6 +196,49 @@ func (s *Service) RevokeKey(ctx context.Context, keyID string, opt carryon.Retry
 		return struct{}{}, tx.RevokeKey(ctx, keyID, now)
 	})
 	return err
+}
+
+// ForgetUser forgets a user given by id or name: the first transaction renames and hides the
+// user and deletes its keys (from then on the user is a 404 and its keys a 401), then the
+// Forgetter deletes the rest step by step. Given the id of a user whose forgetting was cut off (a
+// crash, a restart), it continues it. The forget runs to its end even when ctx is cancelled (a
+// client that went away): a half-forgotten user would only wait for the sweeper. An admin cannot
+// forget itself (EINVALID): another admin must.
+func (s *Service) ForgetUser(ctx context.Context, user string) (*carryon.ForgetReceipt, error) {
+	if err := admin(ctx); err != nil {
+		return nil, err
+	}
+	if s.forget == nil {
+		return nil, carryon.Errorf(carryon.EUNAVAILABLE, "this server cannot forget users")
+	}
+	ctx = context.WithoutCancel(ctx)
+	by := carryon.UserIDFromContext(ctx)
+	if by == "" {
+		by = "operator"
+	}
+	var id string
+	err := s.st.Write(ctx, func(tx store.Tx) error {
+		u, err := tx.GetUser(ctx, user)
+		if carryon.ErrorCode(err) == carryon.ENOTFOUND {
+			if _, ferr := tx.Forgetting(ctx, user); ferr == nil {
+				id = user // marked already: continue
+				return nil
+			}
+			return err
+		} else if err != nil {
+			return err
+		}
+		if u.ID == carryon.UserIDFromContext(ctx) {
+			return carryon.Errorf(carryon.EINVALID, "an admin cannot forget itself; use another admin's key")
+		}
+		id = u.ID
+		_, err = tx.MarkForgetting(ctx, u.ID, s.clock())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.forget.Forget(ctx, id, by)
 }
 
 func admin(ctx context.Context) error {

@@ -28,6 +28,7 @@ var envBindings = []binding{
 	{flag: "idle-ttl", env: "CARRYON_IDLE_TTL"},
 	{flag: "purge-after", env: "CARRYON_PURGE_AFTER"},
 	{flag: "closed-retention", env: "CARRYON_CLOSED_RETENTION"},
+	{flag: "max-sessions-per-user", env: "CARRYON_MAX_SESSIONS_PER_USER"},
 	{flag: "request-id-ttl", env: "CARRYON_REQUEST_ID_TTL"},
 	{flag: "sweep-interval", env: "CARRYON_SWEEP_INTERVAL"},
 	{flag: "require-version", env: "CARRYON_REQUIRE_VERSION"},

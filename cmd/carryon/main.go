@@ -106,6 +106,8 @@ func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "copy":
 		return runCopy(ctx, rest, getenv, stdout, stderr)
+	case "stats":
+		return runStats(ctx, rest, getenv, stdout)
 	case "backup":
 		return runBackup(ctx, rest, getenv, stdout)
 	case "restore":
@@ -137,6 +139,8 @@ Usage:
   carryon users add NAME [--admin]                           make a user; prints its key last
   carryon users ls                                           list users
   carryon users keys ls|add|revoke ...                       manage API keys
+  carryon users rm NAME                                      forget a user and everything of theirs
+  carryon stats [--json]                                     sizes per table and per user
   carryon sessions ls|show|close|restore|fork|rm|export ...  manage sessions on a server
   carryon chat [--session ID]                                talk to the agent, line by line
   carryon run [--session ID] MESSAGE...                      one run, streamed; exit 1 unless it succeeds

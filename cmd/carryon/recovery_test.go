@@ -67,6 +67,7 @@ func TestCrashPointMatrix(t *testing.T) {
 		"after the file write, before succeeded":       {failpoint.ActionRan + "@3", 2, "the result was checked"},
 		"after the counter ran, before succeeded":      {failpoint.ActionRan + "@4", 3, "already counted"},
 		"after succeeded, before the checkpoint":       {failpoint.ActionFinished + "@4", 3, "counted (1 in all)"},
+		"in the checkpoint, after the memory change":   {failpoint.StepPatched, 3, "counted (1 in all)"},
 		"during the first model call":                  {failpoint.ModelCall + "@1", 3, "counted (1 in all)"},
 		"during the model call after the tools":        {failpoint.ModelCall + "@2", 3, "counted (1 in all)"},
 		"after the tools' step was committed":          {failpoint.StepCommitted + "@1", 3, "counted (1 in all)"},
@@ -120,17 +121,24 @@ func TestCrashPointMatrix(t *testing.T) {
 
 // checkHistory asserts the session holds one user message, one assistant message with the four
 // calls, their four results (one per call id) and one final answer: nothing twice, nothing missing.
+// The working memory changed once, in the commit that stored the tool results (same version).
 func checkHistory(t *testing.T, srv *server, key, sid string) {
 	t.Helper()
 	page := must(t, srv.url, key, "GET", "/v1/sessions/"+sid+"/messages?limit=100", nil, 200).json(t)["items"].([]any)
 	roles := map[string]int{}
 	results := map[string]int{}
+	resultVersions := map[float64]bool{}
 	for _, m := range page {
 		m := m.(map[string]any)
 		roles[m["role"].(string)]++
 		if id, ok := m["tool_call_id"].(string); ok {
 			results[id]++
+			resultVersions[m["version"].(float64)] = true
 		}
+	}
+	revs := must(t, srv.url, key, "GET", "/v1/sessions/"+sid+"/memory/history", nil, 200).json(t)["items"].([]any)
+	if len(revs) != 1 || len(resultVersions) != 1 || !resultVersions[revs[0].(map[string]any)["version"].(float64)] {
+		t.Fatalf("the memory change and the tool results are not one commit: revisions %v, tool results at versions %v", revs, resultVersions)
 	}
 	if roles["user"] != 1 || roles["assistant"] != 2 || roles["tool"] != 4 || len(results) != 4 {
 		t.Fatalf("history: roles %v, %d distinct tool results", roles, len(results))

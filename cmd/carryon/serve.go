@@ -47,6 +47,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	idleTTL := fs.Duration("idle-ttl", carryon.DefaultIdleTTL, "idle time after which a session expires")
 	purge := fs.Duration("purge-after", carryon.DefaultPurgeAfter, "how long an expired session is kept before it is purged")
 	closedRetention := fs.Duration("closed-retention", 0, "how long a closed session is kept after it was closed before it is purged; 0 keeps closed sessions until they are deleted")
+	maxSessions := fs.Int("max-sessions-per-user", 0, "the most sessions a user keeps: the sweeper deletes the least recently active ones beyond it; 0 keeps every session")
 	idemTTL := fs.Duration("request-id-ttl", carryon.DefaultIdempotencyTTL, "how long request ids and their answers are kept")
 	sweep := fs.Duration("sweep-interval", 10*time.Minute, "how often expired sessions and request ids are swept")
 	requireVersion := fs.Bool("require-version", false, "refuse writes without an expected version with 428")
@@ -67,6 +68,9 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	}
 	if *closedRetention < 0 {
 		return usagef("--closed-retention must be 0 or more")
+	}
+	if *maxSessions < 0 {
+		return usagef("--max-sessions-per-user must be 0 or more")
 	}
 	if *workers < 0 {
 		return usagef("--workers must be 0 or more")
@@ -103,7 +107,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Data: sf.data, DB: dsn, PGMaxConns: sf.pgMaxConns, SQLiteSynchronous: sf.synchronous,
 		Agents: set, Workspaces: af.workspacesDir(sf.data),
 		IdleTTL: *idleTTL, PurgeAfter: *purge, ClosedRetention: *closedRetention, RequestIDTTL: *idemTTL,
-		SweepInterval: *sweep, Workers: *workers, NoWorkers: *workers == 0, LeaseTTL: *leaseTTL,
+		MaxSessionsPerUser: *maxSessions, SweepInterval: *sweep, Workers: *workers, NoWorkers: *workers == 0, LeaseTTL: *leaseTTL,
 		MaxAttempts: *maxAttempts, ToolOutputTimeout: *toolOutputTimeout, Logger: log, Getenv: getenv,
 		Instrument: func(kind string, d time.Duration, err error) {
 			outcome := "ok"

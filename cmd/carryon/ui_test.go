@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,6 +73,8 @@ func TestInspectorSessionPage(t *testing.T) {
 		t.Fatalf("the stale patch was written: %v", mem)
 	}
 	p.click("Use the current version and edit again")
+	now := must(t, srv.url, key, "GET", "/v1/sessions/"+sid+"/memory", nil, 200).json(t)["version"].(float64)
+	p.until("the editor on the current version", fmt.Sprintf(`!document.querySelector('#memory-conflict') && document.querySelector('#editor-base').textContent === 'The patch is based on session version %v.'`, now))
 	p.do("type the patch again", chromedp.SetValue(chromedp.CSS(`textarea[name=patch]`), `{"notes":["from the page"]}`))
 	p.click("Save the patch")
 	p.until("the saved patch", `document.querySelector('#memory-doc').textContent.includes('from the page') && !document.querySelector('#memory-conflict')`)
@@ -319,6 +322,7 @@ func TestInspectorSessionControls(t *testing.T) {
 	send("more")
 	p.until("the refusal", `document.querySelector('form[aria-label="Chat"] [role=alert]')?.textContent.includes('session_closed')`)
 	p.click("Restore session")
+	p.click("Yes, restore session")
 	p.until("restored", `document.querySelector('#session-status')?.textContent === 'active'`)
 
 	version := p.eval(`document.querySelector('#session-version').textContent`)

@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/users"
 )
 
@@ -17,13 +21,19 @@ const usersUsage = `usage: carryon users COMMAND [flags]
   keys ls USER         a user's keys (their prefixes; a key itself is never stored)
   keys add USER        another key for a user; prints it, shown once, alone on the last line
   keys revoke KEY_ID   revoke a key: requests with it are refused from now on
+  rm USER              forget a user (by id or name) and everything of theirs: sessions with
+                       their messages, runs, tool journal, events and workspace files, long-term
+                       memory, request ids, keys; prints the receipt (counts; --json for JSON)
+                       and logs one audit line on stderr. Given the id of a user whose forgetting
+                       was cut off, it continues it (so does a running server's sweeper).
   Works on the database itself (--data, --db), with or without a running server.
 
 Examples:
   carryon users add alice
   carryon users add root --admin --db postgres://carryon@db.internal:5432/carryon
   carryon users keys add alice
-  carryon users keys revoke key_...`
+  carryon users keys revoke key_...
+  carryon users rm bob --workspaces /srv/carryon/workspaces`
 
 // runUsers manages users and keys directly on the database in the data directory, so it works
 // with or without a running server (SQLite in WAL mode takes a second writer; Postgres is shared).
@@ -32,6 +42,8 @@ func runUsers(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	var sf storeFlags
 	sf.register(fs.FlagSet, getenv)
 	admin := fs.Bool("admin", false, "make the user an admin (users add)")
+	workspaces := fs.String("workspaces", "", "directory of the sessions' workspaces (users rm); default DATA/workspaces")
+	asJSON := fs.Bool("json", false, "print the receipt as JSON (users rm)")
 	if len(args) == 0 {
 		return fs.misuse()
 	} else if isHelp(args[0]) {
@@ -42,7 +54,7 @@ func runUsers(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		return err
 	}
 	switch {
-	case args[0] == "add" && len(pos) == 1, args[0] == "ls" && len(pos) == 0:
+	case args[0] == "add" && len(pos) == 1, args[0] == "ls" && len(pos) == 0, args[0] == "rm" && len(pos) == 1:
 	case args[0] == "keys" && len(pos) == 2 && (pos[0] == "ls" || pos[0] == "add" || pos[0] == "revoke"):
 	default:
 		return fs.misuse()
@@ -52,7 +64,12 @@ func runUsers(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		return err
 	}
 	defer st.Close()
-	svc := users.New(st, nil)
+	ws := *workspaces
+	if ws == "" {
+		ws = filepath.Join(sf.data, "workspaces")
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	svc := users.New(st, nil).ForgetWith(sessions.New(st, sessions.Config{Workspaces: ws, Logger: log}))
 	ctx = carryon.NewTrustedContext(ctx)
 
 	switch {
@@ -64,6 +81,12 @@ func runUsers(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		fmt.Fprintf(stdout, "created user %s (%s); its API key is shown once, on the next line:\n", u.Name, u.ID)
 		_, err = fmt.Fprintln(stdout, secret)
 		return err
+	case args[0] == "rm" && len(pos) == 1:
+		r, err := svc.ForgetUser(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		return printReceipt(stdout, r, *asJSON)
 	case args[0] == "ls" && len(pos) == 0:
 		list, err := svc.ListUsers(ctx)
 		if err != nil {
@@ -106,4 +129,26 @@ func runUsers(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		return err
 	}
 	return fs.misuse()
+}
+
+// printReceipt prints what forgetting a user deleted: JSON, or one line per kind.
+func printReceipt(w io.Writer, r *carryon.ForgetReceipt, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	d := r.Deleted
+	fmt.Fprintf(w, "forgot user %s (%s to %s); deleted:\n", r.UserID, r.StartedAt.Format(time.RFC3339), r.FinishedAt.Format(time.RFC3339))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	for _, c := range []struct {
+		n    int64
+		what string
+	}{{d.Sessions, "sessions"}, {d.Messages, "messages"}, {d.MessageDeletions, "message deletions"},
+		{d.MemoryRevisions, "working memory revisions"}, {d.Runs, "runs"}, {d.Actions, "actions"},
+		{d.Events, "run events"}, {d.Workspaces, "workspaces"}, {d.LongTermItems, "long-term memory items"},
+		{d.RequestIDs, "request ids"}, {d.Keys, "keys"}} {
+		fmt.Fprintf(tw, "%d\t %s\n", c.n, c.what)
+	}
+	return tw.Flush()
 }

@@ -2,9 +2,11 @@ package sqlq
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
 )
 
 // visibleTo is the condition that hides the messages a session deleted: appended to a query of
@@ -50,4 +52,43 @@ func (t *Tx) CopyMessageDeletions(ctx context.Context, owner string, child *carr
 		SELECT ?, seq, 1, created_at FROM message_deletions WHERE session_id = ? AND version <= ? AND seq <= ?`,
 		child.ID, child.ParentID, at, child.ForkSeq)
 	return n, t.Wrap(err, "copy message deletions")
+}
+
+// MessageTombstones returns the tombstones of s with after < seq <= upTo, in seq order (a fork's
+// are its own rows: the copies CopyMessageDeletions made and its own deletes), each with the
+// role and kind of the message it hides, read from the session of the fork chain that stored it;
+// never its content.
+func (t *Tx) MessageTombstones(ctx context.Context, owner string, s *carryon.Session, after, upTo int64) ([]*carryon.Message, error) {
+	head, err := t.ownLink(ctx, owner, s.ID, "")
+	if err != nil {
+		return nil, err
+	}
+	segs, err := store.ForkSegments(head, after, t.parentOf(ctx))
+	if err != nil {
+		return nil, err
+	}
+	var out []*carryon.Message
+	for _, sg := range slices.Backward(segs) { // the root's (lowest seqs) first
+		lo, hi := max(after, sg.Lo), min(upTo, sg.Hi)
+		if lo >= hi {
+			continue
+		}
+		got, err := scanAll(t, ctx, "read message tombstones", func(r Row) (*carryon.Message, error) {
+			m := carryon.Message{SessionID: s.ID, Deleted: true}
+			var role string
+			var created int64
+			if err := r.Scan(&m.Seq, &m.Version, &created, &role, &m.Kind); err != nil {
+				return nil, err
+			}
+			m.Role, m.CreatedAt = carryon.Role(role), FromMicros(created)
+			return &m, nil
+		}, `SELECT d.seq, d.version, d.created_at, m.role, m.kind FROM message_deletions d
+			JOIN messages m ON m.session_id = ? AND m.seq = d.seq
+			WHERE d.session_id = ? AND d.seq > ? AND d.seq <= ? ORDER BY d.seq`, sg.ID, s.ID, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+	}
+	return out, nil
 }

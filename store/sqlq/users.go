@@ -43,19 +43,20 @@ func (t *Tx) InsertUser(ctx context.Context, u *carryon.User) error {
 	return t.Conflict(err, "insert user", "user name %q is taken", u.Name)
 }
 
-// GetUser finds a user by id or by name (an id match wins). ENOTFOUND.
+// GetUser finds a user by id or by name (an id match wins). ENOTFOUND, also for a user being
+// forgotten.
 func (t *Tx) GetUser(ctx context.Context, idOrName string) (*carryon.User, error) {
 	u, err := scanUser(t.Conn.QueryRow(ctx, `SELECT `+userCols+` FROM users
-		WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1`, idOrName))
+		WHERE (id = ?1 OR name = ?1) AND forgetting_at IS NULL ORDER BY id = ?1 DESC LIMIT 1`, idOrName))
 	if errors.Is(err, ErrNoRows) {
 		return nil, NotFound("user", idOrName)
 	}
 	return u, t.Wrap(err, "get user")
 }
 
-// ListUsers returns every user ordered by name (bytewise).
+// ListUsers returns every user ordered by name (bytewise), but those being forgotten.
 func (t *Tx) ListUsers(ctx context.Context) ([]*carryon.User, error) {
-	return scanAll(t, ctx, "list users", scanUser, `SELECT `+userCols+` FROM users ORDER BY name`)
+	return scanAll(t, ctx, "list users", scanUser, `SELECT `+userCols+` FROM users WHERE forgetting_at IS NULL ORDER BY name`)
 }
 
 // InsertKey stores a new key. ENOTFOUND when the user does not exist; ECONFLICT on a taken id or hash.

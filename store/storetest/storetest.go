@@ -59,9 +59,12 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Transactions", func(t *testing.T) { t.Parallel(); testTransactions(t, open) })
 	t.Run("Forks", func(t *testing.T) { t.Parallel(); testForks(t, open) })
 	t.Run("MessageDeletions", func(t *testing.T) { t.Parallel(); testMessageDeletions(t, open) })
+	t.Run("MessageTombstones", func(t *testing.T) { testMessageTombstones(t, open) })
 	t.Run("Concurrency", func(t *testing.T) { t.Parallel(); testConcurrency(t, open) })
 	t.Run("Runs", func(t *testing.T) { t.Parallel(); testRuns(t, open) })
 	t.Run("LongTerm", func(t *testing.T) { t.Parallel(); testLongTerm(t, open) })
+	t.Run("Forget", func(t *testing.T) { t.Parallel(); testForget(t, open) })
+	t.Run("Retention", func(t *testing.T) { t.Parallel(); testRetention(t, open) })
 }
 
 // Owners used by the suite; B is always the one that must not see A's rows.

@@ -13,7 +13,15 @@ export async function memoriesView(show) {
   let cursor = '';
   let items = [];
 
-  const render = () => list.replaceChildren(...(items.length ? items.map(card) : [h('p', { class: 'muted' }, 'No items.')]));
+  // The listing is grouped by namespace (it is sorted by namespace); search results keep their rank.
+  const render = () => {
+    if (!items.length) return list.replaceChildren(h('p', { class: 'muted' }, 'No items.'));
+    if (items.some((it) => it.score !== undefined)) return list.replaceChildren(...items.map(card));
+    const groups = new Map();
+    for (const it of items) groups.set(it.namespace, [...(groups.get(it.namespace) || []), it]);
+    list.replaceChildren(...[...groups].map(([name, its]) => h('section', { 'aria-label': `Namespace ${name}`, class: 'namespace' },
+      h('h2', {}, `Namespace ${name}`, h('span', { class: 'muted' }, ` · ${its.length} item${its.length === 1 ? '' : 's'}`)), ...its.map(card))));
+  };
   const load = async (reset) => {
     if (reset) { items = []; cursor = ''; }
     try {

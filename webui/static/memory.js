@@ -31,12 +31,13 @@ export function memoryPanel(base, onWrite) {
   const refreshHistory = async () => {
     try {
       const items = (await api('GET', `${base}/memory/history${q({ limit: 100 })}`)).items;
+      if (!items.length) { history.replaceChildren(h('p', { class: 'muted' }, 'No revisions yet: the working memory was never written.')); return; }
       const rows = items.map((r, i) => h('tr', {},
         h('td', {}, h('input', { type: 'radio', name: 'diff-from', value: r.memory_version, 'aria-label': `From memory version ${r.memory_version}`, checked: i === 1 || (items.length === 1 && i === 0) })),
         h('td', {}, h('input', { type: 'radio', name: 'diff-to', value: r.memory_version, 'aria-label': `To memory version ${r.memory_version}`, checked: i === 0 })),
         h('td', {}, r.memory_version), h('td', {}, r.version), h('td', {}, r.run_id || ''), h('td', {}, when(r.created_at)),
         h('td', {}, h('details', {}, h('summary', {}, 'patch'), h('pre', {}, json(r.patch))))));
-      history.replaceChildren(h('div', { class: 'tablewrap' }, h('table', { 'aria-label': 'Memory history' },
+      history.replaceChildren(h('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': 'Memory history' }, h('table', { 'aria-label': 'Memory history' },
         h('thead', {}, h('tr', {}, ...['From', 'To', 'Memory version', 'Session version', 'Run', 'When', 'Patch'].map((c) => h('th', { scope: 'col' }, c)))),
         h('tbody', {}, ...rows))),
       h('button', { type: 'button', class: 'secondary', onclick: showDiff }, 'Show the diff'));
@@ -49,12 +50,13 @@ export function memoryPanel(base, onWrite) {
     try {
       const d = await api('GET', `${base}/memory/diff${q({ from, to })}`);
       diffOut.replaceChildren(h('h3', {}, `Changes from memory version ${d.from} to ${d.to}`),
-        d.changes.length ? h('div', { class: 'tablewrap' }, h('table', { 'aria-label': 'Memory diff' },
+        d.changes.length ? h('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': 'Memory diff' }, h('table', { 'aria-label': 'Memory diff' },
           h('thead', {}, h('tr', {}, ...['Path', 'Change', 'Before', 'After'].map((c) => h('th', { scope: 'col' }, c)))),
           h('tbody', {}, ...d.changes.map((c) => h('tr', {}, h('td', {}, c.path), h('td', {}, c.op),
             h('td', {}, 'old' in c ? h('pre', {}, json(c.old)) : ''), h('td', {}, 'new' in c ? h('pre', {}, json(c.new)) : '')))))) : h('p', {}, 'No changes.'));
     } catch (e) { diffOut.replaceChildren(errorBox(e)); }
   };
+  const save = h('button', { type: 'submit' }, 'Save the patch');
   const editor = h('form', { 'aria-label': 'Edit the working memory', onsubmit: async (e) => {
     e.preventDefault();
     let p;
@@ -74,10 +76,14 @@ export function memoryPanel(base, onWrite) {
           h('strong', {}, 'Version conflict: nothing was saved. '),
           `Your patch is based on version ${editorBase}; the session is at version ${err.problem.current_version}. The current working memory:`,
           now ? h('pre', {}, json(now.working_memory)) : '',
-          h('button', { type: 'button', onclick: async () => { editMsg.replaceChildren(); await refresh(true); patch.focus(); } }, 'Use the current version and edit again')));
+          h('button', { type: 'button', onclick: async () => {
+            save.disabled = true; // until the editor is on the current version
+            try { await refresh(true); } finally { save.disabled = false; }
+            editMsg.replaceChildren(); patch.focus();
+          } }, 'Use the current version and edit again')));
       } else editMsg.replaceChildren(errorBox(err));
     }
-  } }, patchLabel, baseNote, h('button', { type: 'submit' }, 'Save the patch'), editMsg);
+  } }, patchLabel, baseNote, save, editMsg);
 
   const element = h('section', { 'aria-labelledby': 'wm-title' }, h('h2', { id: 'wm-title' }, 'Working memory'), head, doc,
     h('h3', {}, 'Edit'), editor, h('h3', {}, 'History'), history, diffOut);

@@ -3,12 +3,12 @@ import { h, json, when } from './dom.js';
 
 export function runSummary(r) {
   const u = r.usage || {};
-  return `Run ${r.id} · ${r.status} · agent ${r.agent} (${r.model}) · step ${r.step} · attempt ${r.attempt} · ${u.input_tokens || 0} in / ${u.output_tokens || 0} out tokens · ${when(r.created_at)}`;
+  return `Run ${r.id} · ${r.status} · agent ${r.agent} (${r.model}) · step ${r.step} · attempt ${r.attempt}${r.takeovers ? ` (taken over ${r.takeovers}× after a crash)` : ''} · usage ${u.input_tokens || 0} in / ${u.output_tokens || 0} out tokens · ${when(r.created_at)}`;
 }
 
 export function actionsTable(actions) {
   if (!actions.length) return h('p', { class: 'muted' }, 'No tool calls.');
-  return h('div', { class: 'tablewrap' }, h('table', { 'aria-label': 'Tool calls' },
+  return h('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': 'Tool calls' }, h('table', { 'aria-label': 'Tool calls' },
     h('thead', {}, h('tr', {}, ...['Step', 'Tool', 'Effect', 'Status', 'Arguments', 'Result', 'Fingerprint before → after'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, ...actions.map((a) => h('tr', {},
       h('td', {}, `${a.step}.${a.index}`),

@@ -1,9 +1,10 @@
 // A session page: its state and controls, the chat box with the live run, approvals and client
 // tool outputs, the timeline, the working memory (history, diff, editor) and the context preview.
-import { api, q, stream, requestID } from './api.js';
+import { api, stream, requestID } from './api.js';
 import { h, field, json, when, errorBox, toast, confirmButton } from './dom.js';
 import { memoryPanel } from './memory.js';
-import { actionsTable, runSummary } from './runs.js';
+import { timelinePanel } from './timeline.js';
+import { approvalCard } from './approvals.js';
 
 const FINAL = ['succeeded', 'failed', 'cancelled', 'interrupted'];
 const sid = (id) => encodeURIComponent(id);
@@ -17,11 +18,11 @@ export async function sessionView(id, show) {
   const info = h('div', { class: 'card' });
   const controlsMsg = h('div', {});
   const controls = h('div', { class: 'row' });
-  const timeline = h('div', {});
   const live = h('div', { id: 'live', 'aria-live': 'polite' });
   const pending = h('div', {});
   const chatMsg = h('div', {});
   const memory = memoryPanel(base, () => refreshInfo());
+  const timeline = timelinePanel(base, () => { refreshInfo(); memory.refresh(); });
   const contextOut = h('div', {});
 
   const refreshInfo = async () => {
@@ -49,7 +50,7 @@ export async function sessionView(id, show) {
     controls.replaceChildren(
       session.status === 'active'
         ? confirmButton('Close session', 'Close it? Writes are refused until it is restored.', async () => { if (await write('Close', 'POST', `${base}/close`, { request_id: requestID() })) refreshInfo(); }, 'primary')
-        : h('button', { type: 'button', onclick: async () => { if (await write('Restore', 'POST', `${base}/restore`, { request_id: requestID() })) refreshInfo(); } }, 'Restore session'),
+        : confirmButton('Restore session', 'Reopen it? Writes and runs are taken again.', async () => { if (await write('Restore', 'POST', `${base}/restore`, { request_id: requestID() })) refreshInfo(); }, 'primary'),
       atLabel, ftLabel,
       confirmButton('Fork', 'Make a new session from this history?', async () => {
         const body = { at_version: Number(at.value), request_id: requestID() };
@@ -62,31 +63,7 @@ export async function sessionView(id, show) {
       }));
   };
 
-  // The timeline: messages in order, each run after the message that triggered it.
-  const refreshTimeline = async () => {
-    try {
-      let msgs = []; let cursor = '';
-      do {
-        const page = await api('GET', `${base}/messages${q({ limit: 1000, cursor })}`);
-        msgs = msgs.concat(page.items); cursor = page.next_cursor || '';
-      } while (cursor && msgs.length < 5000);
-      const runs = (await api('GET', `${base}/runs${q({ limit: 100 })}`)).items;
-      const byTrigger = new Map();
-      for (const r of runs.slice().reverse()) {
-        const list = byTrigger.get(r.trigger_seq) || [];
-        list.push(r); byTrigger.set(r.trigger_seq, list);
-      }
-      const items = [];
-      for (const m of msgs) {
-        items.push(messageItem(m));
-        for (const r of byTrigger.get(m.seq) || []) items.push(runItem(r));
-        byTrigger.delete(m.seq);
-      }
-      for (const list of byTrigger.values()) for (const r of list) items.push(runItem(r));
-      timeline.replaceChildren(...(items.length ? items : [h('p', { class: 'muted' }, 'No messages yet.')]));
-      return runs;
-    } catch (e) { timeline.replaceChildren(errorBox(e)); return []; }
-  };
+  const refreshTimeline = () => timeline.refresh();
 
   // followRun streams a run's events into the live area until it ends.
   const followRun = async (run) => {
@@ -129,42 +106,12 @@ export async function sessionView(id, show) {
     if (!mine.signal.aborted) { refreshTimeline(); refreshInfo(); memory.refresh(); }
   };
 
-  // showApprovals lists the actions a waiting_approval run waits for, with their decisions.
+  // showApprovals shows the action a waiting_approval run waits for (its pending_action) with its decisions.
   const showApprovals = async (run) => {
-    let actions;
-    try { actions = (await api('GET', `/v1/runs/${sid(run.id)}/actions${q({ limit: 1000 })}`)).items; } catch (e) { pending.replaceChildren(errorBox(e)); return; }
-    const waiting = actions.filter((a) => (a.status === 'waiting' && a.approval === 'required') || (a.status === 'started' || a.status === 'unknown'));
-    pending.replaceChildren(h('h2', {}, 'Waiting for your decision'), ...waiting.map((a) => approvalCard(run, a)));
-  };
-  const approvalCard = (run, a) => {
-    const msg = h('div', {});
-    const decide = async (body) => {
-      try {
-        await api('POST', `/v1/runs/${sid(run.id)}/approve`, { action_id: a.id, request_id: requestID(), ...body });
-        toast(`Decision sent: ${body.decision}`);
-        pending.replaceChildren();
-      } catch (e) { msg.replaceChildren(errorBox(e)); }
-    };
-    const before = a.approval === 'required';
-    const [argsLabel, args] = field('Arguments (JSON object)', 'textarea', { rows: 6, value: json(a.args) });
-    const [reasonLabel, reason] = field(before ? 'Reason (for a rejection)' : 'Result (for mark done)', 'input', { type: 'text' });
-    const buttons = before ? [
-      h('button', { type: 'button', onclick: () => decide({ decision: 'approve' }) }, 'Approve'),
-      h('button', { type: 'button', onclick: () => {
-        let parsed; try { parsed = JSON.parse(args.value); } catch (e) { msg.replaceChildren(errorBox(new Error(`The arguments are not JSON: ${e.message}`))); return; }
-        decide({ decision: 'approve', arguments: parsed });
-      } }, 'Approve with edited arguments'),
-      h('button', { type: 'button', class: 'danger', onclick: () => decide({ decision: 'reject', ...(reason.value ? { reason: reason.value } : {}) }) }, 'Reject'),
-    ] : [
-      h('button', { type: 'button', onclick: () => decide({ decision: 'rerun' }) }, 'Run it again'),
-      h('button', { type: 'button', onclick: () => decide({ decision: 'mark_done', ...(reason.value ? { result: reason.value } : {}) }) }, 'Mark done'),
-      h('button', { type: 'button', class: 'danger', onclick: () => decide({ decision: 'skip' }) }, 'Skip'),
-    ];
-    return h('section', { class: 'card', 'aria-label': `Action ${a.tool}` },
-      h('h3', {}, `${a.tool} (${a.effect}, ${before ? 'asks for approval before it runs' : `cut off by a crash: ${a.status}`})`),
-      h('div', { class: 'muted' }, `step ${a.step} · call ${a.call_id} · attempt ${a.attempt}`),
-      a.fingerprint_before ? h('div', { class: 'muted' }, `fingerprint before: ${a.fingerprint_before}`) : '',
-      argsLabel, reasonLabel, h('div', { class: 'row' }, ...buttons), msg);
+    let now;
+    try { now = await api('GET', `/v1/runs/${sid(run.id)}`); } catch (e) { pending.replaceChildren(errorBox(e)); return; }
+    if (now.status !== 'waiting_approval' || !now.pending_action) return;
+    pending.replaceChildren(h('h2', {}, 'Waiting for your decision'), approvalCard(run, now.pending_action, () => pending.replaceChildren()));
   };
 
   // showToolOutputs asks for the outputs of a requires_action run's client tool calls.
@@ -213,7 +160,7 @@ export async function sessionView(id, show) {
       const c = await api('GET', `${base}/context`);
       contextOut.replaceChildren(
         h('p', {}, `${c.tokens} of ${c.budget} tokens (${c.encoding}${c.estimated ? ', estimated' : ''}) for ${c.model}; messages ${c.first_seq}–${c.last_seq}${c.unsummarized ? `; ${c.unsummarized} to summarize first` : ''}`),
-        h('div', { class: 'tablewrap' }, h('table', { 'aria-label': 'Context parts' }, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Part'), h('th', { scope: 'col' }, 'Tokens'), h('th', { scope: 'col' }, 'Content'))),
+        h('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': 'Context parts' }, h('table', { 'aria-label': 'Context parts' }, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Part'), h('th', { scope: 'col' }, 'Tokens'), h('th', { scope: 'col' }, 'Content'))),
           h('tbody', {}, ...c.parts.map((p) => h('tr', {}, h('td', {}, p.name), h('td', {}, p.tokens),
             h('td', {}, p.content || p.items ? h('details', {}, h('summary', {}, 'show'), h('pre', {}, p.content ?? json(p.items))) : '')))))),
         c.notes?.length ? h('ul', {}, ...c.notes.map((n) => h('li', {}, n))) : '');
@@ -222,7 +169,7 @@ export async function sessionView(id, show) {
 
   show(session.title || session.id, info, controls, controlsMsg,
     h('div', { class: 'grid' },
-      h('div', {}, h('h2', {}, 'Chat'), chat, live, pending, h('h2', {}, 'Timeline'), timeline),
+      h('div', {}, h('h2', {}, 'Chat'), chat, live, pending, h('h2', {}, 'Timeline'), timeline.element),
       h('div', {}, memory.element, h('h2', {}, 'Context preview'), h('p', { class: 'muted' }, 'What the model sees at the next run, with tokens per part.'), contextButton, contextOut)));
   await refreshInfo();
   const runs = await refreshTimeline();
@@ -232,23 +179,3 @@ export async function sessionView(id, show) {
   return () => abort.abort();
 }
 
-function messageItem(m) {
-  const deleted = m.deleted || m.tombstone || m.deleted_at;
-  return h('article', { class: `msg ${m.role}`, 'aria-label': `Message ${m.seq} (${m.role})` },
-    h('div', { class: 'meta' }, `#${m.seq} ${m.role}${m.name ? ` (${m.name})` : ''}${m.kind === 'summary' ? ` · summary of messages ${m.covers_from}–${m.covers_to}` : ''} · v${m.version} · ${m.tokens} tokens · ${when(m.created_at)}${m.tool_call_id ? ` · answers ${m.tool_call_id}` : ''}`),
-    deleted ? h('div', { class: 'muted' }, '(deleted)') : h('div', { class: 'content' }, m.content),
-    ...(m.tool_calls || []).map((c) => h('div', {}, h('span', { class: 'muted' }, `calls ${c.name} (${c.id}) with`), h('pre', {}, json(c.arguments)))));
-}
-
-function runItem(r) {
-  const body = h('div', {});
-  const d = h('details', { class: 'card' }, h('summary', {}, runSummary(r)), body);
-  d.addEventListener('toggle', async () => {
-    if (!d.open || body.childElementCount) return;
-    body.append(r.reply ? h('div', {}, 'Reply: ', r.reply) : '', r.error ? h('div', { class: 'bad' }, 'Error: ', typeof r.error === 'string' ? r.error : json(r.error)) : '');
-    try {
-      body.append(actionsTable((await api('GET', `/v1/runs/${sid(r.id)}/actions${q({ limit: 1000 })}`)).items));
-    } catch (e) { body.append(errorBox(e)); }
-  });
-  return d;
-}

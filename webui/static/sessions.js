@@ -1,12 +1,16 @@
 // The caller's sessions: status, agent, title, last activity, goal and next action; filter by
-// status (the API's), search by title (over the loaded pages: the API has no title search), paging.
+// status (the API's), search by title (in the browser, which loads the remaining pages for it: the
+// API has no title search), paging.
 import { api, q, requestID } from './api.js';
 import { h, field, when, errorBox } from './dom.js';
+
+// MAX_SEARCHED bounds how many sessions a title search loads.
+const MAX_SEARCHED = 2000;
 
 export async function sessionsView(show) {
   const [statusLabel, status] = field('Status', 'select', {}, h('option', { value: '' }, 'any'),
     ...['active', 'closed', 'expired'].map((s) => h('option', { value: s }, s)));
-  const [searchLabel, search] = field('Search loaded titles', 'input', { type: 'search' });
+  const [searchLabel, search] = field('Search titles', 'input', { type: 'search', name: 'title-search' });
   const tbody = h('tbody', {});
   const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more');
   const count = h('p', { class: 'muted', 'aria-live': 'polite' });
@@ -14,31 +18,42 @@ export async function sessionsView(show) {
   let loaded = [];
   let cursor = '';
 
-  const render = () => {
+  // render draws the rows; settled says the loading is over (data-state is what the rows answer,
+  // which the tests wait for).
+  const render = (settled = true) => {
     const needle = search.value.trim().toLowerCase();
     const rows = loaded.filter((s) => !needle || (s.title || '').toLowerCase().includes(needle));
     tbody.replaceChildren(...rows.map(rowOf));
     count.textContent = `${rows.length} of ${loaded.length} loaded sessions shown${cursor ? ' (more on the server)' : ''}`;
+    if (settled) count.dataset.state = `${needle}|${status.value}|${cursor ? 'more' : 'all'}`;
   };
-  const load = async (reset) => {
-    if (reset) { loaded = []; cursor = ''; }
+  // Pages load one at a time, in order (a search and Load more may ask at once).
+  let chain = Promise.resolve();
+  const loadPage = async (reset, limit) => {
+    if (reset) { loaded = []; cursor = ''; } else if (!cursor) return;
+    count.dataset.state = 'loading';
     try {
-      const page = await api('GET', `/v1/sessions${q({ status: status.value, limit: 25, cursor })}`);
+      const page = await api('GET', `/v1/sessions${q({ status: status.value, limit, cursor })}`);
       loaded = loaded.concat(page.items);
       cursor = page.next_cursor || '';
       more.hidden = !cursor;
       msg.replaceChildren();
-      render();
+      render(false);
       await Promise.all(page.items.map(addMemory));
       render();
-    } catch (e) { msg.replaceChildren(errorBox(e)); }
+    } catch (e) { msg.replaceChildren(errorBox(e)); cursor = ''; more.hidden = true; render(); }
   };
-  status.addEventListener('change', () => load(true));
-  search.addEventListener('input', render);
+  const load = (reset, limit = 25) => (chain = chain.then(() => loadPage(reset, limit)));
+  // A search reads the remaining pages (up to MAX_SEARCHED sessions): the API has no title search.
+  const loadAll = async () => {
+    while (cursor && loaded.length < MAX_SEARCHED && search.value.trim()) await load(false, 100);
+  };
+  status.addEventListener('change', () => load(true).then(() => { if (search.value.trim()) return loadAll(); }));
+  search.addEventListener('input', () => { render(); loadAll(); });
   more.addEventListener('click', () => load(false));
 
   show('Sessions', newSessionForm(), h('h2', {}, 'Your sessions'), h('div', { class: 'row' }, statusLabel, searchLabel), msg,
-    h('div', { class: 'tablewrap' }, h('table', {},
+    h('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': 'Your sessions' }, h('table', {},
       h('thead', {}, h('tr', {}, ...['Title', 'Status', 'Agent', 'Last activity', 'Goal', 'Next action', 'Version'].map((c) => h('th', { scope: 'col' }, c)))),
       tbody)), count, more);
   await load(true);

@@ -1,0 +1,47 @@
+package store
+
+import "context"
+
+// Retention is what the system sweeper reads to enforce the retention settings, and the
+// operator's size report (carryon stats). None of it is for a user's request.
+type Retention interface {
+	// SessionsOverLimit returns, across owners, up to limit sessions that are beyond the max most
+	// recently active sessions of their owner (by LastActiveAt, then ID), least recently active
+	// first. max must be positive.
+	SessionsOverLimit(ctx context.Context, max, limit int) ([]SessionRef, error)
+	// CountSessions returns how many sessions the owner has.
+	CountSessions(ctx context.Context, owner string) (int64, error)
+	// TableStats returns every table of the schema (the database's own catalog, so a table a
+	// later migration adds is listed too) with its row count and, where the database can tell,
+	// the bytes it and its indexes take (-1 where it cannot), ordered by name.
+	TableStats(ctx context.Context) ([]TableStat, error)
+	// UserStats returns every user (but those being forgotten) with the size of what they own,
+	// ordered by name. It reads every row of the database: it is for an operator, not a request.
+	UserStats(ctx context.Context) ([]UserStat, error)
+}
+
+// TableStat is the size of one table.
+type TableStat struct {
+	Name string `json:"name"`
+	Rows int64  `json:"rows"`
+	// Bytes is the space the table and its indexes take in the database, -1 when the database
+	// cannot tell.
+	Bytes int64 `json:"bytes"`
+}
+
+// UserStat is the size of what one user owns.
+type UserStat struct {
+	UserID        string `json:"user_id"`
+	Name          string `json:"name"`
+	Sessions      int64  `json:"sessions"`
+	Messages      int64  `json:"messages"`
+	Runs          int64  `json:"runs"`
+	Actions       int64  `json:"actions"`
+	Events        int64  `json:"events"`
+	LongTermItems int64  `json:"long_term_items"`
+	RequestIDs    int64  `json:"request_ids"`
+	// Bytes is the length in bytes of the user's stored text: message contents, tool calls and
+	// metadata, working memory revisions, tool arguments and results, run events, long-term
+	// items (not the space of rows and indexes, which the database does not split by user).
+	Bytes int64 `json:"bytes"`
+}

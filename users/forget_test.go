@@ -1,0 +1,75 @@
+package users_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/sessions"
+	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/users"
+)
+
+// TestForgetUserRules: only an admin forgets, never itself; a forget needs a Forgetter; a user
+// whose forget was cut off after the first step is invisible by name and id, and ForgetUser with
+// its id continues the forget to the end.
+func TestForgetUserRules(t *testing.T) {
+	t.Parallel()
+	bare, st := newService(t)
+	trusted := carryon.NewTrustedContext(context.Background())
+	root, _, err := bare.CreateUser(trusted, carryon.NewUser{Name: "root", Admin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, bobKey, err := bare.CreateUser(trusted, carryon.NewUser{Name: "bob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bare.ForgetUser(trusted, "bob"); carryon.ErrorCode(err) != carryon.EUNAVAILABLE {
+		t.Fatalf("ForgetUser without a Forgetter: %v", err)
+	}
+	svc := users.New(st, nil).ForgetWith(sessions.New(st, sessions.Config{}))
+	asBob := carryon.NewContextWithUser(context.Background(), bob)
+	if _, err := svc.ForgetUser(asBob, "root"); carryon.ErrorCode(err) != carryon.EFORBIDDEN {
+		t.Fatalf("a user forgetting an admin: %v", err)
+	}
+	asRoot := carryon.NewContextWithUser(context.Background(), root)
+	if _, err := svc.ForgetUser(asRoot, "root"); carryon.ErrorCode(err) != carryon.EINVALID {
+		t.Fatalf("an admin forgetting itself: %v", err)
+	}
+	if _, err := svc.ForgetUser(asRoot, "nobody"); carryon.ErrorCode(err) != carryon.ENOTFOUND {
+		t.Fatalf("forgetting nobody: %v", err)
+	}
+
+	// A forget cut off after its first step (the mark), as a crash would leave it.
+	err = st.Write(context.Background(), func(tx store.Tx) error {
+		_, err := tx.MarkForgetting(context.Background(), bob.ID, time.Now().UTC().Truncate(time.Microsecond))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Authenticate(context.Background(), bobKey); carryon.ErrorCode(err) != carryon.EUNAUTHORIZED {
+		t.Fatalf("bob's key while he is forgotten: %v", err)
+	}
+	for _, name := range []string{"bob", bob.ID} {
+		if _, err := svc.GetUser(asRoot, name); carryon.ErrorCode(err) != carryon.ENOTFOUND {
+			t.Fatalf("GetUser(%s) while forgetting: %v", name, err)
+		}
+	}
+	if _, err := svc.ForgetUser(asRoot, "bob"); carryon.ErrorCode(err) != carryon.ENOTFOUND {
+		t.Fatalf("the name is gone with the first step: %v", err)
+	}
+	r, err := svc.ForgetUser(asRoot, bob.ID)
+	if err != nil || r.UserID != bob.ID || r.Deleted.Keys != 1 || r.FinishedAt.Before(r.StartedAt) {
+		t.Fatalf("continuing the forget: %+v, %v", r, err)
+	}
+	if _, err := svc.ForgetUser(asRoot, bob.ID); carryon.ErrorCode(err) != carryon.ENOTFOUND {
+		t.Fatalf("a repeat after the end: %v", err)
+	}
+	// The name is free again.
+	if _, _, err := svc.CreateUser(trusted, carryon.NewUser{Name: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+}

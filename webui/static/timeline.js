@@ -1,0 +1,88 @@
+// A session's timeline: its messages in order (deleted ones as tombstones, summaries with the
+// messages they cover, tool calls with their arguments), each with a confirmed Delete, and each
+// run after the message that triggered it (status, attempt, usage; opened: its tool journal).
+import { api, q, requestID } from './api.js';
+import { h, json, when, errorBox, toast, confirmButton } from './dom.js';
+import { actionsTable, runSummary } from './runs.js';
+
+const sid = (id) => encodeURIComponent(id);
+
+// timelinePanel is the timeline of the session at base; onChange is called after a delete.
+export function timelinePanel(base, onChange) {
+  const element = h('div', { id: 'timeline' });
+  const open = new Set(); // the ids of the runs the user opened
+
+  // refresh reads the messages (tombstones included) and runs again; it answers the runs.
+  const refresh = async () => {
+    try {
+      let msgs = []; let cursor = '';
+      do {
+        const page = await api('GET', `${base}/messages${q({ limit: 1000, cursor, include_deleted: 'true' })}`);
+        msgs = msgs.concat(page.items); cursor = page.next_cursor || '';
+      } while (cursor && msgs.length < 5000);
+      const runs = (await api('GET', `${base}/runs${q({ limit: 100 })}`)).items;
+      const byTrigger = new Map();
+      for (const r of runs.slice().reverse()) {
+        const list = byTrigger.get(r.trigger_seq) || [];
+        list.push(r); byTrigger.set(r.trigger_seq, list);
+      }
+      const items = [];
+      for (const m of msgs) {
+        items.push(m.deleted ? tombstoneItem(m) : messageItem(m));
+        for (const r of byTrigger.get(m.seq) || []) items.push(runItem(r, open));
+        byTrigger.delete(m.seq);
+      }
+      for (const list of byTrigger.values()) for (const r of list) items.push(runItem(r, open));
+      element.replaceChildren(...(items.length ? items : [h('p', { class: 'muted' }, 'No messages yet.')]));
+      return runs;
+    } catch (e) { element.replaceChildren(errorBox(e)); return []; }
+  };
+
+  const messageItem = (m) => {
+    const msg = h('div', {});
+    const del = confirmButton('Delete message', `Delete message #${m.seq}? It is hidden from every read and from the model's context; forks made before keep it.`, async () => {
+      try {
+        await api('DELETE', `${base}/messages/${m.seq}`, { request_id: requestID() });
+        toast(`Message #${m.seq} deleted`);
+        await refresh();
+        onChange();
+      } catch (e) { msg.replaceChildren(errorBox(e)); }
+    });
+    del.querySelector('button').setAttribute('aria-label', `Delete message #${m.seq}`); // one of many: say which
+    const summary = m.kind === 'summary';
+    return h('article', { class: `msg ${m.role}${summary ? ' summary' : ''}`, 'aria-label': `Message ${m.seq} (${summary ? 'summary' : m.role})` },
+      h('div', { class: 'meta' }, `#${m.seq} ${m.role}${m.name ? ` (${m.name})` : ''}${summary ? ` · summary of messages #${m.covers_from}–#${m.covers_to}` : ''} · v${m.version} · ${m.tokens} tokens · ${when(m.created_at)}${m.tool_call_id ? ` · answers ${m.tool_call_id}` : ''}`),
+      h('div', { class: 'content' }, m.content),
+      ...(m.tool_calls || []).map((c) => h('div', {}, h('span', { class: 'muted' }, `calls ${c.name} (${c.id}) with`), h('pre', {}, json(c.arguments)))),
+      h('div', { class: 'row' }, del), msg);
+  };
+  return { element, refresh };
+}
+
+// tombstoneItem is a deleted message: what it was (role, kind) and when it was deleted, no content.
+function tombstoneItem(m) {
+  return h('article', { class: `msg ${m.role} deleted`, 'aria-label': `Message ${m.seq} (deleted)` },
+    h('div', { class: 'meta' }, `#${m.seq} ${m.role}${m.kind === 'summary' ? ' summary' : ''} · deleted at version ${m.version} · ${when(m.created_at)}`),
+    h('div', { class: 'muted' }, '(deleted: its content is hidden from every read and from the model)'));
+}
+
+// runItem is a run; opened, its tool journal. The runs in open keep open when the timeline is
+// drawn again (it is, whenever a run moves on).
+function runItem(r, open) {
+  const body = h('div', {});
+  const d = h('details', { class: 'card run', open: open.has(r.id) }, h('summary', {}, runSummary(r)), body);
+  let loaded = false;
+  const load = async () => {
+    if (loaded) return;
+    loaded = true;
+    body.append(r.reply ? h('div', {}, 'Reply: ', r.reply) : '', r.error ? h('div', { class: 'bad' }, 'Error: ', typeof r.error === 'string' ? r.error : json(r.error)) : '');
+    try {
+      body.append(actionsTable((await api('GET', `/v1/runs/${sid(r.id)}/actions${q({ limit: 1000 })}`)).items));
+    } catch (e) { body.append(errorBox(e)); }
+  };
+  d.addEventListener('toggle', () => {
+    if (d.open) { open.add(r.id); load(); } else open.delete(r.id);
+  });
+  if (d.open) load();
+  return d;
+}
