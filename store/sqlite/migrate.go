@@ -29,7 +29,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 		return err
 	}
 	return db.writeTx(ctx, func(stx *sql.Tx) error {
-		c := conn{stx}
+		c := conn{tx: stx}
 		if err := c.ExecScript(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 			version    INTEGER PRIMARY KEY,
 			name       TEXT NOT NULL,
