@@ -50,6 +50,12 @@ type config struct {
 	busyTimeout time.Duration
 }
 
+// journalSizeLimit bounds the WAL file: SQLite checkpoints it into the database every 1,000
+// pages (wal_autocheckpoint, on by default) and, when a checkpoint has reset it, truncates a WAL
+// that grew beyond this back to it. Without the limit the file keeps the largest size it ever
+// reached (a burst of writes while a long read held back the checkpoint).
+const journalSizeLimit = 64 << 20
+
 // Option changes how Open configures the database.
 type Option func(*config)
 
@@ -97,6 +103,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	q.Add("_pragma", "foreign_keys(1)")
 	if !inMemory {
 		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", journalSizeLimit))
 	}
 	q.Add("_pragma", "synchronous("+cfg.synchronous+")")
 	// Non-read-only transactions begin with BEGIN IMMEDIATE; read-only ones (sql.TxOptions.ReadOnly)

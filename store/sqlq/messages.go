@@ -30,8 +30,8 @@ func (t *Tx) InsertMessages(ctx context.Context, owner string, msgs []*carryon.M
 	rows := make([][]any, len(msgs))
 	for i, m := range msgs {
 		kind := m.Kind
-		if kind == "" {
-			kind = carryon.KindMessage
+		if kind == carryon.KindMessage {
+			kind = "" // the default kind is stored as '' (the migrations named message_kind_default)
 		}
 		rows[i] = []any{m.SessionID, m.Seq, string(m.Role), kind, m.Content, m.Name, NullText(m.ToolCalls), m.ToolCallID,
 			m.CoversFrom, m.CoversTo, m.RunID, m.RequestID, m.Tokens, NullText(m.Metadata), m.Version,
@@ -55,6 +55,9 @@ func (t *Tx) queryMessages(ctx context.Context, as, query string, args ...any) (
 		if err := r.Scan(&m.SessionID, &m.Seq, &role, &kind, &m.Content, &m.Name, &calls, &m.ToolCallID,
 			&m.CoversFrom, &m.CoversTo, &m.RunID, &m.RequestID, &m.Tokens, &meta, &m.Version, &created); err != nil {
 			return nil, err
+		}
+		if kind == "" {
+			kind = carryon.KindMessage
 		}
 		m.Role, m.Kind, m.ToolCalls, m.Metadata = carryon.Role(role), kind, RawText(calls), RawText(meta)
 		m.CreatedAt, m.SessionID = FromMicros(created), as

@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Sessions", func(t *testing.T) { t.Parallel(); testSessions(t, open) })
 	t.Run("Messages", func(t *testing.T) { t.Parallel(); testMessages(t, open) })
 	t.Run("WorkingMemory", func(t *testing.T) { t.Parallel(); testWorkingMemory(t, open) })
+	t.Run("WorkingMemoryHistory", func(t *testing.T) { t.Parallel(); testWorkingMemoryHistory(t, open) })
 	t.Run("Idempotency", func(t *testing.T) { t.Parallel(); testIdempotency(t, open) })
 	t.Run("Transactions", func(t *testing.T) { t.Parallel(); testTransactions(t, open) })
 	t.Run("Forks", func(t *testing.T) { t.Parallel(); testForks(t, open) })
