@@ -3,11 +3,15 @@ package sqlq
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 
+	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
 )
 
-// The fork chain's walks are in package store; these read its links.
+// The fork chain's walks are in package store; these read its links and segments.
 
 // ownLink returns the chain link of the owner's session, with lock appended to the query (a
 // row-locking clause or ""). ENOTFOUND when missing or foreign.
@@ -31,6 +35,138 @@ func (t *Tx) ownSession(ctx context.Context, owner, id string) error {
 	return err
 }
 
+// chain returns the segments session id reads, its own first (store.Chain), and its last seq.
+// With owner set, a session that is not the owner's is ENOTFOUND. It reads one row, and walks
+// the parent links only for a fork stored without its chain (before migration fork_chains).
+func (t *Tx) chain(ctx context.Context, owner, id string) ([]store.ForkSegment, int64, error) {
+	l := store.ForkLink{ID: id}
+	var parent, segs *string
+	var last int64
+	q := `SELECT s.parent_id, s.fork_seq, s.last_seq, c.segments FROM sessions s
+		LEFT JOIN fork_chains c ON c.session_id = s.id WHERE s.id = ?`
+	args := []any{id}
+	if owner != "" {
+		q += ` AND s.owner_id = ?`
+		args = append(args, owner)
+	}
+	err := t.Conn.QueryRow(ctx, q, args...).Scan(&parent, &l.ForkSeq, &last, &segs)
+	if errors.Is(err, ErrNoRows) {
+		return nil, 0, NotFound("session", id)
+	} else if err != nil {
+		return nil, 0, t.Wrap(err, "get session")
+	}
+	l.ParentID = Text(parent)
+	if l.ParentID != "" && segs == nil {
+		chain, err := store.ForkSegments(l, -1, t.parentOf(ctx))
+		return chain, last, err
+	}
+	var inherited []store.ForkSegment
+	if l.ParentID != "" {
+		if inherited, err = decodeSegments(*segs); err != nil {
+			return nil, 0, t.Wrap(err, "read fork chain of "+id)
+		}
+	}
+	return store.Chain(l, inherited), last, nil
+}
+
+// storeChain stores the segments the fork s inherits from its parent (InsertSession calls it).
+func (t *Tx) storeChain(ctx context.Context, s *carryon.Session) error {
+	parent, _, err := t.chain(ctx, "", s.ParentID)
+	if err != nil {
+		return err
+	}
+	text, ok := encodeSegments(store.Inherit(parent, s.ForkSeq))
+	if !ok { // read by walking the links instead
+		_, err := t.Conn.Exec(ctx, `DELETE FROM fork_chains WHERE session_id = ?`, s.ID)
+		return t.Wrap(err, "store fork chain")
+	}
+	_, err = t.Conn.Exec(ctx, `INSERT INTO fork_chains (session_id, segments) VALUES (?, ?)
+		ON CONFLICT (session_id) DO UPDATE SET segments = excluded.segments`, s.ID, text)
+	return t.Wrap(err, "store fork chain")
+}
+
+// rechain rebuilds the chains that name the session id, which DeleteSession is about to delete
+// after it materialised the forks of id: each from its parent's chain, a parent's first, so each
+// costs a few queries whatever the depth.
+func (t *Tx) rechain(ctx context.Context, id string) error {
+	ids, err := scanAll(t, ctx, "rebuild fork chains", func(r Row) (string, error) {
+		var s string
+		err := r.Scan(&s)
+		return s, err
+	}, `SELECT session_id FROM fork_chains WHERE segments LIKE ?`, "% "+id+"\n%")
+	if err != nil {
+		return err
+	}
+	stale := map[string]bool{}
+	for _, d := range ids {
+		stale[d] = d != id
+	}
+	var rebuild func(d string, depth int) error
+	rebuild = func(d string, depth int) error {
+		if !stale[d] {
+			return nil
+		}
+		stale[d] = false
+		if depth > 100000 {
+			return carryon.Errorf(carryon.EINTERNAL, "fork chain of %s is too deep", d)
+		}
+		var parent *string
+		var forkSeq int64
+		if err := t.Conn.QueryRow(ctx, `SELECT parent_id, fork_seq FROM sessions WHERE id = ?`, d).Scan(&parent, &forkSeq); err != nil {
+			return t.Wrap(err, "rebuild fork chain of "+d)
+		}
+		if parent == nil {
+			_, err := t.Conn.Exec(ctx, `DELETE FROM fork_chains WHERE session_id = ?`, d)
+			return t.Wrap(err, "rebuild fork chain of "+d)
+		}
+		if err := rebuild(*parent, depth+1); err != nil {
+			return err
+		}
+		return t.storeChain(ctx, &carryon.Session{ID: d, ParentID: *parent, ForkSeq: forkSeq})
+	}
+	for _, d := range ids {
+		if err := rebuild(d, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encodeSegments writes segs one a line, "lo hi id"; ok is false when an id holds a newline.
+func encodeSegments(segs []store.ForkSegment) (text string, ok bool) {
+	var b strings.Builder
+	for _, sg := range segs {
+		if strings.Contains(sg.ID, "\n") {
+			return "", false
+		}
+		b.WriteString(strconv.FormatInt(sg.Lo, 10))
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatInt(sg.Hi, 10))
+		b.WriteByte(' ')
+		b.WriteString(sg.ID)
+		b.WriteByte('\n')
+	}
+	return b.String(), true
+}
+
+func decodeSegments(text string) ([]store.ForkSegment, error) {
+	segs := make([]store.ForkSegment, 0, strings.Count(text, "\n"))
+	for line := range strings.SplitSeq(text, "\n") {
+		if line == "" {
+			continue
+		}
+		lo, rest, ok1 := strings.Cut(line, " ")
+		hi, id, ok2 := strings.Cut(rest, " ")
+		l, err1 := strconv.ParseInt(lo, 10, 64)
+		h, err2 := strconv.ParseInt(hi, 10, 64)
+		if !ok1 || !ok2 || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("bad fork chain line %q", line)
+		}
+		segs = append(segs, store.ForkSegment{ID: id, Lo: l, Hi: h})
+	}
+	return segs, nil
+}
+
 // parentOf returns the chain walks' way to read a parent's link in this transaction.
 func (t *Tx) parentOf(ctx context.Context) store.ParentFunc {
 	return func(l store.ForkLink) (store.ForkLink, error) {
@@ -42,5 +178,25 @@ func (t *Tx) parentOf(ctx context.Context) store.ParentFunc {
 		}
 		p.ParentID = Text(parent)
 		return p, nil
+	}
+}
+
+// readRanges is the store.RangeFunc of the session as: one query over the ranges, whose rows are
+// labelled with as.
+func (t *Tx) readRanges(ctx context.Context, as string) store.RangeFunc {
+	return func(ranges []store.ForkSegment, limit int, desc bool) ([]*carryon.Message, error) {
+		terms := make([]string, len(ranges))
+		args := make([]any, 0, 3*len(ranges)+2)
+		for i, r := range ranges {
+			terms[i] = `(session_id = ? AND seq > ? AND seq <= ?)`
+			args = append(args, r.ID, r.Lo, r.Hi)
+		}
+		order := "seq"
+		if desc {
+			order = "seq DESC"
+		}
+		return scanAll(t, ctx, "read messages", func(r Row) (*carryon.Message, error) { return scanMessage(r, as) },
+			`SELECT `+messageCols+` FROM messages WHERE (`+strings.Join(terms, " OR ")+`)`+visibleTo+
+				` ORDER BY `+order+` LIMIT ?`, append(args, as, Limit(limit))...)
 	}
 }
