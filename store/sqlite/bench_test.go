@@ -36,3 +36,15 @@ func BenchmarkLastMessages(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkForkChain reads the last 20 messages at the end of a fork chain of depth 1 and
+// 1,000 against the root, whose forks hold one message each (own) or none (empty).
+func BenchmarkForkChain(b *testing.B) {
+	for _, own := range []bool{true, false} {
+		for _, depth := range []int{1, 1000} {
+			b.Run(fmt.Sprintf("own=%v/depth=%d", own, depth), func(b *testing.B) {
+				storetest.BenchForkChain(b, openFile(b, filepath.Join(b.TempDir(), "bench.db")), depth, own)
+			})
+		}
+	}
+}

@@ -35,10 +35,16 @@ func (t *Tx) ownSession(ctx context.Context, owner, id string) error {
 	return err
 }
 
-// chain returns the segments session id reads, its own first (store.Chain), and its last seq.
-// With owner set, a session that is not the owner's is ENOTFOUND. It reads one row, and walks
-// the parent links only for a fork stored without its chain (before migration fork_chains).
-func (t *Tx) chain(ctx context.Context, owner, id string) ([]store.ForkSegment, int64, error) {
+// chainInline is how many segments a fork's row holds; a longer chain ends with a tail, the
+// ancestor whose own chain goes on from there, so the row of a fork stays small however deep it
+// is, and a read that needs the nearest segments only (the last messages) reads one row.
+const chainInline = 32
+
+// chain returns the first segments session id reads, its own first (store.Chain), the tail that
+// the rest of its chain is (nil when none: see expand), and its last seq. With owner set, a
+// session that is not the owner's is ENOTFOUND. It reads one row, and walks the parent links
+// only for a fork stored without its chain (before migration fork_chains).
+func (t *Tx) chain(ctx context.Context, owner, id string) ([]store.ForkSegment, *store.ForkSegment, int64, error) {
 	l := store.ForkLink{ID: id}
 	var parent, segs *string
 	var last int64
@@ -51,31 +57,69 @@ func (t *Tx) chain(ctx context.Context, owner, id string) ([]store.ForkSegment, 
 	}
 	err := t.Conn.QueryRow(ctx, q, args...).Scan(&parent, &l.ForkSeq, &last, &segs)
 	if errors.Is(err, ErrNoRows) {
-		return nil, 0, NotFound("session", id)
+		return nil, nil, 0, NotFound("session", id)
 	} else if err != nil {
-		return nil, 0, t.Wrap(err, "get session")
+		return nil, nil, 0, t.Wrap(err, "get session")
 	}
 	l.ParentID = Text(parent)
 	if l.ParentID != "" && segs == nil {
 		chain, err := store.ForkSegments(l, -1, t.parentOf(ctx))
-		return chain, last, err
+		return chain, nil, last, err
 	}
 	var inherited []store.ForkSegment
+	var tail *store.ForkSegment
 	if l.ParentID != "" {
-		if inherited, err = decodeSegments(*segs); err != nil {
-			return nil, 0, t.Wrap(err, "read fork chain of "+id)
+		if inherited, tail, err = decodeSegments(*segs); err != nil {
+			return nil, nil, 0, t.Wrap(err, "read fork chain of "+id)
 		}
 	}
-	return store.Chain(l, inherited), last, nil
+	return store.Chain(l, inherited), tail, last, nil
 }
 
-// storeChain stores the segments the fork s inherits from its parent (InsertSession calls it).
+// expand returns the segments a tail stands for: the chain of the session tail.ID clamped to
+// seq <= tail.Hi (store.Inherit), and the tail that follows them.
+func (t *Tx) expand(ctx context.Context, tail *store.ForkSegment) ([]store.ForkSegment, *store.ForkSegment, error) {
+	segs, next, _, err := t.chain(ctx, "", tail.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if next != nil {
+		next.Hi = min(next.Hi, tail.Hi)
+	}
+	return store.Inherit(segs, tail.Hi), next, nil
+}
+
+// fullChain returns every segment session id reads, its own first, with its last seq: one row
+// for every chainInline levels of the chain.
+func (t *Tx) fullChain(ctx context.Context, owner, id string) ([]store.ForkSegment, int64, error) {
+	segs, tail, last, err := t.chain(ctx, owner, id)
+	for depth := 0; err == nil && tail != nil; depth++ {
+		if depth > 100000 {
+			return nil, 0, carryon.Errorf(carryon.EINTERNAL, "fork chain of %s is too deep", id)
+		}
+		var more []store.ForkSegment
+		more, tail, err = t.expand(ctx, tail)
+		segs = append(segs, more...)
+	}
+	return segs, last, err
+}
+
+// storeChain stores the segments the fork s inherits from its parent (InsertSession calls it):
+// the parent's segment and what the parent inherits, up to chainInline of them, then the tail.
 func (t *Tx) storeChain(ctx context.Context, s *carryon.Session) error {
-	parent, _, err := t.chain(ctx, "", s.ParentID)
+	parent, tail, _, err := t.chain(ctx, "", s.ParentID)
 	if err != nil {
 		return err
 	}
-	text, ok := encodeSegments(store.Inherit(parent, s.ForkSeq))
+	segs := store.Inherit(parent, s.ForkSeq)
+	if tail != nil {
+		tail.Hi = min(tail.Hi, s.ForkSeq)
+	}
+	if len(segs) > chainInline {
+		tail = &store.ForkSegment{ID: segs[chainInline].ID, Hi: segs[chainInline].Hi}
+		segs = segs[:chainInline]
+	}
+	text, ok := encodeSegments(segs, tail)
 	if !ok { // read by walking the links instead
 		_, err := t.Conn.Exec(ctx, `DELETE FROM fork_chains WHERE session_id = ?`, s.ID)
 		return t.Wrap(err, "store fork chain")
@@ -132,39 +176,54 @@ func (t *Tx) rechain(ctx context.Context, id string) error {
 	return nil
 }
 
-// encodeSegments writes segs one a line, "lo hi id"; ok is false when an id holds a newline.
-func encodeSegments(segs []store.ForkSegment) (text string, ok bool) {
+// encodeSegments writes segs one a line, "lo hi id", and the tail as a last line "> hi id"; ok
+// is false when an id holds a newline.
+func encodeSegments(segs []store.ForkSegment, tail *store.ForkSegment) (text string, ok bool) {
 	var b strings.Builder
+	line := func(lo string, hi int64, id string) bool {
+		if strings.Contains(id, "\n") {
+			return false
+		}
+		b.WriteString(lo)
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatInt(hi, 10))
+		b.WriteByte(' ')
+		b.WriteString(id)
+		b.WriteByte('\n')
+		return true
+	}
 	for _, sg := range segs {
-		if strings.Contains(sg.ID, "\n") {
+		if !line(strconv.FormatInt(sg.Lo, 10), sg.Hi, sg.ID) {
 			return "", false
 		}
-		b.WriteString(strconv.FormatInt(sg.Lo, 10))
-		b.WriteByte(' ')
-		b.WriteString(strconv.FormatInt(sg.Hi, 10))
-		b.WriteByte(' ')
-		b.WriteString(sg.ID)
-		b.WriteByte('\n')
+	}
+	if tail != nil && !line(">", tail.Hi, tail.ID) {
+		return "", false
 	}
 	return b.String(), true
 }
 
-func decodeSegments(text string) ([]store.ForkSegment, error) {
+func decodeSegments(text string) ([]store.ForkSegment, *store.ForkSegment, error) {
 	segs := make([]store.ForkSegment, 0, strings.Count(text, "\n"))
+	var tail *store.ForkSegment
 	for line := range strings.SplitSeq(text, "\n") {
 		if line == "" {
 			continue
 		}
 		lo, rest, ok1 := strings.Cut(line, " ")
 		hi, id, ok2 := strings.Cut(rest, " ")
-		l, err1 := strconv.ParseInt(lo, 10, 64)
 		h, err2 := strconv.ParseInt(hi, 10, 64)
-		if !ok1 || !ok2 || err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("bad fork chain line %q", line)
+		if lo == ">" && ok2 && err2 == nil && tail == nil {
+			tail = &store.ForkSegment{ID: id, Hi: h}
+			continue
+		}
+		l, err1 := strconv.ParseInt(lo, 10, 64)
+		if !ok1 || !ok2 || err1 != nil || err2 != nil || tail != nil {
+			return nil, nil, fmt.Errorf("bad fork chain line %q", line)
 		}
 		segs = append(segs, store.ForkSegment{ID: id, Lo: l, Hi: h})
 	}
-	return segs, nil
+	return segs, tail, nil
 }
 
 // parentOf returns the chain walks' way to read a parent's link in this transaction.

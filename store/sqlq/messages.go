@@ -80,18 +80,30 @@ func (t *Tx) MessagesBefore(ctx context.Context, owner string, s *carryon.Sessio
 }
 
 func (t *Tx) lastBefore(ctx context.Context, owner string, s *carryon.Session, before int64, limit int) ([]*carryon.Message, error) {
-	segs, last, err := t.chain(ctx, owner, s.ID)
-	if err != nil {
-		return nil, err
+	segs, tail, last, err := t.chain(ctx, owner, s.ID)
+	var out []*carryon.Message
+	for depth := 0; err == nil; depth++ {
+		var older []*carryon.Message
+		if older, err = store.LastBeforeInChain(segs, before, limit-len(out), last, t.readRanges(ctx, s.ID)); err != nil {
+			break
+		}
+		out = append(older, out...)
+		if len(out) >= limit || tail == nil {
+			return out, nil
+		}
+		if depth > 100000 {
+			return nil, carryon.Errorf(carryon.EINTERNAL, "fork chain of %s is too deep", s.ID)
+		}
+		segs, tail, err = t.expand(ctx, tail) // the rows still missing are further up the chain
 	}
-	return store.LastBeforeInChain(segs, before, limit, last, t.readRanges(ctx, s.ID))
+	return nil, err
 }
 
 // MessagesAfter returns up to limit visible messages of s with seq > after, oldest first (a limit
 // of zero or less means no limit), labelled with s.ID like LastMessages. Ancestors are read only
 // when after lies in their part.
 func (t *Tx) MessagesAfter(ctx context.Context, owner string, s *carryon.Session, after int64, limit int) ([]*carryon.Message, error) {
-	segs, last, err := t.chain(ctx, owner, s.ID)
+	segs, last, err := t.fullChain(ctx, owner, s.ID)
 	if err != nil {
 		return nil, err
 	}

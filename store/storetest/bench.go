@@ -177,3 +177,45 @@ func appendOne(ctx context.Context, st store.Store, s *carryon.Session) error {
 		return tx.UpdateSession(ctx, cur, prev)
 	})
 }
+
+// BenchForkChain measures restoring the last session of a fork chain: in one read transaction,
+// read the session and its last 20 messages. The root has 1,000 messages; each of the depth forks
+// has one of its own (own) or none, so the 20 come from 20 levels or all from the root. Each
+// iteration reads the root and the chain's end in turn, so both figures are taken under the
+// same load: it reports both (µs) and their ratio, the one to compare.
+func BenchForkChain(b *testing.B, st store.Store, depth int, own bool) {
+	chain := deepChain(b, st, 1000, depth, own)
+	ctx := b.Context()
+	restore := func(s *carryon.Session) time.Duration {
+		t0 := time.Now()
+		err := st.Read(ctx, func(tx store.Tx) error {
+			cur, err := tx.GetSession(ctx, s.OwnerID, s.ID)
+			if err != nil {
+				return err
+			}
+			msgs, err := tx.LastMessages(ctx, s.OwnerID, cur, 20)
+			if err != nil {
+				return err
+			}
+			if len(msgs) != 20 || msgs[19].Seq != cur.LastSeq {
+				return fmt.Errorf("LastMessages returned %d messages", len(msgs))
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	var root, head time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		root += restore(chain[0])
+		head += restore(chain[len(chain)-1])
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(root.Microseconds())/n, "root-µs")
+	b.ReportMetric(float64(head.Microseconds())/n, "end-µs")
+	b.ReportMetric(float64(head)/float64(root), "end/root")
+}

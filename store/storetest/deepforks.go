@@ -14,6 +14,16 @@ import (
 // a fork of the one before at its last seq with one message of its own ("c1", … at seq
 // rootMessages+i), many levels per write. It returns the sessions, root first.
 func DeepChain(t testing.TB, st store.Store, rootMessages, depth int) []*carryon.Session {
+	return deepChain(t, st, rootMessages, depth, true)
+}
+
+// EmptyChain is DeepChain with forks that have no message of their own: every level reads the
+// root's messages through all the others.
+func EmptyChain(t testing.TB, st store.Store, rootMessages, depth int) []*carryon.Session {
+	return deepChain(t, st, rootMessages, depth, false)
+}
+
+func deepChain(t testing.TB, st store.Store, rootMessages, depth int, own bool) []*carryon.Session {
 	t.Helper()
 	ctx := t.Context()
 	root := newSession(ownerA, carryon.NewID("sess_"), at(0))
@@ -39,6 +49,10 @@ func DeepChain(t testing.TB, st store.Store, rootMessages, depth int) []*carryon
 				s.Version, s.LastSeq, s.MessageCount = 1, parent.LastSeq, parent.LastSeq
 				if err := tx.InsertSession(ctx, s); err != nil {
 					return err
+				}
+				if !own {
+					chain = append(chain, s)
+					continue
 				}
 				cur, err := AppendTurn(ctx, tx, ownerA, s.ID, fmt.Sprintf("c%d", i))
 				if err != nil {
