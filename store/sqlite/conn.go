@@ -15,9 +15,30 @@ var dialect = &sqlq.Dialect{Name: "sqlite", Codes: codes, LongTermSearch: longTe
 // In a write batch (detach) its statements run without the caller's cancellation: SQLite answers a
 // cancellation by interrupting the statement, and an interrupted statement may roll back the
 // whole transaction, other members' writes included. Write checks the context around fn instead.
+// A write batch also keeps its statements prepared (stmts): its members run the same few
+// statements, and parsing them again for every member is most of a small write's CPU.
 type conn struct {
 	tx     *sql.Tx
 	detach bool
+	stmts  map[string]*sql.Stmt
+}
+
+// prepared returns the batch's prepared statement of query, or nil outside a batch. Only
+// statements that leave no rows open (Exec, QueryRow) use it: a statement prepared once must not
+// be run again while its rows are read.
+func (c conn) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	if c.stmts == nil {
+		return nil, nil
+	}
+	if st, ok := c.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := c.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	c.stmts[query] = st
+	return st, nil
 }
 
 func (c conn) ctx(ctx context.Context) context.Context {
@@ -28,7 +49,17 @@ func (c conn) ctx(ctx context.Context) context.Context {
 }
 
 func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := c.tx.ExecContext(c.ctx(ctx), query, args...)
+	ctx = c.ctx(ctx)
+	st, err := c.prepared(ctx, query)
+	if err != nil {
+		return 0, err
+	}
+	var res sql.Result
+	if st != nil {
+		res, err = st.ExecContext(ctx, args...)
+	} else {
+		res, err = c.tx.ExecContext(ctx, query, args...)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -44,18 +75,35 @@ func (c conn) Query(ctx context.Context, query string, args ...any) (sqlq.Rows, 
 }
 
 func (c conn) QueryRow(ctx context.Context, query string, args ...any) sqlq.Row {
-	return c.tx.QueryRowContext(c.ctx(ctx), query, args...)
+	ctx = c.ctx(ctx)
+	if st, err := c.prepared(ctx, query); err != nil {
+		return errRow{err}
+	} else if st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return c.tx.QueryRowContext(ctx, query, args...)
 }
+
+// errRow is a Row whose Scan reports err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 // ExecEach prepares the statement once and runs it for every argument list.
 func (c conn) ExecEach(ctx context.Context, query string, argLists [][]any) (int, error) {
-	stmt, err := c.tx.PrepareContext(c.ctx(ctx), query)
+	ctx = c.ctx(ctx)
+	stmt, err := c.prepared(ctx, query)
 	if err != nil {
 		return 0, err
 	}
-	defer stmt.Close()
+	if stmt == nil {
+		if stmt, err = c.tx.PrepareContext(ctx, query); err != nil {
+			return 0, err
+		}
+		defer stmt.Close()
+	}
 	for i, args := range argLists {
-		if _, err := stmt.ExecContext(c.ctx(ctx), args...); err != nil {
+		if _, err := stmt.ExecContext(ctx, args...); err != nil {
 			return i, err
 		}
 	}

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"sync"
@@ -133,14 +134,16 @@ func (db *DB) runBatch(batch []*member) {
 		return
 	}
 	defer stx.Rollback()
+	c := conn{tx: stx, detach: true, stmts: map[string]*sql.Stmt{}}
 	tx := newTx(stx, false)
-	tx.Tx.Conn = conn{tx: stx, detach: true}
+	tx.Tx.Conn = c
+	ctx := context.Background()
 	var ok []*member
 	for i, m := range batch {
 		if m.err = m.ctx.Err(); m.err != nil {
 			continue
 		}
-		if _, err := stx.Exec(`SAVEPOINT member`); err != nil {
+		if _, err := c.Exec(ctx, `SAVEPOINT member`); err != nil {
 			fail(append(ok, batch[i:]...), dialect.Normalize(fmt.Errorf("sqlite: savepoint: %w", err)))
 			return
 		}
@@ -149,14 +152,14 @@ func (db *DB) runBatch(batch []*member) {
 			m.err = m.ctx.Err()
 		}
 		if m.err != nil {
-			if _, err := stx.Exec(`ROLLBACK TO member`); err != nil {
+			if _, err := c.Exec(ctx, `ROLLBACK TO member`); err != nil {
 				// The database rolled the whole transaction back (SQLite does on some errors):
 				// nothing of the batch can commit.
 				fail(append(ok, batch[i+1:]...), dialect.Normalize(fmt.Errorf("sqlite: rollback to savepoint after %v: %w", m.err, err)))
 				return
 			}
 		}
-		if _, err := stx.Exec(`RELEASE member`); err != nil {
+		if _, err := c.Exec(ctx, `RELEASE member`); err != nil {
 			fail(append(ok, batch[i:]...), dialect.Normalize(fmt.Errorf("sqlite: release savepoint: %w", err)))
 			return
 		}
