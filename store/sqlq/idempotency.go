@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/carryon-hub/carryon"
@@ -64,15 +65,21 @@ func compactResult(b []byte) []byte {
 	}
 	var buf bytes.Buffer
 	buf.WriteByte(compressedResult)
-	w, err := flate.NewWriter(&buf, flate.BestCompression)
-	if err != nil {
-		return b
-	}
+	w := flateWriters.Get().(*flate.Writer)
+	defer flateWriters.Put(w)
+	w.Reset(&buf)
 	if _, err := w.Write(b); err != nil || w.Close() != nil || buf.Len() >= len(b) {
 		return b
 	}
 	return buf.Bytes()
 }
+
+// flateWriters keeps compressors for reuse: a new one allocates about a megabyte of tables,
+// far more than the answers it compresses.
+var flateWriters = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(io.Discard, flate.BestCompression) // a valid level never fails
+	return w
+}}
 
 func expandResult(b []byte) ([]byte, error) {
 	if len(b) == 0 || b[0] != compressedResult {
