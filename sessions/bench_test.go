@@ -144,3 +144,44 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGetForkChain restores the last fork of a chain made through the service (each fork of
+// the one before, with one message of its own) and its root in turn, so that both figures are
+// taken under the same load: the fork's cost (µs), the root's, and their ratio.
+func BenchmarkGetForkChain(b *testing.B) {
+	for _, depth := range []int{1, 1000} {
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			svc, ctx, root := benchSession(b, 1000)
+			head := root
+			for i := range depth {
+				f, err := svc.Fork(ctx, head, carryon.ForkInput{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				in := carryon.AppendInput{Messages: []carryon.NewMessage{{Role: carryon.RoleUser, Content: fmt.Sprintf("fork %d", i)}}}
+				if _, err := svc.AppendMessages(ctx, f.ID, in); err != nil {
+					b.Fatal(err)
+				}
+				head = f.ID
+			}
+			get := func(id string) time.Duration {
+				t0 := time.Now()
+				v, err := svc.Get(ctx, id, carryon.GetOptions{Messages: 20})
+				if err != nil || len(v.Messages) != 20 {
+					b.Fatal(err)
+				}
+				return time.Since(t0)
+			}
+			var rootT, headT time.Duration
+			b.ResetTimer()
+			for range b.N {
+				rootT += get(root)
+				headT += get(head)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(rootT.Microseconds())/n, "root-µs")
+			b.ReportMetric(float64(headT.Microseconds())/n, "end-µs")
+			b.ReportMetric(float64(headT)/float64(rootT), "end/root")
+		})
+	}
+}

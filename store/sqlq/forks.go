@@ -241,21 +241,43 @@ func (t *Tx) parentOf(ctx context.Context) store.ParentFunc {
 }
 
 // readRanges is the store.RangeFunc of the session as: one query over the ranges, whose rows are
-// labelled with as.
+// labelled with as. One range is a plain range of the primary key; several are a VALUES list
+// joined to it (shorter to parse than as many OR'ed conditions, and planned as one primary-key
+// range per row of the list).
 func (t *Tx) readRanges(ctx context.Context, as string) store.RangeFunc {
 	return func(ranges []store.ForkSegment, limit int, desc bool) ([]*carryon.Message, error) {
-		terms := make([]string, len(ranges))
-		args := make([]any, 0, 3*len(ranges)+2)
-		for i, r := range ranges {
-			terms[i] = `(session_id = ? AND seq > ? AND seq <= ?)`
-			args = append(args, r.ID, r.Lo, r.Hi)
-		}
 		order := "seq"
 		if desc {
 			order = "seq DESC"
 		}
-		return scanAll(t, ctx, "read messages", func(r Row) (*carryon.Message, error) { return scanMessage(r, as) },
-			`SELECT `+messageCols+` FROM messages WHERE (`+strings.Join(terms, " OR ")+`)`+visibleTo+
-				` ORDER BY `+order+` LIMIT ?`, append(args, as, Limit(limit))...)
+		scan := func(r Row) (*carryon.Message, error) { return scanMessage(r, as) }
+		if len(ranges) == 1 {
+			r := ranges[0]
+			return scanAll(t, ctx, "read messages", scan, `SELECT `+messageCols+` FROM messages
+				WHERE session_id = ? AND seq > ? AND seq <= ?`+visibleTo+` ORDER BY `+order+` LIMIT ?`,
+				r.ID, r.Lo, r.Hi, as, Limit(limit))
+		}
+		var q strings.Builder
+		args := make([]any, 0, 3*len(ranges)+2)
+		for i, r := range ranges {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(`(?, CAST(? AS BIGINT), CAST(? AS BIGINT))`)
+			args = append(args, r.ID, r.Lo, r.Hi)
+		}
+		return scanAll(t, ctx, "read messages", scan, `SELECT `+messageColsOf("m")+` FROM (VALUES `+q.String()+`) AS r
+			JOIN messages m ON m.session_id = r.column1 AND m.seq > r.column2 AND m.seq <= r.column3
+			WHERE NOT EXISTS (SELECT 1 FROM message_deletions d WHERE d.session_id = ? AND d.seq = m.seq)
+			ORDER BY m.`+order+` LIMIT ?`, append(args, as, Limit(limit))...)
 	}
+}
+
+// messageColsOf is messageCols qualified by the alias a.
+func messageColsOf(a string) string {
+	cols := strings.Split(messageCols, ",")
+	for i, c := range cols {
+		cols[i] = a + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
 }
