@@ -1,10 +1,13 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
+	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/carryon-hub/carryon"
@@ -34,7 +37,8 @@ const maxBatch = 128
 type writer struct {
 	mu      sync.Mutex
 	pending []*member
-	leading bool // a leader is running a batch (or about to)
+	leading bool  // a leader is running a batch (or about to)
+	leader  int64 // the goroutine running a batch's fns, 0 when none
 }
 
 // member is one Write waiting in (or run by) a batch.
@@ -51,7 +55,8 @@ type member struct {
 // is recovered into an EINTERNAL error of this call. A context done before fn starts returns
 // the context's error and runs nothing; one done while fn runs rolls fn's effects back and
 // returns the context's error (fn's statements are not interrupted half-way: an interrupted
-// statement may roll back the whole transaction, which holds other members' effects).
+// statement may roll back the whole transaction, which holds other members' effects). A Write
+// from inside fn is refused with EINTERNAL: it would wait for the batch that waits for it.
 func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -59,6 +64,11 @@ func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 	m := &member{ctx: ctx, fn: fn, done: make(chan struct{}), lead: make(chan struct{})}
 	w := &db.w
 	w.mu.Lock()
+	if w.leader != 0 && w.leader == goroutineID() {
+		w.mu.Unlock()
+		// fn of a batch called Write: waiting for the batch would wait for itself.
+		return carryon.Errorf(carryon.EINTERNAL, "sqlite: Write called inside a write transaction")
+	}
 	if !w.leading {
 		w.leading = true
 		w.mu.Unlock()
@@ -102,10 +112,14 @@ func (db *DB) leadBatch(first *member) {
 	w.pending = slices.Delete(w.pending, 0, n)
 	w.mu.Unlock()
 
+	w.mu.Lock()
+	w.leader = goroutineID()
+	w.mu.Unlock()
 	db.runBatch(batch)
 
 	<-db.writeSem
 	w.mu.Lock()
+	w.leader = 0
 	if len(w.pending) > 0 {
 		next := w.pending[0]
 		w.pending = slices.Delete(w.pending, 0, 1)
@@ -183,4 +197,17 @@ func runMember(fn func(store.Tx) error, tx store.Tx) (err error) {
 		}
 	}()
 	return fn(tx)
+}
+
+// goroutineID returns the id of the calling goroutine, read from its stack header ("goroutine N
+// [..."). Write uses it only to refuse a nested call, which would otherwise wait forever.
+func goroutineID() int64 {
+	var buf [32]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		b = b[:i]
+	}
+	id, _ := strconv.ParseInt(string(b), 10, 64)
+	return id
 }

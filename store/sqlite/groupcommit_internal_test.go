@@ -223,3 +223,25 @@ func TestGroupCommitConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A Write inside a write transaction's fn fails at once instead of waiting for itself.
+func TestGroupCommitNested(t *testing.T) {
+	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "g.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	var inner error
+	err = db.Write(ctx, func(tx store.Tx) error {
+		inner = db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("inner")) })
+		return tx.InsertUser(ctx, user("outer"))
+	})
+	if err != nil || carryon.ErrorCode(inner) != carryon.EINTERNAL {
+		t.Fatalf("outer %v, nested %v", err, inner)
+	}
+	// Other goroutines' writes still queue as usual while a batch runs.
+	if err := db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("after")) }); err != nil {
+		t.Fatal(err)
+	}
+}
