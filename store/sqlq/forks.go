@@ -137,7 +137,7 @@ func (t *Tx) rechain(ctx context.Context, id string) error {
 		var s string
 		err := r.Scan(&s)
 		return s, err
-	}, `SELECT session_id FROM fork_chains WHERE segments LIKE ?`, "% "+id+"\n%")
+	}, `SELECT session_id FROM fork_chains WHERE segments LIKE ? ESCAPE '!'`, "% "+likeEscaper.Replace(id)+"\n%")
 	if err != nil {
 		return err
 	}
@@ -175,6 +175,9 @@ func (t *Tx) rechain(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// likeEscaper makes a string match itself only in a LIKE pattern with ESCAPE '!'.
+var likeEscaper = strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")
 
 // encodeSegments writes segs one a line, "lo hi id", and the tail as a last line "> hi id"; ok
 // is false when an id holds a newline.
