@@ -102,7 +102,8 @@ func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 }
 
 // leadBatch runs first and the writers waiting behind it in one transaction, then hands the lead
-// to the next waiting writer or gives it up.
+// to the next waiting writer or gives it up. A panic outside the members' fns (in the driver)
+// fails the batch's members, never the queue.
 func (db *DB) leadBatch(first *member) {
 	w := &db.w
 	db.writeSem <- struct{}{} // Migrate writes outside the queue
@@ -110,27 +111,30 @@ func (db *DB) leadBatch(first *member) {
 	n := min(len(w.pending), maxBatch-1)
 	batch := append([]*member{first}, w.pending[:n]...)
 	w.pending = slices.Delete(w.pending, 0, n)
-	w.mu.Unlock()
-
-	w.mu.Lock()
 	w.leader = goroutineID()
 	w.mu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			for _, m := range batch {
+				m.err = carryon.Errorf(carryon.EINTERNAL, "sqlite: write batch panicked: %v", p)
+			}
+		}
+		<-db.writeSem
+		w.mu.Lock()
+		w.leader = 0
+		if len(w.pending) > 0 {
+			next := w.pending[0]
+			w.pending = slices.Delete(w.pending, 0, 1)
+			close(next.lead)
+		} else {
+			w.leading = false
+		}
+		w.mu.Unlock()
+		for _, m := range batch[1:] {
+			close(m.done)
+		}
+	}()
 	db.runBatch(batch)
-
-	<-db.writeSem
-	w.mu.Lock()
-	w.leader = 0
-	if len(w.pending) > 0 {
-		next := w.pending[0]
-		w.pending = slices.Delete(w.pending, 0, 1)
-		close(next.lead)
-	} else {
-		w.leading = false
-	}
-	w.mu.Unlock()
-	for _, m := range batch[1:] {
-		close(m.done)
-	}
 }
 
 // runBatch runs the members' fns in one BEGIN IMMEDIATE transaction, each under a savepoint, and
