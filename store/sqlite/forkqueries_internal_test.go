@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/store/sqlq"
 	"github.com/carryon-hub/carryon/store/storetest"
 )
@@ -74,5 +76,48 @@ func TestForkReadsFlat(t *testing.T) {
 		if a != b || b > 3 {
 			t.Errorf("last %d of a chain of empty forks: %d statements at depth 10, %d at depth 1,000", k, a, b)
 		}
+	}
+}
+
+// Forks stored without a chain (before migration fork_chains) get one when the database is next
+// opened, and read as before.
+func TestBackfillForkChains(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "f.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain := storetest.DeepChain(t, db, 5, 40)
+	if _, err := db.sql.ExecContext(ctx, `DELETE FROM fork_chains`); err != nil {
+		t.Fatal(err)
+	}
+	last := func(db *DB) []string {
+		var out []string
+		err := db.Read(ctx, func(tx store.Tx) error {
+			msgs, err := tx.LastMessages(ctx, "usr_a", chain[40], 100)
+			for _, m := range msgs {
+				out = append(out, m.Content)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	walked := last(db)
+	db.Close()
+	db, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.sql.QueryRowContext(ctx, `SELECT count(*) FROM fork_chains`).Scan(&n); err != nil || n != 40 {
+		t.Fatalf("%d fork chains after reopening (%v), want 40", n, err)
+	}
+	if got := last(db); len(got) != 45 || !slices.Equal(got, walked) {
+		t.Fatalf("after the backfill: %v, before: %v", got, walked)
 	}
 }

@@ -129,6 +129,28 @@ func (t *Tx) storeChain(ctx context.Context, s *carryon.Session) error {
 	return t.Wrap(err, "store fork chain")
 }
 
+// BackfillForkChains stores the chain of every fork that has none (made before migration
+// fork_chains), so that existing forks read flat too, and returns how many it stored. The drivers'
+// Migrate calls it after the migrations, in their transaction; with nothing to do it is one
+// query.
+func (t *Tx) BackfillForkChains(ctx context.Context) (int, error) {
+	forks, err := scanAll(t, ctx, "backfill fork chains", func(r Row) (*carryon.Session, error) {
+		var s carryon.Session
+		err := r.Scan(&s.ID, &s.ParentID, &s.ForkSeq)
+		return &s, err
+	}, `SELECT s.id, s.parent_id, s.fork_seq FROM sessions s WHERE s.parent_id IS NOT NULL
+		AND NOT EXISTS (SELECT 1 FROM fork_chains c WHERE c.session_id = s.id) ORDER BY s.created_at, s.id`)
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range forks { // parents first, mostly; a parent without a chain yet is walked
+		if err := t.storeChain(ctx, f); err != nil {
+			return 0, err
+		}
+	}
+	return len(forks), nil
+}
+
 // rechain rebuilds the chains that name the session id, which DeleteSession is about to delete
 // after it materialised the forks of id: each from its parent's chain, a parent's first, so each
 // costs a few queries whatever the depth.
