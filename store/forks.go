@@ -9,10 +9,11 @@ import (
 
 // A session's visible history is a chain of segments: its own rows, then (for a fork) its
 // parent's rows up to ForkSeq, and so on up to the root. A fork stores the segments it inherits
-// when it is made (Inherit), so a read finds the whole chain in one row and reads the segments it
-// needs in one query (readChain) however deep the chain is; ForkSegments walks the parent links
-// instead, one query per ancestor, for the forks stored before the chains were (and to rebuild a
-// chain). The code is the same for every driver; a driver supplies the queries.
+// when it is made (Inherit; the drivers keep the nearest ones in the fork's row and point to an
+// ancestor for the rest), so a read finds the chain in one row and reads the segments it needs
+// in one query (readChain) however deep the chain is; ForkSegments walks the parent links
+// instead, one query per ancestor, for a fork stored without its chain and to rebuild one. The
+// code is the same for every driver; a driver supplies the queries.
 
 // maxForkDepth bounds a chain walk, so that corrupt parent links cannot loop forever.
 const maxForkDepth = 100000
@@ -41,10 +42,6 @@ type ForkSegment struct {
 
 // ParentFunc reads the link of l's parent, which must exist.
 type ParentFunc func(l ForkLink) (ForkLink, error)
-
-// ReadFunc reads up to n rows (n <= 0: all) of a segment, newest first or oldest first as the
-// walk asks.
-type ReadFunc func(seg ForkSegment, n int) ([]*carryon.Message, error)
 
 // ForkSegments returns the chain of head, head first, stopping at the first session whose segment
 // lies entirely at or below seq floor (a negative floor: the whole chain).
