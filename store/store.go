@@ -39,7 +39,8 @@ type Store interface {
 	// driver recovers into an EINTERNAL error) undoes only its own effects, and a failed commit
 	// fails every fn of the batch that succeeded. Write returns only after the commit that holds
 	// fn's effects is durable, as without batching. fn must therefore not call Read or Write of
-	// the same store (it would wait for itself), and must not wait for another writer.
+	// the same store (it would wait for itself: SQLite refuses such a Write with EINTERNAL), and
+	// must not wait for another writer.
 	Write(ctx context.Context, fn func(Tx) error) error
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
