@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/sessions"
@@ -44,10 +47,13 @@ func benchSession(b *testing.B, history int) (*sessions.Service, context.Context
 	return svc, ctx, s.ID
 }
 
+// histories are the session lengths the per-session benchmarks run at.
+var histories = []int{10, 1000, 10000, 100000}
+
 // BenchmarkAppend appends one message (with a request id) to sessions of growing history: the
 // cost must stay flat.
 func BenchmarkAppend(b *testing.B) {
-	for _, history := range []int{10, 10000} {
+	for _, history := range histories {
 		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
 			svc, ctx, id := benchSession(b, history)
 			b.ResetTimer()
@@ -65,7 +71,7 @@ func BenchmarkAppend(b *testing.B) {
 // BenchmarkGet restores a session to continue it: the session row, the working memory and the
 // last 20 messages. The cost must not grow with history.
 func BenchmarkGet(b *testing.B) {
-	for _, history := range []int{20, 1000, 10000} {
+	for _, history := range histories {
 		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
 			svc, ctx, id := benchSession(b, history)
 			b.ResetTimer()
@@ -75,6 +81,107 @@ func BenchmarkGet(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkAppendConcurrent is the durable append of the HTTP route (a user message with a
+// request id, SQLite at synchronous=FULL) from 1, 16 and 64 writers at once, each on a session of
+// its own: b.N appends in all. It reports appends/s, p50 and p99 (ms); group commit is what makes
+// the 64-writer rate a multiple of the 1-writer one.
+func BenchmarkAppendConcurrent(b *testing.B) {
+	for _, writers := range []int{1, 16, 64} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			svc, ctx, _ := benchSession(b, 0)
+			ids := make([]string, writers)
+			for i := range ids {
+				s, err := svc.Create(ctx, carryon.NewSession{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids[i] = s.ID
+			}
+			next := make(chan int, 1024)
+			go func() {
+				for i := range b.N {
+					next <- i
+				}
+				close(next)
+			}()
+			lat := make([][]time.Duration, writers)
+			errs := make(chan error, writers)
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			start := time.Now()
+			for w := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range next {
+						in := carryon.AppendInput{Messages: []carryon.NewMessage{{Role: carryon.RoleUser, Content: "continue the task"}},
+							WriteOptions: carryon.WriteOptions{RequestID: fmt.Sprintf("r%d", i)}}
+						t0 := time.Now()
+						if _, err := svc.AppendMessages(ctx, ids[w], in); err != nil {
+							errs <- err
+							return
+						}
+						lat[w] = append(lat[w], time.Since(t0))
+					}
+				}()
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			close(errs)
+			if err := <-errs; err != nil {
+				b.Fatal(err)
+			}
+			all := slices.Concat(lat...)
+			slices.Sort(all)
+			b.ReportMetric(float64(len(all))/elapsed.Seconds(), "appends/s")
+			b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-ms")
+		})
+	}
+}
+
+// BenchmarkGetForkChain restores the last fork of a chain made through the service (each fork of
+// the one before, with one message of its own) and its root in turn, so that both figures are
+// taken under the same load: the fork's cost (µs), the root's, and their ratio.
+func BenchmarkGetForkChain(b *testing.B) {
+	for _, depth := range []int{1, 1000} {
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			svc, ctx, root := benchSession(b, 1000)
+			head := root
+			for i := range depth {
+				f, err := svc.Fork(ctx, head, carryon.ForkInput{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				in := carryon.AppendInput{Messages: []carryon.NewMessage{{Role: carryon.RoleUser, Content: fmt.Sprintf("fork %d", i)}}}
+				if _, err := svc.AppendMessages(ctx, f.ID, in); err != nil {
+					b.Fatal(err)
+				}
+				head = f.ID
+			}
+			get := func(id string) time.Duration {
+				t0 := time.Now()
+				v, err := svc.Get(ctx, id, carryon.GetOptions{Messages: 20})
+				if err != nil || len(v.Messages) != 20 {
+					b.Fatal(err)
+				}
+				return time.Since(t0)
+			}
+			var rootT, headT time.Duration
+			b.ResetTimer()
+			for range b.N {
+				rootT += get(root)
+				headT += get(head)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(rootT.Microseconds())/n, "root-µs")
+			b.ReportMetric(float64(headT.Microseconds())/n, "end-µs")
+			b.ReportMetric(float64(headT)/float64(rootT), "end/root")
 		})
 	}
 }

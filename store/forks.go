@@ -8,9 +8,12 @@ import (
 )
 
 // A session's visible history is a chain of segments: its own rows, then (for a fork) its
-// parent's rows up to ForkSeq, and so on up to the root. The walks below are the same for every
-// driver; a driver supplies how to read a parent's link and a segment's rows, and the walks read
-// only as far up the chain as they need.
+// parent's rows up to ForkSeq, and so on up to the root. A fork stores the segments it inherits
+// when it is made (Inherit; the drivers keep the nearest ones in the fork's row and point to an
+// ancestor for the rest), so a read finds the chain in one row and reads the segments it needs
+// in one query (readChain) however deep the chain is; ForkSegments walks the parent links
+// instead, one query per ancestor, for a fork stored without its chain and to rebuild one. The
+// code is the same for every driver; a driver supplies the queries.
 
 // maxForkDepth bounds a chain walk, so that corrupt parent links cannot loop forever.
 const maxForkDepth = 100000
@@ -40,10 +43,6 @@ type ForkSegment struct {
 // ParentFunc reads the link of l's parent, which must exist.
 type ParentFunc func(l ForkLink) (ForkLink, error)
 
-// ReadFunc reads up to n rows (n <= 0: all) of a segment, newest first or oldest first as the
-// walk asks.
-type ReadFunc func(seg ForkSegment, n int) ([]*carryon.Message, error)
-
 // ForkSegments returns the chain of head, head first, stopping at the first session whose segment
 // lies entirely at or below seq floor (a negative floor: the whole chain).
 func ForkSegments(head ForkLink, floor int64, parent ParentFunc) ([]ForkSegment, error) {
@@ -68,74 +67,105 @@ func ForkSegments(head ForkLink, floor int64, parent ParentFunc) ([]ForkSegment,
 	}
 }
 
-// LastInChain returns the last limit messages visible from head, oldest first. newest reads a
-// segment's rows newest first; the walk climbs to a parent only while it still needs rows, so it
-// reads at most limit rows.
-func LastInChain(head ForkLink, limit int, parent ParentFunc, newest ReadFunc) ([]*carryon.Message, error) {
-	return LastBeforeInChain(head, 0, limit, parent, newest)
+// Inherit returns the segments a fork of a session at forkSeq reads through, nearest first, given
+// the segments the session reads (its Chain, its own first): each clamped to seq <= forkSeq, the
+// empty ones left out. A fork stores them when it is made, so that reading it needs no walk.
+func Inherit(parent []ForkSegment, forkSeq int64) []ForkSegment {
+	var out []ForkSegment
+	for _, sg := range parent {
+		sg.Hi = min(sg.Hi, forkSeq)
+		if sg.Lo < sg.Hi {
+			out = append(out, sg)
+		}
+	}
+	return out
 }
 
-// LastBeforeInChain is LastInChain of the messages with seq < before (before <= 0: no bound).
-func LastBeforeInChain(head ForkLink, before int64, limit int, parent ParentFunc, newest ReadFunc) ([]*carryon.Message, error) {
+// Chain returns the segments head reads, its own first (Lo, MaxInt64], then inherited, the
+// segments its fork stored (Inherit).
+func Chain(head ForkLink, inherited []ForkSegment) []ForkSegment {
+	return append([]ForkSegment{{ID: head.ID, Lo: head.Lo(), Hi: math.MaxInt64}}, inherited...)
+}
+
+// RangeFunc reads, in one query, up to limit rows (<= 0: all) of the ranges (Lo, Hi] of the
+// segments ranges together, newest first when desc and oldest first otherwise. The ranges of
+// one chain never overlap in seq, so one order sorts them all.
+type RangeFunc func(ranges []ForkSegment, limit int, desc bool) ([]*carryon.Message, error)
+
+// maxBatchSegments bounds the ranges one query reads.
+const maxBatchSegments = 50
+
+// LastBeforeInChain returns the last limit messages of the chain segs (head first, see Chain)
+// with seq < before (before <= 0: no bound), oldest first. lastSeq, the head's last seq,
+// estimates how many rows its segment holds. See readChain for the queries.
+func LastBeforeInChain(segs []ForkSegment, before int64, limit int, lastSeq int64, read RangeFunc) ([]*carryon.Message, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	var out []*carryon.Message
-	cur, hi := head, int64(math.MaxInt64)
-	if before > 0 {
-		hi = before - 1
-	}
-	for depth := 0; len(out) < limit; depth++ {
-		if depth > maxForkDepth {
-			return nil, carryon.Errorf(carryon.EINTERNAL, "fork chain of %s is too deep", head.ID)
+	var in []ForkSegment
+	for _, sg := range segs {
+		if before > 0 {
+			sg.Hi = min(sg.Hi, before-1)
 		}
-		lo := cur.Lo()
-		if lo < hi {
-			ms, err := newest(ForkSegment{ID: cur.ID, Lo: lo, Hi: hi}, limit-len(out))
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, ms...)
-		}
-		if cur.ParentID == "" || len(out) >= limit {
-			break
-		}
-		hi = min(hi, lo)
-		var err error
-		if cur, err = parent(cur); err != nil {
-			return nil, err
+		if sg.Lo < sg.Hi {
+			in = append(in, sg)
 		}
 	}
+	out, err := readChain(in, limit, true, lastSeq, read)
 	slices.Reverse(out)
-	return out, nil
+	return out, err
 }
 
-// AfterInChain returns up to limit (<= 0: all) messages visible from head with seq > after, oldest
-// first. oldest reads a segment's rows oldest first; ancestors are read only when after lies in
-// their part.
-func AfterInChain(head ForkLink, after int64, limit int, parent ParentFunc, oldest ReadFunc) ([]*carryon.Message, error) {
-	segs, err := ForkSegments(head, after, parent)
-	if err != nil {
-		return nil, err
-	}
-	var out []*carryon.Message
+// AfterInChain returns up to limit (<= 0: all) messages of the chain segs (head first) with seq >
+// after, oldest first.
+func AfterInChain(segs []ForkSegment, after int64, limit int, lastSeq int64, read RangeFunc) ([]*carryon.Message, error) {
+	var in []ForkSegment
 	for _, sg := range slices.Backward(segs) {
 		sg.Lo = max(sg.Lo, after)
-		if sg.Lo >= sg.Hi {
-			continue
+		if sg.Lo < sg.Hi {
+			in = append(in, sg)
 		}
-		n := 0
+	}
+	return readChain(in, limit, false, lastSeq, read)
+}
+
+// readChain reads up to limit rows (<= 0: all) of segs, in their order. Seqs are dense (a
+// session's rows are seqs 1, 2, … up to its last seq, a fork's from its fork point on), so the
+// newest n rows of a segment (Lo, Hi] are (Hi-n, Hi] (the head's: (lastSeq-n, ∞)): a query reads
+// just the ranges that hold the rows still missing, from as many segments as that takes, in one
+// statement whatever the depth of the chain. Where rows are missing (deleted messages, gaps) the
+// query returns fewer, and the next one goes on below (or above) what it covered.
+func readChain(segs []ForkSegment, limit int, desc bool, lastSeq int64, read RangeFunc) ([]*carryon.Message, error) {
+	var out []*carryon.Message
+	for len(segs) > 0 && (limit <= 0 || len(out) < limit) {
+		need := 0
 		if limit > 0 {
-			n = limit - len(out)
+			need = limit - len(out)
 		}
-		ms, err := oldest(sg, n)
+		budget := int64(need)
+		var ranges []ForkSegment
+		for len(segs) > 0 && len(ranges) < maxBatchSegments && (need == 0 || budget > 0) {
+			sg := segs[0]
+			top := min(sg.Hi, max(lastSeq, sg.Lo)) // the segment's rows end here, or about
+			switch {
+			case need == 0 || top-sg.Lo <= budget:
+				ranges, segs = append(ranges, sg), segs[1:]
+				budget -= top - sg.Lo
+			case desc:
+				p := top - budget
+				ranges = append(ranges, ForkSegment{ID: sg.ID, Lo: p, Hi: sg.Hi})
+				segs[0].Hi, budget = p, 0
+			default:
+				p := sg.Lo + budget
+				ranges = append(ranges, ForkSegment{ID: sg.ID, Lo: sg.Lo, Hi: p})
+				segs[0].Lo, budget = p, 0
+			}
+		}
+		ms, err := read(ranges, need, desc)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, ms...)
-		if limit > 0 && len(out) >= limit {
-			break
-		}
 	}
 	return out, nil
 }

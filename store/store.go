@@ -27,10 +27,20 @@ type Store interface {
 	// Read runs fn in a read-only transaction that sees one consistent snapshot.
 	Read(ctx context.Context, fn func(Tx) error) error
 	// Write runs fn in a read-write transaction and commits when fn returns nil; otherwise it rolls
-	// back and returns fn's error. Write transactions are serialised per session at least (SQLite:
-	// BEGIN IMMEDIATE; Postgres: row locks), so read-check-write inside fn is safe. A driver may
-	// roll back and run fn again in a new transaction when the database aborts it (Postgres: a
-	// deadlock or serialization failure), so fn must touch nothing but tx and reset what it sets.
+	// back fn's effects and returns fn's error. Write transactions are serialised per session at
+	// least (SQLite: BEGIN IMMEDIATE; Postgres: row locks), so read-check-write inside fn is safe.
+	// A driver may roll back and run fn again in a new transaction when the database aborts it
+	// (Postgres: a deadlock or serialization failure), so fn must touch nothing but tx and reset
+	// what it sets.
+	//
+	// A driver may also batch concurrent writes (SQLite's group commit): fn then runs in one
+	// transaction with other callers' fns, one after another, on another goroutine than the
+	// caller's, and sees the effects of the fns before it. Its own error (or panic, which the
+	// driver recovers into an EINTERNAL error) undoes only its own effects, and a failed commit
+	// fails every fn of the batch that succeeded. Write returns only after the commit that holds
+	// fn's effects is durable, as without batching. fn must therefore not call Read or Write of
+	// the same store (it would wait for itself: SQLite refuses such a Write with EINTERNAL), and
+	// must not wait for another writer.
 	Write(ctx context.Context, fn func(Tx) error) error
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

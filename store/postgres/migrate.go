@@ -45,7 +45,11 @@ func (db *DB) Migrate(ctx context.Context) error {
 		)`); err != nil {
 			return err
 		}
-		return dialect.ApplyMigrations(ctx, c, ms, time.Now())
+		if err := dialect.ApplyMigrations(ctx, c, ms, time.Now()); err != nil {
+			return err
+		}
+		_, err := sqlq.NewTx(dialect, c, false).BackfillForkChains(ctx)
+		return err
 	})
 }
 

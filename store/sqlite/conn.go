@@ -12,10 +12,54 @@ import (
 var dialect = &sqlq.Dialect{Name: "sqlite", Codes: codes, LongTermSearch: longTermSearch}
 
 // conn is a database/sql transaction as a sqlq.Conn; SQLite takes the ? placeholders as they are.
-type conn struct{ tx *sql.Tx }
+// In a write batch (detach) its statements run without the caller's cancellation: SQLite answers a
+// cancellation by interrupting the statement, and an interrupted statement may roll back the
+// whole transaction, other members' writes included. Write checks the context around fn instead.
+// A write batch also keeps its statements prepared (stmts): its members run the same few
+// statements, and parsing them again for every member is most of a small write's CPU.
+type conn struct {
+	tx     *sql.Tx
+	detach bool
+	stmts  map[string]*sql.Stmt
+}
+
+// prepared returns the batch's prepared statement of query, or nil outside a batch. Only
+// statements that leave no rows open (Exec, QueryRow) use it: a statement prepared once must not
+// be run again while its rows are read.
+func (c conn) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	if c.stmts == nil {
+		return nil, nil
+	}
+	if st, ok := c.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := c.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	c.stmts[query] = st
+	return st, nil
+}
+
+func (c conn) ctx(ctx context.Context) context.Context {
+	if c.detach {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
 
 func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := c.tx.ExecContext(ctx, query, args...)
+	ctx = c.ctx(ctx)
+	st, err := c.prepared(ctx, query)
+	if err != nil {
+		return 0, err
+	}
+	var res sql.Result
+	if st != nil {
+		res, err = st.ExecContext(ctx, args...)
+	} else {
+		res, err = c.tx.ExecContext(ctx, query, args...)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -23,7 +67,7 @@ func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error
 }
 
 func (c conn) Query(ctx context.Context, query string, args ...any) (sqlq.Rows, error) {
-	rows, err := c.tx.QueryContext(ctx, query, args...)
+	rows, err := c.tx.QueryContext(c.ctx(ctx), query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -31,16 +75,33 @@ func (c conn) Query(ctx context.Context, query string, args ...any) (sqlq.Rows, 
 }
 
 func (c conn) QueryRow(ctx context.Context, query string, args ...any) sqlq.Row {
+	ctx = c.ctx(ctx)
+	if st, err := c.prepared(ctx, query); err != nil {
+		return errRow{err}
+	} else if st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	return c.tx.QueryRowContext(ctx, query, args...)
 }
 
+// errRow is a Row whose Scan reports err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
 // ExecEach prepares the statement once and runs it for every argument list.
 func (c conn) ExecEach(ctx context.Context, query string, argLists [][]any) (int, error) {
-	stmt, err := c.tx.PrepareContext(ctx, query)
+	ctx = c.ctx(ctx)
+	stmt, err := c.prepared(ctx, query)
 	if err != nil {
 		return 0, err
 	}
-	defer stmt.Close()
+	if stmt == nil {
+		if stmt, err = c.tx.PrepareContext(ctx, query); err != nil {
+			return 0, err
+		}
+		defer stmt.Close()
+	}
 	for i, args := range argLists {
 		if _, err := stmt.ExecContext(ctx, args...); err != nil {
 			return i, err
@@ -56,6 +117,6 @@ func (r sqlRows) Close() { r.Rows.Close() }
 
 // ExecScript runs text with no arguments; SQLite runs each of its statements in turn.
 func (c conn) ExecScript(ctx context.Context, text string) error {
-	_, err := c.tx.ExecContext(ctx, text)
+	_, err := c.tx.ExecContext(c.ctx(ctx), text)
 	return err
 }

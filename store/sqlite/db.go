@@ -4,8 +4,9 @@
 // A file database runs in WAL mode with foreign keys on and a busy timeout, and every write
 // transaction starts with BEGIN IMMEDIATE, so a transaction that reads and then writes never hits
 // SQLITE_BUSY_SNAPSHOT: writers queue for the write lock up front (within this process on a
-// semaphore, across processes on SQLite's busy timeout). Read transactions are deferred and see one
-// snapshot. The schema is created by embedded, versioned migrations applied at Open.
+// semaphore, across processes on SQLite's busy timeout). Concurrent writes of this process commit
+// together, in one transaction and one fsync, each under a savepoint of its own (group commit,
+// groupcommit.go). Read transactions are deferred and see one snapshot. The schema is created by embedded, versioned migrations applied at Open.
 //
 // Times are stored as INTEGER unix microseconds in UTC. The statements are package sqlq's, one
 // text shared with the PostgreSQL driver; this package adds what is SQLite's own: the FTS5 index
@@ -37,6 +38,8 @@ type DB struct {
 	// writeSem serialises write transactions within this process, so writers wait on a channel
 	// (and their context) instead of spinning on SQLite's busy handler.
 	writeSem chan struct{}
+	// w queues the writers of Write for group commit (groupcommit.go).
+	w        writer
 	inMemory bool
 }
 
@@ -46,6 +49,12 @@ type config struct {
 	synchronous string
 	busyTimeout time.Duration
 }
+
+// journalSizeLimit bounds the WAL file: SQLite checkpoints it into the database every 1,000
+// pages (wal_autocheckpoint, on by default) and, when a checkpoint has reset it, truncates a WAL
+// that grew beyond this back to it. Without the limit the file keeps the largest size it ever
+// reached (a burst of writes while a long read held back the checkpoint).
+const journalSizeLimit = 64 << 20
 
 // Option changes how Open configures the database.
 type Option func(*config)
@@ -94,6 +103,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	q.Add("_pragma", "foreign_keys(1)")
 	if !inMemory {
 		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", journalSizeLimit))
 	}
 	q.Add("_pragma", "synchronous("+cfg.synchronous+")")
 	// Non-read-only transactions begin with BEGIN IMMEDIATE; read-only ones (sql.TxOptions.ReadOnly)
@@ -177,13 +187,7 @@ func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 	return nil
 }
 
-// Write runs fn in a BEGIN IMMEDIATE transaction and commits when fn returns nil; otherwise it
-// rolls back and returns fn's error.
-func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
-	return db.writeTx(ctx, func(stx *sql.Tx) error { return fn(newTx(stx, false)) })
-}
-
-// writeTx runs fn in a BEGIN IMMEDIATE transaction, after the writers of this process before it.
+// writeTx runs fn alone in a BEGIN IMMEDIATE transaction, between the batches of Write (Migrate).
 func (db *DB) writeTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	select {
 	case db.writeSem <- struct{}{}:
@@ -215,5 +219,5 @@ type tx struct {
 var _ store.Tx = (*tx)(nil)
 
 func newTx(stx *sql.Tx, readOnly bool) *tx {
-	return &tx{Tx: sqlq.NewTx(dialect, conn{stx}, readOnly), tx: stx}
+	return &tx{Tx: sqlq.NewTx(dialect, conn{tx: stx}, readOnly), tx: stx}
 }

@@ -29,7 +29,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 		return err
 	}
 	return db.writeTx(ctx, func(stx *sql.Tx) error {
-		c := conn{stx}
+		c := conn{tx: stx}
 		if err := c.ExecScript(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 			version    INTEGER PRIMARY KEY,
 			name       TEXT NOT NULL,
@@ -37,7 +37,11 @@ func (db *DB) Migrate(ctx context.Context) error {
 		)`); err != nil {
 			return fmt.Errorf("sqlite: migrate: %w", err)
 		}
-		return dialect.ApplyMigrations(ctx, c, ms, time.Now())
+		if err := dialect.ApplyMigrations(ctx, c, ms, time.Now()); err != nil {
+			return err
+		}
+		_, err := sqlq.NewTx(dialect, c, false).BackfillForkChains(ctx)
+		return err
 	})
 }
 

@@ -35,10 +35,11 @@ func TestPragmas(t *testing.T) {
 				}
 				defer conn.Close()
 				var journal string
-				var fk, sync, busy int
+				var fk, sync, busy, limit int
 				for q, dst := range map[string]any{
 					"PRAGMA journal_mode": &journal, "PRAGMA foreign_keys": &fk,
 					"PRAGMA synchronous": &sync, "PRAGMA busy_timeout": &busy,
+					"PRAGMA journal_size_limit": &limit,
 				} {
 					if err := conn.QueryRowContext(t.Context(), q).Scan(dst); err != nil {
 						t.Fatalf("%s: %v", q, err)
@@ -46,6 +47,9 @@ func TestPragmas(t *testing.T) {
 				}
 				if strings.ToLower(journal) != c.journal || fk != 1 || sync != c.sync || busy != 10000 {
 					t.Fatalf("conn %d: journal_mode=%s foreign_keys=%d synchronous=%d busy_timeout=%d", i, journal, fk, sync, busy)
+				}
+				if !db.inMemory && limit != journalSizeLimit {
+					t.Fatalf("conn %d: journal_size_limit=%d, want %d", i, limit, journalSizeLimit)
 				}
 			}
 		})

@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -127,22 +126,6 @@ func TestDurableAcrossReopen(t *testing.T) {
 func TestTwoHandlesOneFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "carryon.db")
 	storetest.TwoHandles(t, openFile(t, path), openFile(t, path), 8, 25)
-}
-
-func BenchmarkAppend(b *testing.B) {
-	for _, history := range []int{10, 10000} {
-		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
-			storetest.BenchAppend(b, openFile(b, filepath.Join(b.TempDir(), "bench.db")), history)
-		})
-	}
-}
-
-func BenchmarkLastMessages(b *testing.B) {
-	for _, history := range []int{10, 10000} {
-		b.Run(fmt.Sprintf("history=%d/k=20", history), func(b *testing.B) {
-			storetest.BenchLastMessages(b, openFile(b, filepath.Join(b.TempDir(), "bench.db")), history, 20)
-		})
-	}
 }
 
 // TestReadDoesNotBlockWrite checks that on a file database a read transaction is deferred (WAL

@@ -30,8 +30,8 @@ func (t *Tx) InsertMessages(ctx context.Context, owner string, msgs []*carryon.M
 	rows := make([][]any, len(msgs))
 	for i, m := range msgs {
 		kind := m.Kind
-		if kind == "" {
-			kind = carryon.KindMessage
+		if kind == carryon.KindMessage {
+			kind = "" // the default kind is stored as '' (migration compact_storage)
 		}
 		rows[i] = []any{m.SessionID, m.Seq, string(m.Role), kind, m.Content, m.Name, NullText(m.ToolCalls), m.ToolCallID,
 			m.CoversFrom, m.CoversTo, m.RunID, m.RequestID, m.Tokens, NullText(m.Metadata), m.Version,
@@ -45,67 +45,69 @@ func (t *Tx) InsertMessages(ctx context.Context, owner string, msgs []*carryon.M
 	return t.Wrap(err, "insert messages")
 }
 
-// queryMessages reads rows of one segment and labels them with as, the session being read.
-func (t *Tx) queryMessages(ctx context.Context, as, query string, args ...any) ([]*carryon.Message, error) {
-	return scanAll(t, ctx, "read messages", func(r Row) (*carryon.Message, error) {
-		var m carryon.Message
-		var role, kind string
-		var calls, meta *string
-		var created int64
-		if err := r.Scan(&m.SessionID, &m.Seq, &role, &kind, &m.Content, &m.Name, &calls, &m.ToolCallID,
-			&m.CoversFrom, &m.CoversTo, &m.RunID, &m.RequestID, &m.Tokens, &meta, &m.Version, &created); err != nil {
-			return nil, err
-		}
-		m.Role, m.Kind, m.ToolCalls, m.Metadata = carryon.Role(role), kind, RawText(calls), RawText(meta)
-		m.CreatedAt, m.SessionID = FromMicros(created), as
-		return &m, nil
-	}, `SELECT `+messageCols+` FROM messages `+query, args...)
+// scanMessage reads a row of messageCols, after the columns of before, and labels it with as,
+// the session being read.
+func scanMessage(r Row, as string, before ...any) (*carryon.Message, error) {
+	var m carryon.Message
+	var role, kind string
+	var calls, meta *string
+	var created int64
+	if err := r.Scan(append(before, &m.SessionID, &m.Seq, &role, &kind, &m.Content, &m.Name, &calls, &m.ToolCallID,
+		&m.CoversFrom, &m.CoversTo, &m.RunID, &m.RequestID, &m.Tokens, &meta, &m.Version, &created)...); err != nil {
+		return nil, err
+	}
+	if kind == "" {
+		kind = carryon.KindMessage
+	}
+	m.Role, m.Kind, m.ToolCalls, m.Metadata = carryon.Role(role), kind, RawText(calls), RawText(meta)
+	m.CreatedAt, m.SessionID = FromMicros(created), as
+	return &m, nil
 }
 
 // LastMessages returns the last limit visible messages of s, oldest first (a message s deleted is
-// not visible). It reads at most limit
-// rows (newest first by the (session_id, seq) primary key) and climbs to a parent only while it
-// still needs rows. Every returned message carries s.ID as its SessionID, inherited ones included,
-// so a fork reads the same before and after its parent is deleted.
+// not visible). It reads the chain of s (one row) and then at most limit rows, in one query
+// whatever the depth of the fork chain when the rows are where the segments' sizes say (see
+// store.LastBeforeInChain). Every returned message carries s.ID as its SessionID, inherited ones
+// included, so a fork reads the same before and after its parent is deleted.
 func (t *Tx) LastMessages(ctx context.Context, owner string, s *carryon.Session, limit int) ([]*carryon.Message, error) {
-	head, err := t.ownLink(ctx, owner, s.ID, "")
-	if err != nil {
-		return nil, err
-	}
-	return store.LastInChain(head, limit, t.parentOf(ctx), func(sg store.ForkSegment, n int) ([]*carryon.Message, error) {
-		return t.queryMessages(ctx, s.ID, `WHERE session_id = ? AND seq > ? AND seq <= ?`+visibleTo+` ORDER BY seq DESC LIMIT ?`,
-			sg.ID, sg.Lo, sg.Hi, s.ID, Limit(n))
-	})
+	return t.lastBefore(ctx, owner, s, 0, limit)
 }
 
-// MessagesBefore returns the last limit visible messages of s with seq < before, oldest first,
-// labelled with s.ID like LastMessages; it reads at most limit rows.
+// MessagesBefore returns the last limit visible messages of s with seq < before (before <= 0: no
+// bound), oldest first, labelled with s.ID like LastMessages; it reads at most limit rows.
 func (t *Tx) MessagesBefore(ctx context.Context, owner string, s *carryon.Session, before int64, limit int) ([]*carryon.Message, error) {
-	head, err := t.ownLink(ctx, owner, s.ID, "")
-	if err != nil {
-		return nil, err
+	return t.lastBefore(ctx, owner, s, max(before, 1), limit) // nothing is before the first seq
+}
+
+func (t *Tx) lastBefore(ctx context.Context, owner string, s *carryon.Session, before int64, limit int) ([]*carryon.Message, error) {
+	segs, tail, last, err := t.chain(ctx, owner, s.ID)
+	var out []*carryon.Message
+	for depth := 0; err == nil; depth++ {
+		var older []*carryon.Message
+		if older, err = store.LastBeforeInChain(segs, before, limit-len(out), last, t.readRanges(ctx, s.ID)); err != nil {
+			break
+		}
+		out = append(older, out...)
+		if len(out) >= limit || tail == nil {
+			return out, nil
+		}
+		if depth > 100000 {
+			return nil, carryon.Errorf(carryon.EINTERNAL, "fork chain of %s is too deep", s.ID)
+		}
+		segs, tail, err = t.expand(ctx, tail) // the rows still missing are further up the chain
 	}
-	if before < 1 {
-		before = 1 // nothing is before the first seq
-	}
-	return store.LastBeforeInChain(head, before, limit, t.parentOf(ctx), func(sg store.ForkSegment, n int) ([]*carryon.Message, error) {
-		return t.queryMessages(ctx, s.ID, `WHERE session_id = ? AND seq > ? AND seq <= ?`+visibleTo+` ORDER BY seq DESC LIMIT ?`,
-			sg.ID, sg.Lo, sg.Hi, s.ID, Limit(n))
-	})
+	return nil, err
 }
 
 // MessagesAfter returns up to limit visible messages of s with seq > after, oldest first (a limit
 // of zero or less means no limit), labelled with s.ID like LastMessages. Ancestors are read only
 // when after lies in their part.
 func (t *Tx) MessagesAfter(ctx context.Context, owner string, s *carryon.Session, after int64, limit int) ([]*carryon.Message, error) {
-	head, err := t.ownLink(ctx, owner, s.ID, "")
+	segs, last, err := t.fullChain(ctx, owner, s.ID)
 	if err != nil {
 		return nil, err
 	}
-	return store.AfterInChain(head, after, limit, t.parentOf(ctx), func(sg store.ForkSegment, n int) ([]*carryon.Message, error) {
-		return t.queryMessages(ctx, s.ID, `WHERE session_id = ? AND seq > ? AND seq <= ?`+visibleTo+` ORDER BY seq LIMIT ?`,
-			sg.ID, sg.Lo, sg.Hi, s.ID, Limit(n))
-	})
+	return store.AfterInChain(segs, after, limit, last, t.readRanges(ctx, s.ID))
 }
 
 // SeqAtVersion returns the highest visible seq of s stored at a session version <= v, or 0. A

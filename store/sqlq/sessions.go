@@ -40,6 +40,9 @@ func (t *Tx) InsertSession(ctx context.Context, s *carryon.Session) error {
 		s.ID, s.OwnerID, s.Title, string(s.Status), s.Version, NullText(s.ParentID), s.ForkSeq, s.ForkVersion,
 		Micros(s.CreatedAt), Micros(s.UpdatedAt), Micros(s.LastActiveAt), Micros(s.ExpiresAt),
 		s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.WorkingMemoryVersion, NullText(s.Metadata), s.Agent, NullText(s.ExternalID))
+	if err == nil && s.ParentID != "" {
+		return t.storeChain(ctx, s) // a fork: the segments it reads through (forks.go)
+	}
 	if s.ExternalID != "" {
 		return t.Conflict(err, "insert session", "a session with external id %q exists", s.ExternalID)
 	}
@@ -152,6 +155,9 @@ func (t *Tx) DeleteSession(ctx context.Context, owner, id string) error {
 				return err
 			}
 		}
+		if err := t.rechain(ctx, id); err != nil { // the deeper forks' chains that named id
+			return err
+		}
 	}
 	if _, err := t.Conn.Exec(ctx, `DELETE FROM sessions WHERE id = ?`, id); err != nil {
 		return t.Wrap(err, "delete session")
@@ -177,7 +183,10 @@ func (t *Tx) materialise(ctx context.Context, f store.ForkLink, segs []store.For
 			return t.Wrap(err, "materialise fork")
 		}
 	}
-	_, err := t.Conn.Exec(ctx, `UPDATE sessions SET parent_id = NULL WHERE id = ?`, f.ID)
+	if _, err := t.Conn.Exec(ctx, `UPDATE sessions SET parent_id = NULL WHERE id = ?`, f.ID); err != nil {
+		return t.Wrap(err, "materialise fork")
+	}
+	_, err := t.Conn.Exec(ctx, `DELETE FROM fork_chains WHERE session_id = ?`, f.ID)
 	return t.Wrap(err, "materialise fork")
 }
 

@@ -1,6 +1,7 @@
 package sqlq
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,8 +47,12 @@ func (t *Tx) InsertWorkingMemoryRevision(ctx context.Context, owner string, r *c
 	if err != nil {
 		return err
 	}
+	stored, err := t.revisionDocument(ctx, r, doc)
+	if err != nil {
+		return err
+	}
 	_, err = t.Conn.Exec(ctx, `INSERT INTO memory_revisions (`+revisionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		r.SessionID, r.WorkingMemoryVersion, r.Version, NullText(r.Patch), doc, r.RunID, Micros(r.CreatedAt))
+		r.SessionID, r.WorkingMemoryVersion, r.Version, NullText(r.Patch), stored, r.RunID, Micros(r.CreatedAt))
 	if err != nil {
 		return t.Conflict(err, "store memory revision", "memory version %d of session %s exists", r.WorkingMemoryVersion, r.SessionID)
 	}
@@ -58,6 +63,36 @@ func (t *Tx) InsertWorkingMemoryRevision(ctx context.Context, owner string, r *c
 }
 
 const revisionCols = `session_id, memory_version, version, patch, document, run_id, created_at`
+
+// snapshotEvery is how often a revision stores its whole document: memory versions 1, 1 +
+// snapshotEvery, 1 + 2·snapshotEvery, … do; the others store only their patch, and reading one
+// applies at most snapshotEvery-1 patches to the snapshot before it.
+const snapshotEvery = 16
+
+// revisionDocument returns what the revision r, whose whole document is doc, stores as its
+// document: nil (only its patch) when its patch applied to the current document (the previous
+// memory version) gives doc exactly, doc itself when r is a snapshot or the patch does not
+// reproduce it (a revision written by other means than a patch).
+func (t *Tx) revisionDocument(ctx context.Context, r *carryon.WorkingMemoryRevision, doc string) (*string, error) {
+	if r.WorkingMemoryVersion%snapshotEvery == 1 || len(r.Patch) == 0 {
+		return &doc, nil
+	}
+	var prev string
+	var mv int64
+	err := t.Conn.QueryRow(ctx, `SELECT document, memory_version FROM working_memory WHERE session_id = ?`, r.SessionID).Scan(&prev, &mv)
+	if errors.Is(err, ErrNoRows) {
+		return &doc, nil
+	} else if err != nil {
+		return nil, t.Wrap(err, "read memory")
+	}
+	if mv != r.WorkingMemoryVersion-1 {
+		return &doc, nil
+	}
+	if next, err := applyPatch(prev, r.Patch); err != nil || next != doc {
+		return &doc, nil
+	}
+	return nil, nil
+}
 
 // GetWorkingMemoryRevision returns one revision by memory version. ENOTFOUND.
 func (t *Tx) GetWorkingMemoryRevision(ctx context.Context, owner, sessionID string, workingMemoryVersion int64) (*carryon.WorkingMemoryRevision, error) {
@@ -100,21 +135,128 @@ func (t *Tx) ListWorkingMemoryRevisions(ctx context.Context, owner, sessionID st
 }
 
 func (t *Tx) queryRevisions(ctx context.Context, query string, args ...any) ([]*carryon.WorkingMemoryRevision, error) {
-	return scanAll(t, ctx, "read memory revisions", func(row Row) (*carryon.WorkingMemoryRevision, error) {
+	var docs []*string
+	revs, err := scanAll(t, ctx, "read memory revisions", func(row Row) (*carryon.WorkingMemoryRevision, error) {
 		var r carryon.WorkingMemoryRevision
-		var patch *string
-		var doc string
+		var patch, doc *string
 		var created int64
 		if err := row.Scan(&r.SessionID, &r.WorkingMemoryVersion, &r.Version, &patch, &doc, &r.RunID, &created); err != nil {
 			return nil, err
 		}
-		var err error
-		if r.Document, err = decodeDoc(doc); err != nil {
-			return nil, err
-		}
+		docs = append(docs, doc)
 		r.Patch, r.CreatedAt = RawText(patch), FromMicros(created)
 		return &r, nil
 	}, `SELECT `+revisionCols+` FROM memory_revisions `+query, args...)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.replayRevisions(ctx, revs, docs); err != nil {
+		return nil, err
+	}
+	for i, r := range revs {
+		if r.Document, err = decodeDoc(*docs[i]); err != nil {
+			return nil, t.Wrap(err, "decode memory revision")
+		}
+	}
+	return revs, nil
+}
+
+// replayRevisions fills in the documents of revs (of one session) that stored only their patch
+// (nil in docs): it reads the revisions from the snapshot at or before the oldest of them up to
+// the newest, in one query, and applies their patches in order.
+func (t *Tx) replayRevisions(ctx context.Context, revs []*carryon.WorkingMemoryRevision, docs []*string) error {
+	lo, hi := int64(math.MaxInt64), int64(0)
+	for i, r := range revs {
+		if docs[i] == nil {
+			lo, hi = min(lo, r.WorkingMemoryVersion), max(hi, r.WorkingMemoryVersion)
+		}
+	}
+	if hi == 0 {
+		return nil
+	}
+	id := revs[0].SessionID
+	rows, err := t.Conn.Query(ctx, `SELECT memory_version, patch, document FROM memory_revisions
+		WHERE session_id = ? AND memory_version <= ? AND memory_version >= (SELECT MAX(memory_version)
+		FROM memory_revisions WHERE session_id = ? AND memory_version <= ? AND document IS NOT NULL)
+		ORDER BY memory_version`, id, hi, id, lo)
+	if err != nil {
+		return t.Wrap(err, "replay memory revisions")
+	}
+	defer rows.Close()
+	replayed := map[int64]string{}
+	cur, started := "", false
+	for rows.Next() {
+		var mv int64
+		var patch, doc *string
+		if err := rows.Scan(&mv, &patch, &doc); err != nil {
+			return t.Wrap(err, "replay memory revisions")
+		}
+		switch {
+		case doc != nil:
+			cur, started = *doc, true
+		case started:
+			if cur, err = applyPatch(cur, RawText(patch)); err != nil {
+				return t.Wrap(err, "replay memory revisions")
+			}
+		}
+		replayed[mv] = cur
+	}
+	if err := rows.Err(); err != nil {
+		return t.Wrap(err, "replay memory revisions")
+	}
+	for i, r := range revs {
+		if docs[i] != nil {
+			continue
+		}
+		doc, ok := replayed[r.WorkingMemoryVersion]
+		if !ok || !started {
+			return carryon.Errorf(carryon.EINTERNAL, "memory version %d of session %s has no snapshot before it", r.WorkingMemoryVersion, id)
+		}
+		docs[i] = &doc
+	}
+	return nil
+}
+
+// applyPatch applies the JSON Merge Patch (RFC 7396) patch to the document doc (stored text) and
+// returns the result as encodeDoc writes it. Numbers stay as written (json.Number).
+func applyPatch(doc string, patch []byte) (string, error) {
+	var target, p any
+	if doc != "" {
+		if err := decodeNumbers([]byte(doc), &target); err != nil {
+			return "", err
+		}
+	}
+	if err := decodeNumbers(patch, &p); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(mergePatch(target, p))
+	return string(b), err
+}
+
+func decodeNumbers(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+// mergePatch applies patch to target (RFC 7396), changing target's maps in place.
+func mergePatch(target, patch any) any {
+	p, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	t, ok := target.(map[string]any)
+	if !ok {
+		t = map[string]any{}
+	}
+	for k, v := range p {
+		if v == nil {
+			delete(t, k)
+			continue
+		}
+		t[k] = mergePatch(t[k], v)
+	}
+	return t
 }
 
 func encodeDoc(wm carryon.WorkingMemory) (string, error) {

@@ -1,7 +1,10 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,23 +69,7 @@ func BenchAppend(b *testing.B, st store.Store, history int) {
 	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
-		err := st.Write(ctx, func(tx store.Tx) error {
-			cur, err := tx.GetSession(ctx, s.OwnerID, s.ID)
-			if err != nil {
-				return err
-			}
-			prev := cur.Version
-			cur.Version++
-			cur.LastSeq++
-			cur.MessageCount++
-			cur.UpdatedAt = time.Now().UTC().Truncate(time.Microsecond)
-			cur.LastActiveAt = cur.UpdatedAt
-			if err := tx.InsertMessages(ctx, s.OwnerID, []*carryon.Message{benchMessage(cur, "continue the task")}); err != nil {
-				return err
-			}
-			return tx.UpdateSession(ctx, cur, prev)
-		})
-		if err != nil {
+		if err := appendOne(ctx, st, s); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -118,4 +105,117 @@ func BenchLastMessages(b *testing.B, st store.Store, history, k int) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchAppendConcurrent measures durable appends from writers concurrent writers, each appending
+// to a session of its own as BenchAppend does: b.N appends in all. It reports appends/s and the
+// p50 and p99 latency of one append (ms), the figures group commit is judged by.
+func BenchAppendConcurrent(b *testing.B, st store.Store, writers int) {
+	ss := make([]*carryon.Session, writers)
+	for i := range ss {
+		ss[i] = benchSession(b, st, 1)
+	}
+	ctx := b.Context()
+	lat := make([][]time.Duration, writers)
+	next := make(chan struct{}, 1024)
+	errs := make(chan error, writers)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	go func() {
+		for range b.N {
+			next <- struct{}{}
+		}
+		close(next)
+	}()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := ss[w]
+			for range next {
+				t0 := time.Now()
+				if err := appendOne(ctx, st, s); err != nil {
+					errs <- err
+					return
+				}
+				lat[w] = append(lat[w], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "appends/s")
+	b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// appendOne is one append of BenchAppend: read the session, insert a message, store the session.
+func appendOne(ctx context.Context, st store.Store, s *carryon.Session) error {
+	return st.Write(ctx, func(tx store.Tx) error {
+		cur, err := tx.GetSession(ctx, s.OwnerID, s.ID)
+		if err != nil {
+			return err
+		}
+		prev := cur.Version
+		cur.Version++
+		cur.LastSeq++
+		cur.MessageCount++
+		cur.UpdatedAt = time.Now().UTC().Truncate(time.Microsecond)
+		cur.LastActiveAt = cur.UpdatedAt
+		if err := tx.InsertMessages(ctx, s.OwnerID, []*carryon.Message{benchMessage(cur, "continue the task")}); err != nil {
+			return err
+		}
+		return tx.UpdateSession(ctx, cur, prev)
+	})
+}
+
+// BenchForkChain measures restoring the last session of a fork chain: in one read transaction,
+// read the session and its last 20 messages. The root has 1,000 messages; each of the depth forks
+// has one of its own (own) or none, so the 20 come from 20 levels or all from the root. Each
+// iteration reads the root and the chain's end in turn, so both figures are taken under the
+// same load: it reports both (µs) and their ratio, the one to compare.
+func BenchForkChain(b *testing.B, st store.Store, depth int, own bool) {
+	chain := deepChain(b, st, 1000, depth, own)
+	ctx := b.Context()
+	restore := func(s *carryon.Session) time.Duration {
+		t0 := time.Now()
+		err := st.Read(ctx, func(tx store.Tx) error {
+			cur, err := tx.GetSession(ctx, s.OwnerID, s.ID)
+			if err != nil {
+				return err
+			}
+			msgs, err := tx.LastMessages(ctx, s.OwnerID, cur, 20)
+			if err != nil {
+				return err
+			}
+			if len(msgs) != 20 || msgs[19].Seq != cur.LastSeq {
+				return fmt.Errorf("LastMessages returned %d messages", len(msgs))
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	var root, head time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		root += restore(chain[0])
+		head += restore(chain[len(chain)-1])
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(root.Microseconds())/n, "root-µs")
+	b.ReportMetric(float64(head.Microseconds())/n, "end-µs")
+	b.ReportMetric(float64(head)/float64(root), "end/root")
 }

@@ -63,6 +63,24 @@ func testIdempotency(t *testing.T, open func(t *testing.T) store.Store) {
 			State: store.IdemDone, Result: []byte(`{"b":1}`), CreatedAt: at(1), ExpiresAt: at(101)})
 	})
 
+	// Long answers come back byte for byte, whether the driver compresses them or not (one that
+	// repeats itself, one that does not compress).
+	t.Run("LongResult", func(t *testing.T) {
+		noisy := make([]byte, 3000)
+		for i := range noisy {
+			noisy[i] = byte(32 + (i*7919+i*i*31)%95)
+		}
+		for i, result := range [][]byte{
+			bytes.Repeat([]byte(`{"seq":1,"role":"user","content":"continue the task"},`), 60),
+			noisy,
+		} {
+			r := &store.IdempotencyRecord{OwnerID: ownerA, Key: "req_long_" + string(rune('a'+i)), Fingerprint: "fp",
+				State: store.IdemDone, Result: result, CreatedAt: at(3), ExpiresAt: at(103)}
+			put(r)
+			check(ownerA, r.Key, r)
+		}
+	})
+
 	t.Run("Delete", func(t *testing.T) {
 		write(t, st, func(tx store.Tx) error { return tx.DeleteIdempotency(ctx, ownerA, "req_1") })
 		write(t, st, func(tx store.Tx) error { return tx.DeleteIdempotency(ctx, ownerA, "req_missing") })

@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/carryon-hub/carryon"
@@ -129,6 +131,76 @@ func testWorkingMemory(t *testing.T, open func(t *testing.T) store.Store) {
 			}
 			return nil
 		})
+	})
+}
+
+// testWorkingMemoryHistory stores a long history of revisions (drivers may keep patches with
+// periodic snapshots): every revision reads back with its own document, by version, by list and
+// by session version, including revisions whose patch does not produce their document and
+// documents with numbers that float64 cannot hold.
+func testWorkingMemoryHistory(t *testing.T, open func(t *testing.T) store.Store) {
+	st := open(t)
+	ctx := t.Context()
+	s := newSession(ownerA, "sess_hist", at(0))
+	insertSession(t, st, s)
+	doc := map[string]any{}
+	var revs []*carryon.WorkingMemoryRevision
+	for mv := int64(1); mv <= 45; mv++ {
+		patch := map[string]any{"next_action": fmt.Sprintf("step %d", mv), "big": json.Number("12345678901234567891")}
+		if mv%5 == 0 {
+			patch["goal"] = nil
+		} else if mv%5 == 1 {
+			patch["goal"] = map[string]any{"title": "ship", "round": mv}
+		}
+		raw, _ := json.Marshal(patch)
+		for k, v := range patch {
+			if v == nil {
+				delete(doc, k)
+			} else {
+				doc[k] = v
+			}
+		}
+		if mv == 23 {
+			doc["set_by_hand"] = true // this revision's patch does not produce its document
+		}
+		cp := carryon.WorkingMemory{}
+		b, _ := json.Marshal(doc)
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		if err := dec.Decode(&cp); err != nil {
+			t.Fatal(err)
+		}
+		r := &carryon.WorkingMemoryRevision{SessionID: s.ID, WorkingMemoryVersion: mv, Version: 2 * mv, Patch: raw,
+			Document: cp, CreatedAt: at(int(mv))}
+		write(t, st, func(tx store.Tx) error { return tx.InsertWorkingMemoryRevision(ctx, ownerA, r) })
+		revs = append(revs, r)
+	}
+	read(t, st, func(tx store.Tx) error {
+		for _, want := range revs {
+			got, err := tx.GetWorkingMemoryRevision(ctx, ownerA, s.ID, want.WorkingMemoryVersion)
+			if err != nil {
+				t.Fatalf("GetWorkingMemoryRevision(%d): %v", want.WorkingMemoryVersion, err)
+			}
+			checkRevision(t, got, want)
+			at, err := tx.WorkingMemoryAtVersion(ctx, ownerA, s.ID, want.Version+1)
+			if err != nil {
+				t.Fatalf("WorkingMemoryAtVersion(%d): %v", want.Version+1, err)
+			}
+			checkRevision(t, at, want)
+		}
+		for _, page := range []struct {
+			before int64
+			limit  int
+		}{{0, 0}, {0, 7}, {40, 20}, {17, 3}, {3, 10}} {
+			got, err := tx.ListWorkingMemoryRevisions(ctx, ownerA, s.ID, page.before, page.limit)
+			if err != nil {
+				t.Fatalf("ListWorkingMemoryRevisions(%d, %d): %v", page.before, page.limit, err)
+			}
+			for _, r := range got {
+				checkRevision(t, r, revs[r.WorkingMemoryVersion-1])
+			}
+		}
+		return nil
 	})
 }
 
