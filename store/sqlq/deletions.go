@@ -81,6 +81,9 @@ func (t *Tx) MessageTombstones(ctx context.Context, owner string, s *carryon.Ses
 				return nil, err
 			}
 			m.Role, m.CreatedAt = carryon.Role(role), FromMicros(created)
+			if m.Kind == "" {
+				m.Kind = carryon.KindMessage // stored as "" (see InsertMessages)
+			}
 			return &m, nil
 		}, `SELECT d.seq, d.version, d.created_at, m.role, m.kind FROM message_deletions d
 			JOIN messages m ON m.session_id = ? AND m.seq = d.seq
