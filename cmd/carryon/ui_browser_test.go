@@ -193,10 +193,19 @@ func (p *browserPage) signIn(key string) {
 	p.until("the sessions list", `document.title.startsWith('Sessions') && !!document.querySelector('table tbody')`)
 }
 
-// click clicks the button whose text is label.
+// click clicks the button whose text is label. The page may draw the button again between
+// finding and clicking it (a refresh of the data it shows): then the click finds it again.
 func (p *browserPage) click(label string) {
 	p.t.Helper()
-	p.do("click "+label, chromedp.Click(fmt.Sprintf(`//button[normalize-space()=%q]`, label)))
+	sel := fmt.Sprintf(`//button[normalize-space()=%q]`, label)
+	p.do("click "+label, func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		for {
+			_, err := chromedp.Click(sel)(ctx, t)
+			if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "Could not find node") {
+				return chromedp.Void{}, err
+			}
+		}
+	})
 }
 
 // fixedAddr is a free loopback address, so that a restarted server keeps the page's origin.
