@@ -103,6 +103,20 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.modelDuration, m.tokens, m.toolCalls, m.toolDuration, m.sweeps, m.purged, m.replays, m.conflicts} {
 		reg.MustRegister(c)
 	}
+	// The series of known label values exist from the start (at 0), so that rates and alerts
+	// see them before the first event.
+	for _, sw := range []string{"sessions", "long_term"} {
+		for _, o := range []string{"ok", "error"} {
+			m.sweeps.WithLabelValues(sw, o)
+		}
+	}
+	for _, k := range []string{"sessions", "request_ids", "long_term_items"} {
+		m.purged.WithLabelValues(k)
+	}
+	m.replays.WithLabelValues("http")
+	for code := range conflictCodes {
+		m.conflicts.WithLabelValues(code)
+	}
 	return m
 }
 
