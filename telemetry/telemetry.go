@@ -112,11 +112,9 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 		getenv = func(string) string { return "" }
 	}
 	// The traces endpoint is used as it is; a base endpoint (the flag, OTEL_EXPORTER_OTLP_ENDPOINT)
-	// gets the traces path, as the OTLP exporter specification says. The signal's own variable
-	// wins over the general one, also when the flag was set from the general one.
+	// gets the traces path, as the OTLP exporter specification says.
 	endpoint, signal := strings.TrimSpace(cfg.Endpoint), false
-	if traces := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")); traces != "" &&
-		(endpoint == "" || endpoint == strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT"))) {
+	if traces := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")); traces != "" && endpoint == "" {
 		endpoint, signal = traces, true
 	}
 	if endpoint == "" {

@@ -58,7 +58,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	workers := fs.Int("workers", 8, "runs this instance executes at once; 0 serves the API and streams only")
 	maxAttempts := fs.Int("max-attempts", 5, "a run whose runner died this many times is parked as failed")
 	toolOutputTimeout := fs.Duration("tool-output-timeout", carryon.DefaultToolOutputTimeout, "a run that waits this long for a client's tool outputs fails")
-	otlpEndpoint := fs.String("otlp-endpoint", "", "send traces to this OTLP/HTTP endpoint (e.g. http://localhost:4318); empty: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else no tracing")
+	otlpEndpoint := fs.String("otlp-endpoint", "", "send traces to this OTLP/HTTP endpoint (e.g. http://localhost:4318); empty: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT, else no tracing")
 	traceContent := fs.Bool("trace-content", false, "put message contents (prompts, replies, tool arguments and results) in the spans")
 	uiLocalKey := fs.Bool("ui-local-key", false, "offer the local user's key to the inspector at /ui/ when it is opened from this machine (loopback only; see docs/INSPECTOR.md)")
 	var af agentFlags
