@@ -228,7 +228,7 @@ type ActiveRuns func(ctx context.Context) (map[carryon.RunStatus]int64, error)
 // runs' index; a scrape that cannot read it leaves them out rather than failing).
 func RegisterActiveRuns(reg prometheus.Registerer, count ActiveRuns) {
 	reg.MustRegister(activeRuns{count: count,
-		active: prometheus.NewDesc("carryon_runs_active", "Runs in each active state (queued, running, waiting_approval, requires_action), across all instances.", []string{"status"}, nil),
+		active:    prometheus.NewDesc("carryon_runs_active", "Runs in each active state (queued, running, waiting_approval, requires_action), across all instances.", []string{"status"}, nil),
 		approvals: prometheus.NewDesc("carryon_approvals_waiting", "Runs waiting for a user's decision on an action (waiting_approval), across all instances.", nil, nil),
 	})
 }
