@@ -92,3 +92,23 @@ func TestCallIsTracedAsAnMCPClientSpan(t *testing.T) {
 		t.Errorf("an untraced call sent a traceparent: %v", metas[2])
 	}
 }
+
+// Listing a server's tools inside a traced run is a CLIENT span "tools/list".
+func TestListingIsTraced(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "one"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: objectSchema}, result(&mcp.TextContent{Text: "echo"}))
+	exp := tracetest.NewInMemoryExporter()
+	tel := telemetry.New(telemetry.Options{Exporter: exp, Sync: true})
+	run := &carryon.Run{ID: "run_1", Agent: "default", SessionID: "sess_1", Attempt: 1}
+	ctx, span := tel.StartRun(context.Background(), run)
+	if _, err := newServer(t, mcptool.Config{Name: "one", Transport: inMemory(t, srv)}).Tools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	span.End(run, carryon.RunSucceeded, nil)
+	spans := exp.GetSpans().Snapshots()
+	if len(spans) != 2 || spans[0].Name() != "tools/list" || spans[0].SpanKind() != trace.SpanKindClient ||
+		spans[0].Parent().SpanID() != spans[1].SpanContext().SpanID() {
+		t.Fatalf("spans = %v, want tools/list under invoke_agent", exp.GetSpans())
+	}
+}
