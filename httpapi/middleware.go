@@ -51,6 +51,10 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // Unwrap returns the underlying ResponseWriter.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// probes are the routes a monitoring system calls every few seconds: they get no span (they
+// would bury the traces worth reading), only their metrics and log line.
+var probes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
 // wrap adds what every request gets, whatever its route: a request id, panic recovery, metrics and
 // one log line. route is the route's pattern (never the raw path, so labels stay bounded).
 func (s *server) wrap(route string, next http.Handler) http.Handler {
@@ -63,7 +67,10 @@ func (s *server) wrap(route string, next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", reqID)
 		info := &requestInfo{}
 		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
-		r, span := s.telemetry.StartHTTP(r, route)
+		var span *telemetry.HTTPSpan
+		if !probes[route] {
+			r, span = s.telemetry.StartHTTP(r, route)
+		}
 		s.limitBodyTime(w, r)
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
@@ -91,9 +98,6 @@ func (s *server) wrap(route string, next http.Handler) http.Handler {
 				slog.String("user_id", info.userID), slog.String("request_id", reqID)}
 			if info.code != "" {
 				attrs = append(attrs, slog.String("code", info.code))
-			}
-			if id := telemetry.TraceIDOf(r.Context()); id != "" {
-				attrs = append(attrs, slog.String("trace_id", id))
 			}
 			s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 		}()

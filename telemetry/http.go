@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 
@@ -61,12 +60,4 @@ func (s *HTTPSpan) End(status int, code string) {
 		s.span.SetStatus(codes.Error, http.StatusText(status))
 	}
 	s.span.End()
-}
-
-// TraceIDOf is the trace id of the span in ctx, or "" when there is none.
-func TraceIDOf(ctx context.Context) string {
-	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
-		return sc.TraceID().String()
-	}
-	return ""
 }
