@@ -150,14 +150,6 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 	return t.provider.Shutdown(ctx)
 }
 
-// ForceFlush exports the spans that ended but wait in a batch.
-func (t *Telemetry) ForceFlush(ctx context.Context) error {
-	if !t.Tracing() {
-		return nil
-	}
-	return t.provider.ForceFlush(ctx)
-}
-
 // TracerProvider is the provider of the spans (a no-op one without tracing), for instrumenting
 // other libraries into the same traces.
 func (t *Telemetry) TracerProvider() trace.TracerProvider {
