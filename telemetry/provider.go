@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
-	"strconv"
 	"time"
 
 	"go.opentelemetry.io/otel/codes"
@@ -87,7 +86,7 @@ func (p *provider) Stream(ctx context.Context, req model.Request) iter.Seq2[mode
 		}
 		errType := ""
 		if callErr != nil {
-			errType = modelErrorType(callErr)
+			errType = errorType(callErr)
 		}
 		p.t.metrics.modelCall(name, reqModel, resp.Model, errType, time.Since(start), resp.Usage)
 		if !recording {
@@ -112,15 +111,6 @@ func (p *provider) Stream(ctx context.Context, req model.Request) iter.Seq2[mode
 		}
 		span.End()
 	}
-}
-
-// modelErrorType is the error.type of a failed model call: the HTTP status the backend
-// answered, or the kind of failure.
-func modelErrorType(err error) string {
-	if e, ok := model.AsError(err); ok && e.Status != 0 {
-		return strconv.Itoa(e.Status)
-	}
-	return errorType(err)
 }
 
 // The JSON shapes of the GenAI conventions' message attributes.

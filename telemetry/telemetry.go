@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,6 +33,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/model"
 )
 
 // ScopeName is the instrumentation scope of carryon's spans.
@@ -167,9 +169,12 @@ func (t *Telemetry) start(ctx context.Context, name string, kind trace.SpanKind)
 	return t.tracer.Start(ctx, name, trace.WithSpanKind(kind))
 }
 
-// errorType is the error.type of a failed operation: the carryon error code, the model error's
-// kind, or "_OTHER".
+// errorType is the error.type of a failed operation: the HTTP status a model backend answered,
+// the carryon error code, "canceled", "timeout", or "_OTHER".
 func errorType(err error) string {
+	if e, ok := model.AsError(err); ok && e.Status != 0 {
+		return strconv.Itoa(e.Status)
+	}
 	if code := carryon.ErrorCode(err); code != "" && code != carryon.EINTERNAL {
 		return code
 	}
