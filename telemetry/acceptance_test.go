@@ -201,15 +201,25 @@ func TestRunWithTwoToolCallsIsTraced(t *testing.T) {
 	}
 	traceID := telemetry.RunTraceID(runID)
 
-	// The run's spans end before the run's end is stored; the HTTP spans of the polls too.
+	// The invoke_agent span ends once the run's end is stored, just after the run answers as
+	// ended: wait for it (the others ended before).
 	var inRun []sdktrace.ReadOnlySpan
 	var httpSpans []sdktrace.ReadOnlySpan
-	for _, s := range exp.GetSpans().Snapshots() {
-		if s.SpanContext().TraceID() == traceID {
-			inRun = append(inRun, s)
-		} else if s.SpanKind() == trace.SpanKindServer {
-			httpSpans = append(httpSpans, s)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		inRun, httpSpans = nil, nil
+		root := false
+		for _, s := range exp.GetSpans().Snapshots() {
+			if s.SpanContext().TraceID() == traceID {
+				inRun = append(inRun, s)
+				root = root || s.Name() == "invoke_agent default"
+			} else if s.SpanKind() == trace.SpanKindServer {
+				httpSpans = append(httpSpans, s)
+			}
 		}
+		if root || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond) // polling the exporter for the span, with a deadline
 	}
 	byName := map[string][]sdktrace.ReadOnlySpan{}
 	for _, s := range inRun {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
@@ -78,7 +79,15 @@ func TestMetricsAfterARun(t *testing.T) {
 		map[string]string{"Idempotency-Key": "start-1"}, 422, nil)
 	srv.call(t, "PATCH", "/v1/sessions/"+sessionID, map[string]any{"title": "stale", "expected_version": 1}, nil, 409, nil)
 
+	// A runner counts the run's end just after storing it: wait for that count.
 	body, fams := srv.scrape(t)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if _, ok := value(fams, "carryon_runs_finished_total", map[string]string{"status": "succeeded"}); ok {
+			break
+		}
+		time.Sleep(5 * time.Millisecond) // polling /metrics for the count, with a deadline
+		body, fams = srv.scrape(t)
+	}
 	problems, err := promlint.New(bytes.NewReader(body)).Lint()
 	if err != nil {
 		t.Fatal(err)
