@@ -2,6 +2,8 @@ package carryon
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"time"
 )
@@ -95,6 +97,29 @@ type Run struct {
 	UpdatedAt  time.Time  `json:"updated_at"`
 	StartedAt  *time.Time `json:"started_at,omitempty"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	// TraceID is the id of the run's trace (RunTraceID of its id): with tracing on, the spans of
+	// every attempt of the run, on any instance, are in this trace. It is filled in when the run
+	// is encoded as JSON; nothing stores it.
+	TraceID string `json:"trace_id,omitempty"`
+}
+
+// MarshalJSON encodes the run with its TraceID.
+func (r Run) MarshalJSON() ([]byte, error) {
+	type plain Run
+	p := plain(r)
+	if p.ID != "" {
+		p.TraceID = RunTraceID(p.ID)
+	}
+	return json.Marshal(p)
+}
+
+// RunTraceID is the W3C trace id (32 lowercase hex digits) of the run with this id: the first 16
+// bytes of the SHA-256 of "carryon run " and the id. A run's trace id follows from its id alone,
+// so every attempt of the run, on any instance and after any restart, traces into one trace that
+// the run's answer names, without storing anything.
+func RunTraceID(runID string) string {
+	sum := sha256.Sum256([]byte("carryon run " + runID))
+	return hex.EncodeToString(sum[:16])
 }
 
 // NewRun is the input of RunService.Start.

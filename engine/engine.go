@@ -30,6 +30,7 @@ import (
 	"github.com/carryon-hub/carryon/contextbuild"
 	"github.com/carryon-hub/carryon/failpoint"
 	"github.com/carryon-hub/carryon/model"
+	"github.com/carryon-hub/carryon/telemetry"
 	"github.com/carryon-hub/carryon/tool"
 	"github.com/carryon-hub/carryon/tool/workspace"
 )
@@ -82,6 +83,9 @@ type Config struct {
 	// Approval says whether a tool asks for a user's approval before every call (an agent
 	// profile's "approval: always"); nil asks for none.
 	Approval func(tool string) bool
+	// Telemetry traces each journaled tool call (execute_tool) and counts it; nil for none.
+	// (Model calls are traced by the provider Telemetry.Provider wraps.)
+	Telemetry *telemetry.Telemetry
 }
 
 // Engine runs the agent loop.

@@ -181,6 +181,22 @@ func (e *Engine) settle(ctx context.Context, hub Hub, run *carryon.Run, a *carry
 // is journaled before the run stops. Losing the run (fencing) or a shutdown does cut it off; the
 // journal then keeps it started for the next attempt to settle.
 func (e *Engine) execute(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, staged *stagedMemory, emit emitFunc) error {
+	ctx, span := e.cfg.Telemetry.StartTool(ctx, a, e.describe(a.Tool))
+	err := e.executeTraced(ctx, hub, run, a, staged, emit)
+	span.End(a, err)
+	return err
+}
+
+// describe is the description of a tool of the engine, or "".
+func (e *Engine) describe(name string) string {
+	if t, ok := e.tools.Get(name); ok {
+		return t.Description()
+	}
+	return ""
+}
+
+// executeTraced is execute inside its span.
+func (e *Engine) executeTraced(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, staged *stagedMemory, emit emitFunc) error {
 	a.Status, a.Attempt, a.StartedAt = carryon.ActionStarted, run.Attempt, e.now()
 	if err := hub.StartAction(ctx, run, a); err != nil {
 		return fmt.Errorf("journal tool call %s: %w", a.Tool, err)

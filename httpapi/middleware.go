@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/telemetry"
 )
 
 // requestInfo is what the inner layers of a request tell the outer ones (for the log line).
 type requestInfo struct {
 	userID string
+	code   string // the problem's error code, when the answer is one
 }
 
 type requestInfoKey struct{}
@@ -49,6 +51,10 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // Unwrap returns the underlying ResponseWriter.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// probes are the routes a monitoring system calls every few seconds: they get no span (they
+// would bury the traces worth reading), only their metrics and log line.
+var probes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
 // wrap adds what every request gets, whatever its route: a request id, panic recovery, metrics and
 // one log line. route is the route's pattern (never the raw path, so labels stay bounded).
 func (s *server) wrap(route string, next http.Handler) http.Handler {
@@ -61,6 +67,10 @@ func (s *server) wrap(route string, next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", reqID)
 		info := &requestInfo{}
 		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
+		var span *telemetry.HTTPSpan
+		if !probes[route] {
+			r, span = s.telemetry.StartHTTP(r, route)
+		}
 		s.limitBodyTime(w, r)
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
@@ -81,10 +91,15 @@ func (s *server) wrap(route string, next http.Handler) http.Handler {
 			}
 			d := time.Since(start)
 			s.metrics.observe(route, r.Method, status, d)
-			s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
-				slog.String("method", r.Method), slog.String("route", route), slog.String("path", r.URL.Path),
+			s.telemetry.Write("http", sw.Header().Get("Idempotent-Replayed") == "true", info.code)
+			span.End(status, info.code)
+			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("route", route), slog.String("path", r.URL.Path),
 				slog.Int("status", status), slog.Duration("duration", d), slog.Int64("bytes", sw.bytes),
-				slog.String("user_id", info.userID), slog.String("request_id", reqID))
+				slog.String("user_id", info.userID), slog.String("request_id", reqID)}
+			if info.code != "" {
+				attrs = append(attrs, slog.String("code", info.code))
+			}
+			s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 		}()
 		next.ServeHTTP(sw, r)
 	})

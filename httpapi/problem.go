@@ -125,6 +125,9 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	p := problemOf(err)
 	p.Instance = r.URL.Path
+	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+		info.code = p.Code
+	}
 	if p.Code == carryon.EVERSION && ifMatchUsed(r) {
 		p.Status = http.StatusPreconditionFailed
 		p.Title = "Precondition failed"

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/telemetry"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -100,6 +101,9 @@ type Config struct {
 	// with the key's user in its context, and a request it does not reach (no valid key) is
 	// refused through its own WriteError, in the wire format its clients expect.
 	OpenAI FrontDoor
+	// Telemetry, when set, traces every request (an HTTP server span, continuing a W3C
+	// traceparent) and counts request-id replays and write conflicts (package telemetry).
+	Telemetry *telemetry.Telemetry
 }
 
 // FrontDoor is a handler of another API's wire format that httpapi mounts (Config.OpenAI).
@@ -127,6 +131,7 @@ type server struct {
 	requireVersion bool
 	registry       *prometheus.Registry
 	metrics        *metrics
+	telemetry      *telemetry.Telemetry
 	mux            *http.ServeMux
 	openapi        []byte
 }
@@ -150,6 +155,7 @@ func NewServer(cfg Config) http.Handler {
 		bodyTimeout:    cfg.BodyReadTimeout,
 		requireVersion: cfg.RequireVersion,
 		registry:       cfg.Registry,
+		telemetry:      cfg.Telemetry,
 		mux:            http.NewServeMux(),
 	}
 	if s.logger == nil {

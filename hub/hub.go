@@ -23,6 +23,7 @@ import (
 	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/store/postgres"
 	"github.com/carryon-hub/carryon/store/sqlite"
+	"github.com/carryon-hub/carryon/telemetry"
 	"github.com/carryon-hub/carryon/users"
 )
 
@@ -77,6 +78,9 @@ type Options struct {
 	Getenv func(string) string
 	// Instrument, when set, is told the kind, duration and error of every store transaction.
 	Instrument func(kind string, d time.Duration, err error)
+	// Telemetry traces the runs, model and tool calls and counts them (package telemetry); nil
+	// for none.
+	Telemetry *telemetry.Telemetry
 }
 
 // Hub is carryon opened in-process: the services the HTTP server and the adapters use. Every
@@ -129,20 +133,26 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 		st = store.Instrument(raw, opt.Instrument)
 	}
 	h := &Hub{Store: st, raw: raw, Data: opt.Data, Agents: opt.Agents}
+	tel := opt.Telemetry
 	h.Users = users.New(st, nil).KeepRequestIDs(opt.RequestIDTTL)
 	h.Sessions = sessions.New(st, sessions.Config{
 		IdleTTL: opt.IdleTTL, PurgeAfter: opt.PurgeAfter, ClosedRetention: opt.ClosedRetention, IdempotencyTTL: opt.RequestIDTTL,
 		Workspaces: opt.Workspaces, Logger: opt.Logger, Agents: opt.Agents, MaxSessionsPerUser: opt.MaxSessionsPerUser,
+		OnSweep: func(res sessions.SweepResult, err error) {
+			tel.Swept("sessions", err, map[string]int64{"sessions": int64(res.Sessions), "request_ids": res.RequestIDs, "over_limit": int64(res.OverLimit), "users_forgotten": int64(res.Forgotten)})
+		},
 	})
 	h.Users.ForgetWith(h.Sessions)
-	h.LongTerm = longterm.New(st, nil).KeepRequestIDs(opt.RequestIDTTL)
+	h.LongTerm = longterm.New(st, nil).KeepRequestIDs(opt.RequestIDTTL).OnSweep(func(n int64, err error) {
+		tel.Swept("long_term", err, map[string]int64{"long_term_items": n})
+	})
 	sources, closeSources, err := mcpSources(opt.Agents, opt.Logger)
 	if err != nil {
 		raw.Close()
 		return nil, err
 	}
 	h.closeSources = closeSources
-	h.profiles, err = newProfiles(opt.Agents, opt.Getenv, opt.Workspaces, h.Sessions, h.LongTerm, sources, opt.Logger)
+	h.profiles, err = newProfiles(opt.Agents, opt.Getenv, opt.Workspaces, h.Sessions, h.LongTerm, sources, opt.Logger, tel)
 	if err != nil {
 		closeSources()
 		raw.Close()
@@ -153,7 +163,7 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 		workers = 0
 	}
 	h.Runs = runs.New(st, h.Sessions, nil, runs.Config{Logger: opt.Logger, LeaseTTL: opt.LeaseTTL, MaxAttempts: opt.MaxAttempts,
-		Workers: workers, Agents: h.profiles, ToolOutputTimeout: opt.ToolOutputTimeout})
+		Workers: workers, Agents: h.profiles, ToolOutputTimeout: opt.ToolOutputTimeout, Telemetry: tel})
 	bgCtx, stop := context.WithCancel(context.Background())
 	h.stop = stop
 	h.bg.Go(func() { h.Sessions.RunSweeper(bgCtx, opt.SweepInterval, opt.Logger) })
@@ -204,6 +214,18 @@ func setDefault[T comparable](v *T, def T) {
 // Preview is what the model of the session's agent profile would be sent now, as the caller.
 func (h *Hub) Preview(ctx context.Context, sessionID string) (*carryon.ContextPreview, error) {
 	return h.profiles.Preview(ctx, h.Sessions, sessionID)
+}
+
+// ActiveRunCounts counts the runs in each active state across all users (the gauges of
+// telemetry.RegisterActiveRuns).
+func (h *Hub) ActiveRunCounts(ctx context.Context) (map[carryon.RunStatus]int64, error) {
+	var out map[carryon.RunStatus]int64
+	err := h.raw.Read(ctx, func(tx store.Tx) error {
+		var err error
+		out, err = tx.ActiveRunCounts(ctx)
+		return err
+	})
+	return out, err
 }
 
 // Ping checks that the database answers.

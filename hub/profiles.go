@@ -10,6 +10,7 @@ import (
 	"github.com/carryon-hub/carryon/engine"
 	"github.com/carryon-hub/carryon/model"
 	"github.com/carryon-hub/carryon/runs"
+	"github.com/carryon-hub/carryon/telemetry"
 	"github.com/carryon-hub/carryon/tool"
 	"github.com/carryon-hub/carryon/tool/longtermtool"
 	"github.com/carryon-hub/carryon/tool/testtools"
@@ -40,6 +41,7 @@ type profiles struct {
 	workspaces string
 	longTerm   carryon.LongTermService
 	log        *slog.Logger
+	tel        *telemetry.Telemetry
 }
 
 var _ runs.Agents = (*profiles)(nil)
@@ -57,15 +59,15 @@ type profileRun struct {
 // mem, their context gets the owner's relevant long-term memory and their tools can reach it.
 // sources are the tools of the MCP servers by the servers' names in the set (nil for none): a
 // profile whose globs name a server gets what its source offers when each run starts.
-func newProfiles(set *agents.Set, getenv func(string) string, workspaces string, src contextbuild.Source, mem carryon.LongTermService, sources map[string]tool.Source, log *slog.Logger) (*profiles, error) {
+func newProfiles(set *agents.Set, getenv func(string) string, workspaces string, src contextbuild.Source, mem carryon.LongTermService, sources map[string]tool.Source, log *slog.Logger, tel *telemetry.Telemetry) (*profiles, error) {
 	p := &profiles{Set: set, builtin: BuiltinTools(getenv), sources: sources, byName: map[string]*profileRun{},
-		workspaces: workspaces, longTerm: mem, log: log}
+		workspaces: workspaces, longTerm: mem, log: log, tel: tel}
 	clients := map[string]model.Provider{}
 	for _, name := range set.Names() {
 		prof := set.Profiles[name]
 		client, ok := clients[prof.Provider]
 		if !ok {
-			client = set.Providers[prof.Provider].Open()
+			client = tel.Provider(set.Providers[prof.Provider].Open(), prof.Model)
 			clients[prof.Provider] = client
 		}
 		cfg := contextbuild.Config{Budget: prof.ContextBudget, SystemPrompt: systemPrompt(prof)}
@@ -130,7 +132,8 @@ func (p *profiles) engine(ctx context.Context, pr *profileRun) (*engine.Engine, 
 	}
 	return engine.New(engine.Config{
 		Model: prof.Model, MaxSteps: prof.MaxSteps, TokenBudget: prof.RunTokenBudget, Workspaces: p.workspaces, LongTerm: p.longTerm,
-		Approval: func(tool string) bool { return prof.ApprovalOf(tool) == carryon.ApprovalAlways },
+		Approval:  func(tool string) bool { return prof.ApprovalOf(tool) == carryon.ApprovalAlways },
+		Telemetry: p.tel,
 	}, pr.provider, reg, pr.builder), nil
 }
 

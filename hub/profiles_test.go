@@ -59,7 +59,7 @@ agents:
 		t.Fatal(err)
 	}
 	files := &countingSource{tools: []tool.Tool{remoteTool("files__read_text_file"), remoteTool("files__write_file")}}
-	p, err := newProfiles(set, getenv, t.TempDir(), nil, nil, map[string]tool.Source{"files": files}, slog.New(slog.DiscardHandler))
+	p, err := newProfiles(set, getenv, t.TempDir(), nil, nil, map[string]tool.Source{"files": files}, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,9 +36,10 @@ const maxTTL = 100 * 365 * 24 * 3600
 
 // Service implements carryon.LongTermService over a store.
 type Service struct {
-	st     store.Store
-	now    func() time.Time
-	keepID time.Duration
+	st      store.Store
+	now     func() time.Time
+	keepID  time.Duration
+	onSweep func(items int64, err error)
 }
 
 var _ carryon.LongTermService = (*Service)(nil)
@@ -49,6 +50,13 @@ func New(st store.Store, now func() time.Time) *Service {
 		now = time.Now
 	}
 	return &Service{st: st, now: now, keepID: carryon.DefaultIdempotencyTTL}
+}
+
+// OnSweep sets a function told the outcome of every sweep RunSweeper makes (for the metrics),
+// and returns s.
+func (s *Service) OnSweep(fn func(items int64, err error)) *Service {
+	s.onSweep = fn
+	return s
 }
 
 // KeepRequestIDs sets how long request ids of puts and deletes and their answers are kept (the
@@ -407,6 +415,9 @@ func (s *Service) RunSweeper(ctx context.Context, every time.Duration, log *slog
 	defer t.Stop()
 	for {
 		n, err := s.Sweep(ctx)
+		if s.onSweep != nil {
+			s.onSweep(n, err)
+		}
 		switch {
 		case err != nil && ctx.Err() == nil:
 			log.Error("memory sweep failed", "err", err)

@@ -100,6 +100,9 @@ type Chunk struct {
 	// FinishReason is set on the last chunk: FinishStop, FinishToolCalls, FinishLength, or a
 	// provider-specific reason passed through as is.
 	FinishReason string
+	// Model and ResponseID are the model that answered and the backend's id of the answer, on
+	// the last chunk when the backend said them.
+	Model, ResponseID string
 }
 
 // Provider is a model backend.
@@ -122,6 +125,8 @@ type Response struct {
 	Usage Usage
 	// FinishReason is the reason of the last chunk that had one.
 	FinishReason string
+	// Model and ResponseID are the last ones the stream reported.
+	Model, ResponseID string
 }
 
 // Collect consumes seq and assembles its chunks into a Response. On error it returns what was
@@ -141,6 +146,9 @@ func Collect(seq iter.Seq2[Chunk, error]) (Response, error) {
 		}
 		if c.FinishReason != "" {
 			resp.FinishReason = c.FinishReason
+		}
+		if c.Model != "" {
+			resp.Model, resp.ResponseID = c.Model, c.ResponseID
 		}
 	}
 	resp.Text = text.String()

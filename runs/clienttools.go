@@ -219,7 +219,7 @@ func callIDs(acts []*carryon.Action) string {
 
 // expireWaiting fails the runs that waited for tool outputs longer than Config.ToolOutputTimeout.
 func (s *Service) expireWaiting(ctx context.Context) error {
-	var failed []string
+	var failed []*carryon.Run
 	err := s.st.Write(ctx, func(tx store.Tx) error {
 		failed = failed[:0]
 		now := s.now()
@@ -232,12 +232,15 @@ func (s *Service) expireWaiting(ctx context.Context) error {
 			if err := finishTx(ctx, tx, r, r.Attempt, carryon.RunFailed, "", msg, now); err != nil {
 				return err
 			}
-			failed = append(failed, r.ID)
+			failed = append(failed, r)
 		}
 		return nil
 	})
-	for _, id := range failed {
-		s.notify.publish(id)
+	for _, r := range failed {
+		s.notify.publish(r.ID)
+		if err == nil {
+			s.cfg.Telemetry.RunEnded(r.Agent, carryon.RunFailed)
+		}
 	}
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/carryon-hub/carryon/failpoint"
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/telemetry"
 )
 
 // hub implements engine.Hub for one attempt of a run: every write checks, in its transaction,
@@ -18,6 +19,7 @@ import (
 type hub struct {
 	s       *Service
 	attempt int
+	span    *telemetry.RunSpan // the attempt's span, told the session versions the run writes
 }
 
 var _ engine.Hub = (*hub)(nil)
@@ -172,6 +174,14 @@ func (h *hub) AppendEvent(ctx context.Context, run *carryon.Run, ev *carryon.Eve
 	})
 	if err == nil {
 		h.s.notify.publish(run.ID)
+		if ev.Type == carryon.EventMessageAppended && h.span != nil {
+			var res struct {
+				Version int64 `json:"version"`
+			}
+			if json.Unmarshal(ev.Data, &res) == nil {
+				h.span.SessionVersion(res.Version)
+			}
+		}
 	}
 	return err
 }

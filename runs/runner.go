@@ -114,8 +114,9 @@ func (s *Service) claimAll(ctx context.Context) error {
 		return nil
 	}
 	var claimed []*carryon.Run
+	var st claimStats
 	err := s.st.Write(ctx, func(tx store.Tx) error {
-		claimed = claimed[:0] // fn may run again after a deadlock
+		claimed, st = claimed[:0], claimStats{takeovers: map[string]bool{}} // fn may run again after a deadlock
 		now := s.now()
 		cands, err := tx.RunnableRuns(ctx, now, free)
 		if err != nil {
@@ -125,7 +126,7 @@ func (s *Service) claimAll(ctx context.Context) error {
 			if s.runningHere(c.ID) != nil {
 				continue
 			}
-			run, err := s.claim(ctx, tx, c, now)
+			run, err := s.claim(ctx, tx, c, now, &st)
 			if err != nil {
 				return err
 			}
@@ -138,7 +139,11 @@ func (s *Service) claimAll(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, r := range st.ended {
+		s.cfg.Telemetry.RunEnded(r.Agent, carryon.RunFailed)
+	}
 	for _, run := range claimed {
+		s.cfg.Telemetry.RunClaimed(run, st.takeovers[run.ID])
 		s.notify.publish(run.ID)
 		s.slots <- struct{}{}
 		runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -164,11 +169,18 @@ func (s *Service) claimAll(ctx context.Context) error {
 
 var errShutdown = errors.New("the server is shutting down")
 
+// claimStats is what one claimAll did besides claiming, for the metrics: the runs taken over
+// (by id) and the runs it failed (parked, or whose profile is gone).
+type claimStats struct {
+	takeovers map[string]bool
+	ended     []*carryon.Run
+}
+
 // claim takes a runnable run for this process in tx: a new attempt with a lease. It returns nil
 // when the run is no longer runnable (another runner was faster). A run whose runner's lease ran
 // out is a takeover and counts towards MaxAttempts; one whose lease was handed back at shutdown
 // (no lease owner) is not.
-func (s *Service) claim(ctx context.Context, tx store.Tx, c *carryon.Run, now time.Time) (*carryon.Run, error) {
+func (s *Service) claim(ctx context.Context, tx store.Tx, c *carryon.Run, now time.Time, st *claimStats) (*carryon.Run, error) {
 	r, err := tx.GetRun(ctx, c.OwnerID, c.ID)
 	if err != nil {
 		return nil, err
@@ -191,9 +203,11 @@ func (s *Service) claim(ctx context.Context, tx store.Tx, c *carryon.Run, now ti
 			if r.Takeovers >= s.cfg.MaxAttempts {
 				s.log.Error("parking a run that keeps crashing", "run", r.ID, "takeovers", r.Takeovers)
 				r.Attempt++ // the last runner, should it wake up, is fenced off
+				st.ended = append(st.ended, r)
 				return nil, finishTx(ctx, tx, r, prev, carryon.RunFailed, "", fmt.Sprintf("parked after its runner stopped %d times before the run ended (last runner %s)", r.Takeovers, r.LeaseOwner), now)
 			}
 			s.log.Warn("taking over a run whose lease expired", "run", r.ID, "attempt", r.Attempt, "owner", r.LeaseOwner)
+			st.takeovers[r.ID] = true
 		}
 	default:
 		return nil, nil
@@ -202,6 +216,7 @@ func (s *Service) claim(ctx context.Context, tx store.Tx, c *carryon.Run, now ti
 		// An enqueued run's turn came: its message joins the session now.
 		sess, err := sessions.LoadWritable(ctx, tx, r.OwnerID, r.SessionID, nil, nil, now)
 		if err != nil {
+			st.ended = append(st.ended, r)
 			return nil, finishTx(ctx, tx, r, prev, carryon.RunFailed, "", "the run could not start: "+carryon.ErrorMessage(err), now)
 		}
 		if err := appendTrigger(ctx, tx, sess, r, now); err != nil {
@@ -213,6 +228,7 @@ func (s *Service) claim(ctx context.Context, tx store.Tx, c *carryon.Run, now ti
 	agent, err := s.agents.Agent(r.Agent)
 	if err != nil {
 		r.Attempt++ // a runner of an earlier attempt, should it wake up, is fenced off
+		st.ended = append(st.ended, r)
 		return nil, finishTx(ctx, tx, r, prev, carryon.RunFailed, "", "the run could not start: "+carryon.ErrorMessage(err), now)
 	}
 	if r.AgentDigest != "" && r.AgentDigest != agent.Digest {
@@ -236,7 +252,11 @@ func (s *Service) claim(ctx context.Context, tx store.Tx, c *carryon.Run, now ti
 // execute runs the engine on a claimed run, heartbeating its lease, and records how it ended. A
 // panic fails the run (its stack goes to the log) and never takes the process down.
 func (s *Service) execute(ctx context.Context, run *carryon.Run) {
+	ctx, span := s.cfg.Telemetry.StartRun(ctx, run)
 	log := s.log.With("run", run.ID, "session", run.SessionID, "attempt", run.Attempt)
+	if id := span.TraceID(); id != "" {
+		log = log.With("trace_id", id)
+	}
 	log.Info("run started")
 	ctx = carryon.NewContextWithUser(ctx, &carryon.User{ID: run.OwnerID})
 	hbCtx, stopHB := context.WithCancel(ctx)
@@ -250,6 +270,7 @@ func (s *Service) execute(ctx context.Context, run *carryon.Run) {
 				log.Error("record the end of the run", "err", err)
 				s.releaseLease(bg, run)
 			}
+			span.End(run, carryon.RunFailed, fmt.Errorf("panic: %v", p))
 		}
 	}()
 	go s.heartbeat(hbCtx, run)
@@ -259,7 +280,7 @@ func (s *Service) execute(ctx context.Context, run *carryon.Run) {
 	if err != nil {
 		runErr = err
 	} else {
-		for _, err := range eng.Run(ctx, &hub{s: s, attempt: run.Attempt}, run) {
+		for _, err := range eng.Run(ctx, &hub{s: s, attempt: run.Attempt, span: span}, run) {
 			if err != nil {
 				runErr = err
 			}
@@ -285,17 +306,21 @@ func (s *Service) execute(ctx context.Context, run *carryon.Run) {
 	case errors.Is(cause, errShutdown):
 		log.Info("run paused for shutdown; the next runner takes it over")
 		s.releaseLease(context.WithoutCancel(ctx), run)
+		span.End(run, "", runErr)
 		return
 	case carryon.ErrorCode(runErr) == carryon.EFENCED || carryon.ErrorCode(cause) == carryon.EFENCED:
 		log.Warn("run lost to another runner; stopping without writing", "err", runErr)
+		span.End(run, "", runErr)
 		return
 	default:
 		status, msg = carryon.RunFailed, sentence(runErr)
 	}
 	if err := s.finish(context.WithoutCancel(ctx), run, status, run.Reply, msg); err != nil {
 		log.Error("record the end of the run", "err", err)
+		span.End(run, "", err)
 		return
 	}
+	span.End(run, status, runErr)
 	log.Info("run ended", "status", status, "steps", run.Step, "error", msg)
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/carryon-hub/carryon/engine"
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/telemetry"
 )
 
 // Config holds the run manager's settings; zero values take the defaults.
@@ -47,6 +48,8 @@ type Config struct {
 	// Agents are the agent profiles runs execute; nil runs every run with the engine New was
 	// given, as the one profile named default.
 	Agents Agents
+	// Telemetry traces each attempt (invoke_agent) and counts runs; nil for none.
+	Telemetry *telemetry.Telemetry
 }
 
 // Service implements carryon.RunService.
@@ -303,12 +306,15 @@ func (s *Service) ListRuns(ctx context.Context, sessionID string, f carryon.RunF
 // With a request id, a repeat answers the run as the first cancel left it.
 func (s *Service) Cancel(ctx context.Context, runID string, opt carryon.RetryOptions) (*carryon.Run, error) {
 	var run *carryon.Run
+	ended := false
 	cancelTx := func(tx store.Tx, own string, now time.Time) error {
 		var err error
+		ended = false
 		if run, err = tx.GetRun(ctx, own, runID); err != nil || run.Status.Terminal() {
 			return err
 		}
 		if run.Status == carryon.RunQueued || run.Status.Waiting() {
+			ended = true
 			return finishTx(ctx, tx, run, run.Attempt, carryon.RunCancelled, "", "cancelled by the user", now)
 		}
 		run.StopRequested, run.UpdatedAt = "cancel", now
@@ -320,6 +326,9 @@ func (s *Service) Cancel(ctx context.Context, runID string, opt carryon.RetryOpt
 	})
 	if err != nil {
 		return nil, err
+	}
+	if ended {
+		s.cfg.Telemetry.RunEnded(run.Agent, carryon.RunCancelled)
 	}
 	s.stopHere(runID, &engine.ErrStopped{Reason: "cancel"})
 	s.notify.publish(runID) // a runner in another process learns of the stop at once

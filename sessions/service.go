@@ -43,6 +43,8 @@ type Config struct {
 	// Logger receives what cannot be returned, such as a workspace that could not be removed after
 	// its session was deleted. Default slog.Default().
 	Logger *slog.Logger
+	// OnSweep, when set, is told the outcome of every sweep RunSweeper makes (for the metrics).
+	OnSweep func(SweepResult, error)
 }
 
 // Service implements carryon.SessionService over a store.

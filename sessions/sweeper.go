@@ -171,6 +171,9 @@ func (s *Service) RunSweeper(ctx context.Context, every time.Duration, log *slog
 	defer t.Stop()
 	for {
 		res, err := s.Sweep(ctx)
+		if s.cfg.OnSweep != nil {
+			s.cfg.OnSweep(res, err)
+		}
 		switch {
 		case err != nil && ctx.Err() == nil:
 			log.Error("sweep failed", "err", err)

@@ -43,6 +43,10 @@ type Runs interface {
 	// waited in requires_action since before the given time (updated_at). For the system runner
 	// only, which fails them.
 	StaleRequiresAction(ctx context.Context, before time.Time, limit int) ([]*carryon.Run, error)
+	// ActiveRunCounts returns, across owners, how many runs are in each active state (queued,
+	// running, waiting_approval, requires_action); a state without runs is absent. For the
+	// metrics only: it reads the active runs' index, never the finished runs.
+	ActiveRunCounts(ctx context.Context) (map[carryon.RunStatus]int64, error)
 
 	// InsertAction journals a tool call of the owner's run a.RunID in session a.SessionID.
 	// ENOTFOUND when the run is not the owner's or not of that session; ECONFLICT when (run,

@@ -40,6 +40,8 @@ var envBindings = []binding{
 	{flag: "workers", env: "CARRYON_WORKERS"},
 	{flag: "max-attempts", env: "CARRYON_MAX_ATTEMPTS"},
 	{flag: "tool-output-timeout", env: "CARRYON_TOOL_OUTPUT_TIMEOUT"},
+	{flag: "otlp-endpoint", env: "CARRYON_OTLP_ENDPOINT"},
+	{flag: "trace-content", env: "CARRYON_TRACE_CONTENT"},
 	// the agent
 	{flag: "agents", env: "CARRYON_AGENTS"},
 	{flag: "provider", env: "CARRYON_PROVIDER"},

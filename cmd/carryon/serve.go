@@ -20,6 +20,7 @@ import (
 	"github.com/carryon-hub/carryon/hub"
 	"github.com/carryon-hub/carryon/mcpserver"
 	"github.com/carryon-hub/carryon/openaiapi"
+	"github.com/carryon-hub/carryon/telemetry"
 	"github.com/carryon-hub/carryon/users"
 	"github.com/carryon-hub/carryon/webui"
 )
@@ -58,6 +59,8 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	workers := fs.Int("workers", 8, "runs this instance executes at once; 0 serves the API and streams only")
 	maxAttempts := fs.Int("max-attempts", 5, "a run whose runner died this many times is parked as failed")
 	toolOutputTimeout := fs.Duration("tool-output-timeout", carryon.DefaultToolOutputTimeout, "a run that waits this long for a client's tool outputs fails")
+	otlpEndpoint := fs.String("otlp-endpoint", "", "send traces to this OTLP/HTTP endpoint (e.g. http://localhost:4318); empty: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT, else no tracing")
+	traceContent := fs.Bool("trace-content", false, "put message contents (prompts, replies, tool arguments and results) in the spans")
 	uiLocalKey := fs.Bool("ui-local-key", false, "offer the local user's key to the inspector at /ui/ when it is opened from this machine (loopback only; see docs/INSPECTOR.md)")
 	var af agentFlags
 	af.register(fs.FlagSet)
@@ -82,9 +85,9 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	}
 	var log *slog.Logger
 	if *logJSON {
-		log = slog.New(slog.NewJSONHandler(stderr, nil))
+		log = slog.New(telemetry.LogHandler(slog.NewJSONHandler(stderr, nil)))
 	} else {
-		log = slog.New(slog.NewTextHandler(stderr, nil))
+		log = slog.New(telemetry.LogHandler(slog.NewTextHandler(stderr, nil)))
 	}
 
 	if ignored := af.ignoredBy(fs.FlagSet); len(ignored) > 0 {
@@ -98,6 +101,17 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14),
 	}, []string{"kind", "outcome"})
 	reg.MustRegister(txSeconds)
+	tel, err := telemetry.Setup(ctx, telemetry.Config{Endpoint: *otlpEndpoint, CaptureContent: *traceContent, Getenv: getenv, Registerer: reg})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer func() {
+		shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := tel.Shutdown(shut); err != nil {
+			log.Warn("the last spans could not be sent", "err", err)
+		}
+	}()
 
 	dsn, err := sf.dsn()
 	if err != nil {
@@ -108,7 +122,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Agents: set, Workspaces: af.workspacesDir(sf.data),
 		IdleTTL: *idleTTL, PurgeAfter: *purge, ClosedRetention: *closedRetention, RequestIDTTL: *idemTTL,
 		MaxSessionsPerUser: *maxSessions, SweepInterval: *sweep, Workers: *workers, NoWorkers: *workers == 0, LeaseTTL: *leaseTTL,
-		MaxAttempts: *maxAttempts, ToolOutputTimeout: *toolOutputTimeout, Logger: log, Getenv: getenv,
+		MaxAttempts: *maxAttempts, ToolOutputTimeout: *toolOutputTimeout, Logger: log, Getenv: getenv, Telemetry: tel,
 		Instrument: func(kind string, d time.Duration, err error) {
 			outcome := "ok"
 			switch {
@@ -127,6 +141,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	// stopped before serve returns and the database closes: nothing writes to the data directory
 	// afterwards.
 	defer h.Close()
+	telemetry.RegisterActiveRuns(reg, h.ActiveRunCounts)
 	ss, us, rs, ms := h.Sessions, h.Users, h.Runs, h.LongTerm
 	if _, err := us.EnsureLocalUser(ctx, sf.data); err != nil {
 		return fmt.Errorf("local user: %w", err)
@@ -136,7 +151,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		StreamsDone: streamsDone,
 		Sessions:    ss, Users: us, Runs: rs, LongTerm: ms, Logger: log, Ready: h.Ping, MaxBodyBytes: *maxBody,
 		BodyReadTimeout: *bodyTimeout,
-		RequireVersion:  *requireVersion, Registry: reg,
+		RequireVersion:  *requireVersion, Registry: reg, Telemetry: tel,
 		Agents:  set,
 		Context: h.Preview,
 		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Logger: log,
@@ -154,7 +169,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 
 	// The address and the key file are said once, on stdout: scripts read the first line.
 	def, _ := set.Agent(carryon.DefaultAgent)
-	log.Info("carryon started", "version", carryon.Version, "model", def.Model, "agents", strings.Join(set.Names(), ","), "workers", *workers)
+	log.Info("carryon started", "version", carryon.Version, "model", def.Model, "agents", strings.Join(set.Names(), ","), "workers", *workers, "tracing", tel.Tracing())
 	fmt.Fprintf(stdout, "carryon listening on http://%s (data %s)\n", ln.Addr(), sf.data)
 	fmt.Fprintf(stdout, "local user's key file: %s (the client commands on this machine read it)\n", filepath.Join(sf.data, users.LocalKeyFile))
 

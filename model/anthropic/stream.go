@@ -22,6 +22,8 @@ type streamState struct {
 	stop    string
 	stopped bool
 	yielded bool
+	// model and id are the answering model and the message's id, from message_start.
+	model, id string
 }
 
 // pendingCall is a tool_use block being assembled from its input_json_delta events.
@@ -36,6 +38,7 @@ func (s *streamState) add(ev anthropic.MessageStreamEventUnion) (string, error) 
 	switch ev.Type {
 	case "message_start":
 		u := ev.Message.Usage
+		s.model, s.id = string(ev.Message.Model), ev.Message.ID
 		s.usage.InputTokens = int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens)
 		s.usage.OutputTokens = int(u.OutputTokens)
 	case "content_block_start":
@@ -88,7 +91,7 @@ func (s *streamState) final() (model.Chunk, error) {
 		return model.Chunk{}, io.ErrUnexpectedEOF
 	}
 	usage := s.usage
-	out := model.Chunk{Usage: &usage, FinishReason: finishReason(s.stop)}
+	out := model.Chunk{Usage: &usage, FinishReason: finishReason(s.stop), Model: s.model, ResponseID: s.id}
 	for _, c := range s.calls {
 		args := c.args.String()
 		if strings.TrimSpace(args) == "" {

@@ -23,6 +23,8 @@ type streamState struct {
 	usage   *model.Usage
 	finish  string
 	yielded bool
+	// model and id are the answering model and the completion's id, from the chunks.
+	model, id string
 }
 
 // pendingCall is a tool call being assembled from its fragments.
@@ -36,6 +38,9 @@ type pendingCall struct {
 func (s *streamState) add(c openai.ChatCompletionChunk) []string {
 	if c.JSON.Usage.Valid() {
 		s.usage = &model.Usage{InputTokens: int(c.Usage.PromptTokens), OutputTokens: int(c.Usage.CompletionTokens)}
+	}
+	if c.Model != "" {
+		s.model, s.id = c.Model, c.ID
 	}
 	var deltas []string
 	for _, ch := range c.Choices {
@@ -86,7 +91,7 @@ func (s *streamState) final() (model.Chunk, error) {
 	if s.finish == "" {
 		return model.Chunk{}, io.ErrUnexpectedEOF
 	}
-	out := model.Chunk{Usage: s.usage, FinishReason: s.finish}
+	out := model.Chunk{Usage: s.usage, FinishReason: s.finish, Model: s.model, ResponseID: s.id}
 	for _, c := range s.calls {
 		id := c.id
 		if id == "" {

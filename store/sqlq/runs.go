@@ -177,6 +177,27 @@ func (t *Tx) RunnableRuns(ctx context.Context, now time.Time, limit int) ([]*car
 		ORDER BY r.created_at, r.id LIMIT ?`+t.lockIfWriting(t.d.LockToClaim), Micros(now), Limit(limit))
 }
 
+// ActiveRunCounts counts the runs in each active state, across owners. The condition is the
+// runs_active index's, so both databases count from that partial index.
+func (t *Tx) ActiveRunCounts(ctx context.Context) (map[carryon.RunStatus]int64, error) {
+	rows, err := t.Conn.Query(ctx, `SELECT status, COUNT(*) FROM runs
+		WHERE status IN ('queued', 'running', 'waiting_approval', 'requires_action') GROUP BY status`)
+	if err != nil {
+		return nil, t.Wrap(err, "count active runs")
+	}
+	defer rows.Close()
+	out := map[carryon.RunStatus]int64{}
+	for rows.Next() {
+		var status string
+		var n int64
+		if err := rows.Scan(&status, &n); err != nil {
+			return nil, t.Wrap(err, "count active runs")
+		}
+		out[carryon.RunStatus(status)] = n
+	}
+	return out, t.Wrap(rows.Err(), "count active runs")
+}
+
 // StaleRequiresAction returns, across owners and oldest first, up to limit runs in requires_action
 // whose updated_at is before before. A limit of zero or less means no limit.
 func (t *Tx) StaleRequiresAction(ctx context.Context, before time.Time, limit int) ([]*carryon.Run, error) {

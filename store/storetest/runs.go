@@ -487,6 +487,7 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("StaleRequiresAction", func(t *testing.T) { testStaleRequiresAction(t, open) })
+	t.Run("ActiveRunCounts", func(t *testing.T) { testActiveRunCounts(t, open) })
 
 	t.Run("DeleteSession", func(t *testing.T) {
 		st := open(t)

@@ -123,3 +123,23 @@ func (c Config) connectTimeout() time.Duration {
 	}
 	return DefaultConnectTimeout
 }
+
+// transportName is the network.transport of the server's calls: "pipe" for a stdio server, "tcp"
+// for a streamable HTTP one, "inproc" for a Transport of the program's own.
+func (c Config) transportName() string {
+	switch {
+	case len(c.Command) > 0:
+		return "pipe"
+	case c.URL != "":
+		return "tcp"
+	}
+	return "inproc"
+}
+
+// host is the server.address of a streamable HTTP server ("" for the others).
+func (c Config) host() string {
+	if u, err := url.Parse(c.URL); err == nil && c.URL != "" {
+		return u.Hostname()
+	}
+	return ""
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/telemetry"
 	"github.com/carryon-hub/carryon/tool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -312,7 +313,9 @@ func (s *Server) refresh(ctx context.Context) ([]tool.Tool, uint64, error) {
 	s.mu.Lock()
 	gen := s.gen
 	s.mu.Unlock()
-	listed, err := listAll(ctx, sess.cs)
+	lctx, span := telemetry.StartMCP(ctx, "tools/list", "", s.cfg.transportName(), s.cfg.host(), nil)
+	listed, err := listAll(lctx, sess.cs)
+	span.End(err, false)
 	if err != nil {
 		if ctx.Err() == nil && !isServerError(err) {
 			s.end(sess, err)

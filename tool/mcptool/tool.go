@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/telemetry"
 	"github.com/carryon-hub/carryon/tool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -119,11 +120,16 @@ func (t *Tool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	params := &mcp.CallToolParams{Name: t.mcpName, Arguments: args}
+	params := &mcp.CallToolParams{Name: t.mcpName, Arguments: args, Meta: mcp.Meta{}}
 	if c.IdempotencyKey != "" {
-		params.Meta = mcp.Meta{MetaIdempotencyKey: c.IdempotencyKey}
+		params.Meta[MetaIdempotencyKey] = c.IdempotencyKey
+	}
+	cctx, span := telemetry.StartMCP(cctx, "tools/call", t.mcpName, s.cfg.transportName(), s.cfg.host(), params.Meta)
+	if len(params.Meta) == 0 {
+		params.Meta = nil
 	}
 	res, err := sess.cs.CallTool(cctx, params)
+	span.End(err, err == nil && res.IsError)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
