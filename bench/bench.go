@@ -66,6 +66,10 @@ type Config struct {
 	Duration time.Duration
 	// History is the number of messages each session holds before the measurement.
 	History int
+	// Streams is a number of run event streams held open while the clients work (a server's
+	// memory with many live streams); they follow one run, which must last: on the scripted
+	// model, start the server with --scripted-delay.
+	Streams int
 	// Progress, when set, is told how far the prefill and the measurement are, every few
 	// hundred milliseconds and once at the end of each.
 	Progress func(Progress)
@@ -98,6 +102,14 @@ func Run(ctx context.Context, cfg Config, t Target) (*Report, error) {
 		return nil, err
 	}
 	rep.PrefillSeconds = time.Since(start).Seconds()
+	if cfg.Streams > 0 {
+		stop, err := openStreams(ctx, t, cfg.Streams)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		rep.Streams = cfg.Streams
+	}
 	measure(ctx, cfg, t, ids, rep)
 	rep.LoadAverageEnd = LoadAverage()
 	rep.Memory = mem.peak(ctx)
@@ -117,8 +129,8 @@ func (cfg *Config) Check() error {
 		return fmt.Errorf("the concurrency must be 1 or more")
 	case cfg.Sessions < cfg.Concurrency:
 		return fmt.Errorf("%d sessions for %d clients: each client works on sessions of its own, so give at least as many sessions", cfg.Sessions, cfg.Concurrency)
-	case cfg.Count < 0 || cfg.History < 0 || cfg.Duration < 0:
-		return fmt.Errorf("the count, the duration and the history cannot be negative")
+	case cfg.Count < 0 || cfg.History < 0 || cfg.Duration < 0 || cfg.Streams < 0:
+		return fmt.Errorf("the count, the duration, the history and the streams cannot be negative")
 	case cfg.Count == 0 && cfg.Duration == 0:
 		return fmt.Errorf("give a count or a duration")
 	}

@@ -20,7 +20,9 @@ type Report struct {
 	Sessions    int    `json:"sessions"`
 	Concurrency int    `json:"concurrency"`
 	// History is the number of messages each session held before the first operation.
-	History        int       `json:"history"`
+	History int `json:"history"`
+	// Streams is the number of run event streams held open while the clients worked.
+	Streams        int       `json:"streams,omitempty"`
 	StartedAt      time.Time `json:"started_at"`
 	PrefillSeconds float64   `json:"prefill_seconds"`
 	// Ops counts the operations that succeeded, Errors those that failed; ErrorsByCode counts
@@ -154,6 +156,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, ", %s\n", rep.StartedAt.Format(time.RFC3339))
 	fmt.Fprintf(&b, "%d sessions of %d messages (prefilled in %.1f s), %d clients", rep.Sessions, rep.History, rep.PrefillSeconds, rep.Concurrency)
+	if rep.Streams > 0 {
+		fmt.Fprintf(&b, ", %d open event streams", rep.Streams)
+	}
 	if len(rep.LoadAverage) == 3 {
 		fmt.Fprintf(&b, ", load average %.2f %.2f %.2f", rep.LoadAverage[0], rep.LoadAverage[1], rep.LoadAverage[2])
 		if len(rep.LoadAverageEnd) == 3 {

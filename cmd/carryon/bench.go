@@ -39,7 +39,8 @@ const benchUsage = `usage: carryon bench (--embedded [--db DSN] | --url URL [--k
 Examples:
   carryon bench --embedded --scenario turn --history 10000 --count 2000
   carryon bench --embedded --db postgres://postgres@127.0.0.1:5432/bench --scenario append --concurrency 16 --duration 20s
-  carryon bench --url http://127.0.0.1:8420 --key ck_... --scenario append --concurrency 64 --sessions 64 --duration 30s --json`
+  carryon bench --url http://127.0.0.1:8420 --key ck_... --scenario append --concurrency 64 --duration 30s --json
+  carryon bench --url http://127.0.0.1:8420 --scenario continue --sessions 100000 --history 0 --streams 1000 --count 2000`
 
 // benchFlags are the flags of carryon bench.
 type benchFlags struct {
@@ -49,6 +50,7 @@ type benchFlags struct {
 	scenario             string
 	sessions, clients    int
 	count, history, phys int
+	streams              int
 	duration             time.Duration
 	asJSON               bool
 }
@@ -69,6 +71,7 @@ func runBench(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long the clients work, unless --count")
 	fs.IntVar(&f.history, "history", 10, "messages in each session before the first operation")
 	fs.IntVar(&f.phys, "physical", 500, "bare single-row INSERTs measured beside the scenario; 0 measures none")
+	fs.IntVar(&f.streams, "streams", 0, "run event streams to hold open while the clients work; they follow one run, so give the server a --scripted-delay")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	if pos, err := fs.parse(getenv, args); err != nil {
 		return err
@@ -93,7 +96,7 @@ func runBench(ctx context.Context, args []string, getenv env, stdout, stderr io.
 			return err
 		}
 	}
-	cfg := bench.Config{Scenario: f.scenario, Sessions: f.sessions, Concurrency: f.clients, Count: f.count, Duration: f.duration, History: f.history}
+	cfg := bench.Config{Scenario: f.scenario, Sessions: f.sessions, Concurrency: f.clients, Count: f.count, Duration: f.duration, History: f.history, Streams: f.streams}
 	if err := cfg.Check(); err != nil {
 		return usagef("%v", err)
 	}

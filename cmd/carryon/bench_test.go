@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/carryon-hub/carryon/bench"
 )
@@ -173,5 +174,38 @@ func TestBenchUsage(t *testing.T) {
 		if err := run(context.Background(), args, envMap(nil), nil, &out, &out); !isUsage(err) {
 			t.Errorf("carryon %s: %v, want a usage error", strings.Join(args, " "), err)
 		}
+	}
+}
+
+// TestBenchStreams: the clients work while event streams of a run that lasts are held open, and
+// the bench ends (the streams closed, the run cancelled) when they are done.
+func TestBenchStreams(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	srv := startServer(t, data, "--scripted-delay", "1h")
+	rep := benchJSON(t, envMap(map[string]string{"CARRYON_DATA": data}), "--url", srv.url, "--scenario", "append", "--count", "4", "--streams", "5")
+	checkReport(t, rep, bench.Append, 4, 1, 1, 10)
+	if rep.Streams != 5 || rep.Physical != nil {
+		t.Errorf("streams %d, physical %+v (no --db: none)", rep.Streams, rep.Physical)
+	}
+	key := localKey(t, data)
+	var runs []string
+	for _, it := range must(t, srv.url, key, "GET", "/v1/sessions?limit=100", nil, 200).json(t)["items"].([]any) {
+		id := it.(map[string]any)["id"].(string)
+		for _, r := range must(t, srv.url, key, "GET", "/v1/sessions/"+id+"/runs", nil, 200).json(t)["items"].([]any) {
+			runs = append(runs, r.(map[string]any)["id"].(string))
+		}
+	}
+	for _, id := range runs { // a cancelled run stops at its next step: poll for it
+		deadline := time.Now().Add(30 * time.Second)
+		for st := ""; st != "cancelled"; {
+			st, _ = must(t, srv.url, key, "GET", "/v1/runs/"+id, nil, 200).json(t)["status"].(string)
+			if time.Now().After(deadline) {
+				t.Fatalf("the streams' run is %s after the bench, want cancelled", st)
+			}
+		}
+	}
+	if len(runs) != 1 {
+		t.Errorf("%d runs, want the streams' one", len(runs))
 	}
 }
