@@ -49,7 +49,7 @@ type Target struct {
 	// Context builds what the model would be sent for a session now (the continue scenario).
 	Context func(ctx context.Context, sessionID string) error
 	// Memory, when set, samples the memory of the process that serves the target (Self for an
-	// in-process hub, Scrape for a server's /metrics).
+	// in-process hub; a sampler of a server's /metrics for a server).
 	Memory func(ctx context.Context) (Memory, error)
 }
 

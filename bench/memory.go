@@ -3,8 +3,6 @@ package bench
 import (
 	"bufio"
 	"context"
-	"fmt"
-	"net/http"
 	"os"
 	"runtime"
 	"strconv"
@@ -49,48 +47,6 @@ func peakRSS() uint64 {
 		}
 	}
 	return 0
-}
-
-// Scrape samples a server's memory from its Prometheus /metrics (baseURL without the path):
-// process_resident_memory_bytes and go_memstats_heap_alloc_bytes, when it exports them.
-func Scrape(hc *http.Client, baseURL string) func(context.Context) (Memory, error) {
-	return func(ctx context.Context) (Memory, error) {
-		req, err := http.NewRequestWithContext(ctx, "GET", strings.TrimRight(baseURL, "/")+"/metrics", nil)
-		if err != nil {
-			return Memory{}, err
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return Memory{}, err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return Memory{}, fmt.Errorf("GET /metrics: %s", resp.Status)
-		}
-		m := Memory{Source: "metrics"}
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			name, value, ok := strings.Cut(sc.Text(), " ")
-			if !ok {
-				continue
-			}
-			v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-			if err != nil {
-				continue
-			}
-			switch name {
-			case "process_resident_memory_bytes":
-				m.PeakRSSBytes = uint64(v)
-			case "go_memstats_heap_alloc_bytes":
-				m.PeakHeapBytes = uint64(v)
-			}
-		}
-		if m.PeakRSSBytes == 0 && m.PeakHeapBytes == 0 {
-			return Memory{}, fmt.Errorf("the server's /metrics exports no memory figures")
-		}
-		return m, sc.Err()
-	}
 }
 
 // sampler keeps the largest figures a memory sampler returns, every 100 ms.

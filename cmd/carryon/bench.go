@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -178,7 +180,7 @@ func benchRemote(ctx context.Context, f benchFlags, cfg bench.Config) (*bench.Re
 		return nil, fmt.Errorf("%s: %w", base, err)
 	}
 	rep, err := bench.Run(ctx, cfg, bench.Target{
-		Sessions: c, Runs: c, Memory: bench.Scrape(hc, base),
+		Sessions: c, Runs: c, Memory: scrapeMemory(hc, base),
 		Context: func(ctx context.Context, id string) error { _, err := c.Context(ctx, id); return err },
 	})
 	if err != nil {
@@ -219,3 +221,45 @@ type clearing struct {
 }
 
 func (c clearing) Write(p []byte) (int, error) { c.clear(); return c.w.Write(p) }
+
+// scrapeMemory samples a server's memory from its Prometheus /metrics (baseURL without the path):
+// process_resident_memory_bytes and go_memstats_heap_alloc_bytes, when it exports them.
+func scrapeMemory(hc *http.Client, baseURL string) func(context.Context) (bench.Memory, error) {
+	return func(ctx context.Context) (bench.Memory, error) {
+		req, err := http.NewRequestWithContext(ctx, "GET", strings.TrimRight(baseURL, "/")+"/metrics", nil)
+		if err != nil {
+			return bench.Memory{}, err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return bench.Memory{}, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return bench.Memory{}, fmt.Errorf("GET /metrics: %s", resp.Status)
+		}
+		m := bench.Memory{Source: "metrics"}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			name, value, ok := strings.Cut(sc.Text(), " ")
+			if !ok {
+				continue
+			}
+			v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+			if err != nil {
+				continue
+			}
+			switch name {
+			case "process_resident_memory_bytes":
+				m.PeakRSSBytes = uint64(v)
+			case "go_memstats_heap_alloc_bytes":
+				m.PeakHeapBytes = uint64(v)
+			}
+		}
+		if m.PeakRSSBytes == 0 && m.PeakHeapBytes == 0 {
+			return bench.Memory{}, fmt.Errorf("the server's /metrics exports no memory figures")
+		}
+		return m, sc.Err()
+	}
+}
