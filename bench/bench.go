@@ -3,7 +3,7 @@
 // against the service interfaces, in-process (package hub) or over HTTP (httpapi.Client), and
 // reports throughput, latency percentiles, errors and peak memory. Beside the scenario it
 // measures the physical limit of the same database: a bare single-row INSERT with its own
-// fsync'd commit (Physical).
+// fsync'd commit (Config.Physical).
 //
 // It owns no rule and no SQL of carryon's: every write goes through the same service calls a
 // client makes, so what it measures is what a client gets.
@@ -70,9 +70,20 @@ type Config struct {
 	// memory with many live streams); they follow one run, which must last: on the scripted
 	// model, start the server with --scripted-delay.
 	Streams int
+	// Physical says where to measure the physical limit beside the scenario; none without a DSN.
+	Physical PhysicalConfig
 	// Progress, when set, is told how far the prefill and the measurement are, every few
 	// hundred milliseconds and once at the end of each.
 	Progress func(Progress)
+}
+
+// PhysicalConfig is the physical limit to measure beside the scenario: N bare inserts on the
+// database DSN names (a file of its own beside a SQLite database, a table of its own in a
+// PostgreSQL one), half right before the clients start and half right after
+// they stop, so that a change of the machine's load during the run weighs on both sides.
+type PhysicalConfig struct {
+	DSN, Synchronous string
+	N                int
 }
 
 // Progress is how far a benchmark is.
@@ -83,10 +94,9 @@ type Progress struct {
 	Errors         int
 }
 
-// Run fills the sessions, then runs the scenario and returns its report (without the physical
-// limit, which the caller measures with Physical once the target is idle). A failure of an
-// operation is counted in the report, not returned; Run returns an error for a configuration
-// it cannot run or a prefill that fails.
+// Run fills the sessions, then runs the scenario between the two halves of the physical limit
+// and returns the report. A failure of an operation is counted in the report, not returned; Run
+// returns an error for a configuration it cannot run, or a prefill or physical limit that fails.
 func Run(ctx context.Context, cfg Config, t Target) (*Report, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
@@ -110,7 +120,20 @@ func Run(ctx context.Context, cfg Config, t Target) (*Report, error) {
 		defer stop()
 		rep.Streams = cfg.Streams
 	}
+	var phys physicalRun
+	p := cfg.Physical
+	if p.DSN != "" && p.N > 0 {
+		if err := phys.run(ctx, p.DSN, p.Synchronous, p.N/2); err != nil {
+			return nil, err
+		}
+	}
 	measure(ctx, cfg, t, ids, rep)
+	if p.DSN != "" && p.N > 0 {
+		if err := phys.run(ctx, p.DSN, p.Synchronous, p.N-p.N/2); err != nil {
+			return nil, err
+		}
+		rep.setPhysical(phys.result())
+	}
 	rep.LoadAverageEnd = LoadAverage()
 	rep.Memory = mem.peak(ctx)
 	return rep, nil
@@ -129,8 +152,8 @@ func (cfg *Config) Check() error {
 		return fmt.Errorf("the concurrency must be 1 or more")
 	case cfg.Sessions < cfg.Concurrency:
 		return fmt.Errorf("%d sessions for %d clients: each client works on sessions of its own, so give at least as many sessions", cfg.Sessions, cfg.Concurrency)
-	case cfg.Count < 0 || cfg.History < 0 || cfg.Duration < 0 || cfg.Streams < 0:
-		return fmt.Errorf("the count, the duration, the history and the streams cannot be negative")
+	case cfg.Count < 0 || cfg.History < 0 || cfg.Duration < 0 || cfg.Streams < 0 || cfg.Physical.N < 0:
+		return fmt.Errorf("the count, the duration, the history, the streams and the physical inserts cannot be negative")
 	case cfg.Count == 0 && cfg.Duration == 0:
 		return fmt.Errorf("give a count or a duration")
 	}

@@ -137,8 +137,8 @@ func (rep *Report) fill(r *recorder, elapsed time.Duration) {
 	}
 }
 
-// SetPhysical adds the physical limit measured beside the scenario, and the ratios to it.
-func (rep *Report) SetPhysical(p *PhysicalResult) {
+// setPhysical adds the physical limit measured beside the scenario, and the ratios to it.
+func (rep *Report) setPhysical(p *PhysicalResult) {
 	rep.Physical = p
 	if p == nil || p.Latency.Mean == 0 || p.Latency.P50 == 0 {
 		return

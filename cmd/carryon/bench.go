@@ -72,7 +72,7 @@ func runBench(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	fs.IntVar(&f.count, "count", 0, "operations in all; default: as many as --duration allows")
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long the clients work, unless --count")
 	fs.IntVar(&f.history, "history", 10, "messages in each session before the first operation")
-	fs.IntVar(&f.phys, "physical", 500, "bare single-row INSERTs measured beside the scenario; 0 measures none")
+	fs.IntVar(&f.phys, "physical", 500, "bare single-row INSERTs measured beside the scenario (half before the clients start, half after); 0 measures none")
 	fs.IntVar(&f.streams, "streams", 0, "run event streams to hold open while the clients work; they follow one run, so give the server a --scripted-delay")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	if pos, err := fs.parse(getenv, args); err != nil {
@@ -145,6 +145,7 @@ func benchEmbedded(ctx context.Context, f benchFlags, cfg bench.Config, getenv e
 		return nil, err
 	}
 	as := carryon.NewContextWithUser(ctx, u)
+	cfg.Physical = bench.PhysicalConfig{DSN: dsn, Synchronous: f.synchronous, N: f.phys}
 	rep, err := bench.Run(as, cfg, bench.Target{
 		Sessions: h.Sessions, Runs: h.Runs, Memory: bench.Self,
 		Context: func(ctx context.Context, id string) error { _, err := h.Preview(ctx, id); return err },
@@ -153,7 +154,7 @@ func benchEmbedded(ctx context.Context, f benchFlags, cfg bench.Config, getenv e
 		return nil, err
 	}
 	rep.Target, rep.Store = "embedded", storeKind(dsn)
-	return rep, physical(ctx, f, dsn, rep)
+	return rep, nil
 }
 
 // benchRemote runs the benchmark against a server.
@@ -179,6 +180,9 @@ func benchRemote(ctx context.Context, f benchFlags, cfg bench.Config) (*bench.Re
 	if _, err := c.Me(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", base, err)
 	}
+	if f.db != "" {
+		cfg.Physical = bench.PhysicalConfig{DSN: f.db, Synchronous: f.synchronous, N: f.phys}
+	}
 	rep, err := bench.Run(ctx, cfg, bench.Target{
 		Sessions: c, Runs: c, Memory: scrapeMemory(hc, base),
 		Context: func(ctx context.Context, id string) error { _, err := c.Context(ctx, id); return err },
@@ -189,22 +193,8 @@ func benchRemote(ctx context.Context, f benchFlags, cfg bench.Config) (*bench.Re
 	rep.Target = base
 	if f.db != "" {
 		rep.Store = storeKind(f.db)
-		return rep, physical(ctx, f, f.db, rep)
 	}
 	return rep, nil
-}
-
-// physical measures the physical limit of the database beside the scenario's report.
-func physical(ctx context.Context, f benchFlags, dsn string, rep *bench.Report) error {
-	if f.phys == 0 {
-		return nil
-	}
-	p, err := bench.Physical(ctx, dsn, f.synchronous, f.phys)
-	if err != nil {
-		return err
-	}
-	rep.SetPhysical(p)
-	return nil
 }
 
 func storeKind(dsn string) string {
