@@ -44,6 +44,8 @@ type Report struct {
 	RatioToPhysical    float64 `json:"ratio_to_physical,omitempty"`
 	RatioToPhysicalP50 float64 `json:"ratio_to_physical_p50,omitempty"`
 	Memory             Memory  `json:"memory"`
+	// DatabaseBytes is the size of a SQLite database and its WAL at the end, 0 when not known.
+	DatabaseBytes int64 `json:"database_bytes,omitempty"`
 	// LoadAverage and LoadAverageEnd are the machine's 1, 5 and 15 minute load averages at the
 	// start and at the end (Linux; empty elsewhere).
 	LoadAverage    []float64 `json:"load_average,omitempty"`
@@ -200,6 +202,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 		fmt.Fprintln(&b, "peak memory: not measured")
 	default:
 		fmt.Fprintf(&b, "peak memory (%s): heap %s, RSS %s\n", m.Source, mib(m.PeakHeapBytes), mib(m.PeakRSSBytes))
+	}
+	if rep.DatabaseBytes > 0 {
+		fmt.Fprintf(&b, "database: %s with its WAL\n", mib(uint64(rep.DatabaseBytes)))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -153,7 +153,7 @@ func benchEmbedded(ctx context.Context, f benchFlags, cfg bench.Config, getenv e
 	if err != nil {
 		return nil, err
 	}
-	rep.Target, rep.Store = "embedded", storeKind(dsn)
+	rep.Target, rep.Store, rep.DatabaseBytes = "embedded", storeKind(dsn), sqliteBytes(dsn)
 	return rep, nil
 }
 
@@ -192,9 +192,23 @@ func benchRemote(ctx context.Context, f benchFlags, cfg bench.Config) (*bench.Re
 	}
 	rep.Target = base
 	if f.db != "" {
-		rep.Store = storeKind(f.db)
+		rep.Store, rep.DatabaseBytes = storeKind(f.db), sqliteBytes(f.db)
 	}
 	return rep, nil
+}
+
+// sqliteBytes is the size of a SQLite database file and its WAL, 0 for PostgreSQL.
+func sqliteBytes(dsn string) int64 {
+	if hub.IsPostgres(dsn) {
+		return 0
+	}
+	var n int64
+	for _, suffix := range []string{"", "-wal"} {
+		if fi, err := os.Stat(strings.TrimPrefix(dsn, "sqlite://") + suffix); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
 }
 
 func storeKind(dsn string) string {

@@ -89,8 +89,8 @@ func TestBenchEmbedded(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "bench.db")
 			rep := benchJSON(t, envMap(nil), "--embedded", "--db", db, "--scenario", sc, "--count", "8", "--concurrency", "2", "--sessions", "3", "--history", "5", "--physical", "4")
 			checkReport(t, rep, sc, 8, 3, 2, 5)
-			if rep.Target != "embedded" || rep.Store != "sqlite" || rep.Memory.Source != "process" {
-				t.Errorf("target %q, store %q, memory %q", rep.Target, rep.Store, rep.Memory.Source)
+			if rep.Target != "embedded" || rep.Store != "sqlite" || rep.Memory.Source != "process" || rep.DatabaseBytes == 0 {
+				t.Errorf("target %q, store %q, memory %q, database %d bytes", rep.Target, rep.Store, rep.Memory.Source, rep.DatabaseBytes)
 			}
 			checkPhysical(t, rep, 4, "SQLite")
 			if m, _ := filepath.Glob(filepath.Join(filepath.Dir(db), "bench-physical-*")); len(m) != 0 {
