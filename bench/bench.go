@@ -112,30 +112,34 @@ func Run(ctx context.Context, cfg Config, t Target) (*Report, error) {
 		return nil, err
 	}
 	rep.PrefillSeconds = time.Since(start).Seconds()
+	stopStreams := func() {}
 	if cfg.Streams > 0 {
-		stop, err := openStreams(ctx, t, cfg.Streams)
-		if err != nil {
+		if stopStreams, err = openStreams(ctx, t, cfg.Streams); err != nil {
 			return nil, err
 		}
-		defer stop()
 		rep.Streams = cfg.Streams
 	}
 	var phys physicalRun
 	p := cfg.Physical
 	if p.DSN != "" && p.N > 0 {
 		if err := phys.run(ctx, p.DSN, p.Synchronous, p.N/2); err != nil {
+			stopStreams()
 			return nil, err
 		}
 	}
 	measure(ctx, cfg, t, ids, rep)
+	rep.Memory = mem.peak(ctx) // with the streams still open
+	stopStreams()
 	if p.DSN != "" && p.N > 0 {
-		if err := phys.run(ctx, p.DSN, p.Synchronous, p.N-p.N/2); err != nil {
-			return nil, err
+		// Interrupted (ctx done), the report keeps what was measured: the first half.
+		if ctx.Err() == nil {
+			if err := phys.run(ctx, p.DSN, p.Synchronous, p.N-p.N/2); err != nil {
+				return nil, err
+			}
 		}
 		rep.setPhysical(phys.result())
 	}
 	rep.LoadAverageEnd = LoadAverage()
-	rep.Memory = mem.peak(ctx)
 	return rep, nil
 }
 

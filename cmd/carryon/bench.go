@@ -102,7 +102,7 @@ func runBench(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	if err := cfg.Check(); err != nil {
 		return usagef("%v", err)
 	}
-	if f, ok := stdout.(*os.File); ok && isTerminal(f) {
+	if file, ok := stdout.(*os.File); ok && isTerminal(file) {
 		progress, done := bench.Bar(stdout)
 		defer done()
 		cfg.Progress = progress
