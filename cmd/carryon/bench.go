@@ -32,7 +32,8 @@ const benchUsage = `usage: carryon bench (--embedded [--db DSN] | --url URL [--k
   run (a full run on the server's model, the offline scripted one by default), mixed (40% turn,
   30% append, 20% continue, 10% run).
   --embedded opens carryon in this process on --db (a SQLite file or a postgres:// URL; default
-  a new temporary directory, removed afterwards) for a user of its own; --url drives a running
+  a new temporary directory, removed afterwards; CARRYON_DB counts as --db, so unset it to keep
+  the bench out of a real database) for a user of its own; --url drives a running
   server with --key (default the local key file of --data) and reads its memory from /metrics.
   Beside the scenario it measures the physical limit of the database: --physical bare
   single-row INSERTs, each its own fsync'd commit (for a server, only when --db names its
