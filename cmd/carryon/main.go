@@ -114,6 +114,8 @@ func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 		return runRestore(ctx, rest, getenv, stdout)
 	case "agents":
 		return runAgents(ctx, rest, getenv, stdout)
+	case "bench":
+		return runBench(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		return runVersion(rest, getenv, stdout)
 	case "openapi": // not in the usage: CI lints the document it prints
@@ -154,6 +156,7 @@ Usage:
   carryon backup --to FILE [--data DIR]                      a consistent copy of a live SQLite deployment
   carryon restore --from FILE [--data DIR]                   a backup into an empty data directory
   carryon copy --from SQLITE_FILE --to postgres://...        move a deployment to an empty PostgreSQL
+  carryon bench --embedded | --url URL [--scenario turn] ...  a load generator: throughput, latency, memory
   carryon version                                            print the version
   carryon help [COMMAND]                                     this text, or a command's usage, examples and flags
 
