@@ -16,11 +16,50 @@ var dialect = &sqlq.Dialect{Name: "sqlite", Codes: codes, LongTermSearch: longTe
 // cancellation by interrupting the statement, and an interrupted statement may roll back the
 // whole transaction, other members' writes included. Write checks the context around fn instead.
 // A write batch also keeps its statements prepared (stmts): its members run the same few
-// statements, and parsing them again for every member is most of a small write's CPU.
+// statements, and parsing them again for every member is most of a small write's CPU. The
+// statements also stay prepared from one batch to the next (cache), on the connections they ran
+// on, so a lone writer does not parse them for every write either.
 type conn struct {
 	tx     *sql.Tx
 	detach bool
 	stmts  map[string]*sql.Stmt
+	cache  *stmtCache
+}
+
+// maxCachedStmts bounds the statements kept prepared across batches (the shared SQL has fewer;
+// statements built with a varying number of arguments beyond that are prepared per batch).
+const maxCachedStmts = 256
+
+// stmtCache is the statements of write batches prepared on the database, by query text. Only the
+// leader of the running batch uses it (under the write semaphore), so it needs no lock.
+type stmtCache struct {
+	db *sql.DB
+	m  map[string]*sql.Stmt
+}
+
+// stmt returns query prepared on the database, or nil when the cache is full or preparing failed
+// (the caller prepares it in its transaction, which reports the error).
+func (c *stmtCache) stmt(ctx context.Context, query string) *sql.Stmt {
+	if st, ok := c.m[query]; ok {
+		return st
+	}
+	if len(c.m) >= maxCachedStmts {
+		return nil
+	}
+	st, err := c.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	c.m[query] = st
+	return st
+}
+
+// close releases the cached statements.
+func (c *stmtCache) close() {
+	for _, st := range c.m {
+		st.Close()
+	}
+	clear(c.m)
 }
 
 // prepared returns the batch's prepared statement of query, or nil outside a batch. Only
@@ -33,9 +72,17 @@ func (c conn) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st, ok := c.stmts[query]; ok {
 		return st, nil
 	}
-	st, err := c.tx.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
+	var st *sql.Stmt
+	if c.cache != nil {
+		if ps := c.cache.stmt(ctx, query); ps != nil {
+			st = c.tx.StmtContext(ctx, ps) // reuses the connection's prepared copy when it has one
+		}
+	}
+	if st == nil {
+		var err error
+		if st, err = c.tx.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
 	}
 	c.stmts[query] = st
 	return st, nil

@@ -39,7 +39,10 @@ type DB struct {
 	// (and their context) instead of spinning on SQLite's busy handler.
 	writeSem chan struct{}
 	// w queues the writers of Write for group commit (groupcommit.go).
-	w        writer
+	w writer
+	// stmts keeps the write batches' statements prepared (conn.go); nil for an in-memory
+	// database, whose one connection is the batch's own (preparing on the pool would wait for it).
+	stmts    *stmtCache
 	inMemory bool
 }
 
@@ -127,6 +130,9 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 		sdb.SetMaxIdleConns(4)
 	}
 	db := &DB{sql: sdb, writeSem: make(chan struct{}, 1), inMemory: inMemory}
+	if !inMemory {
+		db.stmts = &stmtCache{db: sdb, m: map[string]*sql.Stmt{}}
+	}
 	if err := sdb.PingContext(ctx); err != nil {
 		sdb.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", dsn, err)
@@ -169,7 +175,14 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // Close releases the database; a file database is checkpointed by SQLite as its last connection closes.
-func (db *DB) Close() error { return db.sql.Close() }
+func (db *DB) Close() error {
+	if db.stmts != nil {
+		db.writeSem <- struct{}{} // after the running batch, if any
+		db.stmts.close()
+		<-db.writeSem
+	}
+	return db.sql.Close()
+}
 
 // Read runs fn in a deferred (read) transaction: it sees one snapshot from its first read on.
 func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {

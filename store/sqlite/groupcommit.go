@@ -152,7 +152,7 @@ func (db *DB) runBatch(batch []*member) {
 		return
 	}
 	defer stx.Rollback()
-	c := conn{tx: stx, detach: true, stmts: map[string]*sql.Stmt{}}
+	c := conn{tx: stx, detach: true, stmts: map[string]*sql.Stmt{}, cache: db.stmts}
 	tx := newTx(stx, false)
 	tx.Tx.Conn = c
 	ctx := context.Background()
