@@ -17,6 +17,29 @@ func (m WorkingMemory) Goal() string { s, _ := m["goal"].(string); return s }
 // NextAction returns the `next_action` string, or "".
 func (m WorkingMemory) NextAction() string { s, _ := m["next_action"].(string); return s }
 
+// MergePatch applies an RFC 7396 JSON Merge Patch to target (values as encoding/json decodes
+// them; numbers best as json.Number, so they are kept exactly). It changes target's maps in place
+// and returns the result: a patch that is not an object replaces target, a null member deletes
+// its key.
+func MergePatch(target, patch any) any {
+	p, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	t, ok := target.(map[string]any)
+	if !ok {
+		t = map[string]any{}
+	}
+	for k, v := range p {
+		if v == nil {
+			delete(t, k)
+			continue
+		}
+		t[k] = MergePatch(t[k], v)
+	}
+	return t
+}
+
 // WorkingMemoryState is the working memory of a session with the versions it is at.
 type WorkingMemoryState struct {
 	SessionID string `json:"session_id"`

@@ -26,27 +26,6 @@ func decodePatch(raw json.RawMessage) (map[string]any, error) {
 	return patch, nil
 }
 
-// mergePatch applies an RFC 7396 JSON Merge Patch to target (values decoded by encoding/json,
-// numbers as json.Number). It changes target's maps in place and returns the result.
-func mergePatch(target, patch any) any {
-	p, ok := patch.(map[string]any)
-	if !ok {
-		return patch
-	}
-	t, ok := target.(map[string]any)
-	if !ok {
-		t = map[string]any{}
-	}
-	for k, v := range p {
-		if v == nil {
-			delete(t, k)
-			continue
-		}
-		t[k] = mergePatch(t[k], v)
-	}
-	return t
-}
-
 // diffDocs lists the changes from a to b as JSON Pointer paths, recursing into objects; arrays
 // and scalars are compared whole.
 func diffDocs(prefix string, a, b map[string]any, out []carryon.WorkingMemoryEdit) []carryon.WorkingMemoryEdit {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/carryon-hub/carryon"
 )
 
 // decodeAny reads one JSON value with its numbers kept as json.Number, as working memory is.
@@ -29,13 +31,13 @@ func FuzzMergePatch(f *testing.F) {
 		if !ok1 || !ok2 {
 			return
 		}
-		once, err := json.Marshal(mergePatch(tv, pv))
+		once, err := json.Marshal(carryon.MergePatch(tv, pv))
 		if err != nil || !json.Valid(once) {
 			t.Fatalf("merge of %s into %s: %s, %v", patch, target, once, err)
 		}
 		ov, _ := decodeAny(once)
 		pv, _ = decodeAny(patch) // the first merge may share parts of the patch
-		twice, err := json.Marshal(mergePatch(ov, pv))
+		twice, err := json.Marshal(carryon.MergePatch(ov, pv))
 		if err != nil || !bytes.Equal(once, twice) {
 			t.Fatalf("patch %s applied to %s once gives %s, twice %s", patch, target, once, twice)
 		}

@@ -68,7 +68,7 @@ func patchInTx(ctx context.Context, tx store.Tx, sess *carryon.Session, patch an
 	if err != nil {
 		return nil, false, err
 	}
-	next := carryon.WorkingMemory(mergePatch(map[string]any(cloneDoc(cur)), patch).(map[string]any))
+	next := carryon.WorkingMemory(carryon.MergePatch(map[string]any(cloneDoc(cur)), patch).(map[string]any))
 	doc := mustJSON(next)
 	if len(doc) > maxWorkingMemoryBytes {
 		return nil, false, carryon.Errorf(carryon.EINVALID, "the patched working memory would be %d bytes; the limit is %d", len(doc), maxWorkingMemoryBytes)
@@ -109,7 +109,7 @@ func PreviewWorkingMemory(doc carryon.WorkingMemory, patches ...json.RawMessage)
 		if err != nil {
 			return nil, err
 		}
-		next = mergePatch(next, p).(map[string]any)
+		next = carryon.MergePatch(next, p).(map[string]any)
 	}
 	if n := len(mustJSON(next)); n > maxWorkingMemoryBytes {
 		return nil, carryon.Errorf(carryon.EINVALID, "the patched working memory would be %d bytes; the limit is %d", n, maxWorkingMemoryBytes)

@@ -229,7 +229,7 @@ func applyPatch(doc string, patch []byte) (string, error) {
 	if err := decodeNumbers(patch, &p); err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(mergePatch(target, p))
+	b, err := json.Marshal(carryon.MergePatch(target, p))
 	return string(b), err
 }
 
@@ -237,26 +237,6 @@ func decodeNumbers(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	return dec.Decode(v)
-}
-
-// mergePatch applies patch to target (RFC 7396), changing target's maps in place.
-func mergePatch(target, patch any) any {
-	p, ok := patch.(map[string]any)
-	if !ok {
-		return patch
-	}
-	t, ok := target.(map[string]any)
-	if !ok {
-		t = map[string]any{}
-	}
-	for k, v := range p {
-		if v == nil {
-			delete(t, k)
-			continue
-		}
-		t[k] = mergePatch(t[k], v)
-	}
-	return t
 }
 
 func encodeDoc(wm carryon.WorkingMemory) (string, error) {
