@@ -129,29 +129,32 @@ type Response struct {
 	Model, ResponseID string
 }
 
+// Add adds a streamed chunk to r: its delta to the text, its tool calls, and the usage, finish
+// reason, model and response id it reports.
+func (r *Response) Add(c Chunk) {
+	r.Text += c.Delta
+	r.ToolCalls = append(r.ToolCalls, c.ToolCalls...)
+	if c.Usage != nil {
+		r.Usage = *c.Usage
+	}
+	if c.FinishReason != "" {
+		r.FinishReason = c.FinishReason
+	}
+	if c.Model != "" {
+		r.Model, r.ResponseID = c.Model, c.ResponseID
+	}
+}
+
 // Collect consumes seq and assembles its chunks into a Response. On error it returns what was
 // collected so far together with the error.
 func Collect(seq iter.Seq2[Chunk, error]) (Response, error) {
 	var resp Response
-	var text strings.Builder
 	for c, err := range seq {
 		if err != nil {
-			resp.Text = text.String()
 			return resp, err
 		}
-		text.WriteString(c.Delta)
-		resp.ToolCalls = append(resp.ToolCalls, c.ToolCalls...)
-		if c.Usage != nil {
-			resp.Usage = *c.Usage
-		}
-		if c.FinishReason != "" {
-			resp.FinishReason = c.FinishReason
-		}
-		if c.Model != "" {
-			resp.Model, resp.ResponseID = c.Model, c.ResponseID
-		}
+		resp.Add(c)
 	}
-	resp.Text = text.String()
 	return resp, nil
 }
 

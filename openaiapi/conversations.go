@@ -3,6 +3,7 @@ package openaiapi
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -266,18 +267,27 @@ func (h *Handler) deleteItem(w http.ResponseWriter, r *http.Request) {
 	answer(w, s.Version, conversationOf(s))
 }
 
+// listLimit reads a list's limit parameter: 1 to 100, default 20.
+func listLimit(q url.Values) (int, error) {
+	v := q.Get("limit")
+	if v == "" {
+		return 20, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 100 {
+		return 0, invalidParam("limit", "limit must be an integer from 1 to 100, not %q", v)
+	}
+	return n, nil
+}
+
 // listItems pages through the items: limit 1 to 100 (default 20), order desc (the default) or
 // asc, after an item id (the page starts right past it in that order).
 func (h *Handler) listItems(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	limit := 20
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			WriteError(w, r, invalidParam("limit", "limit must be an integer from 1 to 100, not %q", v))
-			return
-		}
-		limit = n
+	limit, err := listLimit(q)
+	if err != nil {
+		WriteError(w, r, err)
+		return
 	}
 	order := q.Get("order")
 	switch order {

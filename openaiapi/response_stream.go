@@ -212,14 +212,10 @@ func (h *Handler) listInputItems(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	limit := 20
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			WriteError(w, r, invalidParam("limit", "limit must be an integer from 1 to 100, not %q", v))
-			return
-		}
-		limit = n
+	limit, err := listLimit(q)
+	if err != nil {
+		WriteError(w, r, err)
+		return
 	}
 	switch q.Get("order") {
 	case "", "desc":

@@ -68,17 +68,7 @@ func (p *provider) Stream(ctx context.Context, req model.Request) iter.Seq2[mode
 				first = false
 				span.SetAttributes(semconv.GenAIResponseTimeToFirstChunk(time.Since(start).Seconds()))
 			}
-			resp.Text += c.Delta
-			resp.ToolCalls = append(resp.ToolCalls, c.ToolCalls...)
-			if c.Usage != nil {
-				resp.Usage = *c.Usage
-			}
-			if c.FinishReason != "" {
-				resp.FinishReason = c.FinishReason
-			}
-			if c.Model != "" {
-				resp.Model, resp.ResponseID = c.Model, c.ResponseID
-			}
+			resp.Add(c)
 			if !yield(c, nil) {
 				callErr = context.Canceled // the consumer stopped: the call was abandoned
 				break
