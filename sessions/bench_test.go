@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/store/sqlite"
+	"github.com/carryon-hub/carryon/store/storetest"
 )
 
 // benchSession returns a service over a fresh SQLite file and a session holding history messages.
@@ -101,46 +100,12 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 				}
 				ids[i] = s.ID
 			}
-			next := make(chan int, 1024)
-			go func() {
-				for i := range b.N {
-					next <- i
-				}
-				close(next)
-			}()
-			lat := make([][]time.Duration, writers)
-			errs := make(chan error, writers)
-			var wg sync.WaitGroup
-			b.ResetTimer()
-			start := time.Now()
-			for w := range writers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := range next {
-						in := carryon.AppendInput{Messages: []carryon.NewMessage{{Role: carryon.RoleUser, Content: "continue the task"}},
-							WriteOptions: carryon.WriteOptions{RequestID: fmt.Sprintf("r%d", i)}}
-						t0 := time.Now()
-						if _, err := svc.AppendMessages(ctx, ids[w], in); err != nil {
-							errs <- err
-							return
-						}
-						lat[w] = append(lat[w], time.Since(t0))
-					}
-				}()
-			}
-			wg.Wait()
-			elapsed := time.Since(start)
-			b.StopTimer()
-			close(errs)
-			if err := <-errs; err != nil {
-				b.Fatal(err)
-			}
-			all := slices.Concat(lat...)
-			slices.Sort(all)
-			b.ReportMetric(float64(len(all))/elapsed.Seconds(), "appends/s")
-			b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-ms")
-			b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-ms")
+			storetest.BenchWriters(b, writers, func(w, i int) error {
+				in := carryon.AppendInput{Messages: []carryon.NewMessage{{Role: carryon.RoleUser, Content: "continue the task"}},
+					WriteOptions: carryon.WriteOptions{RequestID: fmt.Sprintf("r%d", i)}}
+				_, err := svc.AppendMessages(ctx, ids[w], in)
+				return err
+			})
 		})
 	}
 }
