@@ -116,7 +116,7 @@ func Write[T any](ctx context.Context, s *Service, op, target, requestID string,
 	return idempotency.Write(ctx, s.st, s.request(own, op, target, requestID, input, s.now()), func(tx store.Tx) (T, error) {
 		if strings.HasPrefix(target, carryon.SessionIDPrefix) {
 			// Take the session's lock before the clock; a missing session is fn's to report.
-			if _, err := tx.GetSession(ctx, own, target); err != nil && carryon.ErrorCode(err) != carryon.ENOTFOUND {
+			if err := tx.LockSession(ctx, own, target); err != nil {
 				return *new(T), err
 			}
 		}

@@ -24,7 +24,9 @@ import (
 
 // Store is a database opened by a driver.
 type Store interface {
-	// Read runs fn in a read-only transaction that sees one consistent snapshot.
+	// Read runs fn in a read-only transaction that sees one consistent snapshot. It returns only
+	// once every commit fn could have seen is durable (SQLite may still be flushing the latest
+	// one when fn reads it), so fn keeps what it reads to itself until Read returns.
 	Read(ctx context.Context, fn func(Tx) error) error
 	// Write runs fn in a read-write transaction and commits when fn returns nil; otherwise it rolls
 	// back fn's effects and returns fn's error. Write transactions are serialised per session at
@@ -109,6 +111,11 @@ type Sessions interface {
 	InsertSession(ctx context.Context, s *carryon.Session) error
 	// GetSession returns the owner's session. ENOTFOUND when missing or owned by someone else.
 	GetSession(ctx context.Context, owner, id string) (*carryon.Session, error)
+	// LockSession takes the owner's session's row lock for the rest of a write transaction, where
+	// the database locks rows (PostgreSQL); where write transactions are serialised (SQLite) the
+	// transaction holds every lock already and it does nothing. A missing session is no error
+	// here: the caller's next read of it reports that.
+	LockSession(ctx context.Context, owner, id string) error
 	// ListSessions returns a page of the owner's sessions.
 	ListSessions(ctx context.Context, owner string, q SessionQuery) ([]*carryon.Session, error)
 	// UpdateSession stores every mutable field of s (title, status, version, times, counters,

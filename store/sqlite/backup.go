@@ -26,6 +26,11 @@ func (db *DB) BackupTo(ctx context.Context, path string) (map[string]int64, erro
 		os.Remove(path)
 		return nil, fmt.Errorf("sqlite: backup to %s: %w", path, err)
 	}
+	if db.ws != nil { // the copy may hold a commit whose fsync is still running (walsync.go)
+		if err := db.ws.waitAll(); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.Chmod(path, 0o600); err != nil {
 		return nil, err
 	}

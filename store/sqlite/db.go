@@ -44,6 +44,9 @@ type DB struct {
 	// database, whose one connection is the batch's own (preparing on the pool would wait for it).
 	stmts    *stmtCache
 	inMemory bool
+	// ws does the commits' fsync outside the write lock (walsync.go); nil when SQLite does it
+	// (synchronous other than FULL, a "file:" URI) or there is no file.
+	ws *walSync
 }
 
 var _ store.Store = (*DB)(nil)
@@ -108,6 +111,12 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", journalSizeLimit))
 	}
+	var ws *walSync
+	if cfg.synchronous == "FULL" && !inMemory && !strings.HasPrefix(dsn, "file:") {
+		path, _, _ := strings.Cut(dsn, "?")
+		ws = newWALSync(path)
+		cfg.synchronous = "NORMAL" // and each commit's fsync after it, by ws
+	}
 	q.Add("_pragma", "synchronous("+cfg.synchronous+")")
 	// Non-read-only transactions begin with BEGIN IMMEDIATE; read-only ones (sql.TxOptions.ReadOnly)
 	// with a deferred BEGIN.
@@ -129,7 +138,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	} else {
 		sdb.SetMaxIdleConns(4)
 	}
-	db := &DB{sql: sdb, writeSem: make(chan struct{}, 1), inMemory: inMemory}
+	db := &DB{sql: sdb, writeSem: make(chan struct{}, 1), inMemory: inMemory, ws: ws}
 	if !inMemory {
 		db.stmts = &stmtCache{db: sdb, m: map[string]*sql.Stmt{}}
 	}
@@ -181,11 +190,26 @@ func (db *DB) Close() error {
 		db.stmts.close()
 		<-db.writeSem
 	}
+	if db.ws != nil {
+		defer db.ws.close()
+	}
 	return db.sql.Close()
 }
 
 // Read runs fn in a deferred (read) transaction: it sees one snapshot from its first read on.
+// It returns once every commit fn could have seen is on disk (walsync.go), so fn must not show
+// what it reads to anyone but its caller before Read returns.
 func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
+	err := db.read(ctx, fn)
+	if db.ws != nil {
+		if serr := db.ws.waitAll(); serr != nil {
+			return serr
+		}
+	}
+	return err
+}
+
+func (db *DB) read(ctx context.Context, fn func(store.Tx) error) error {
 	stx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return dialect.Normalize(fmt.Errorf("sqlite: begin read: %w", err))
@@ -216,10 +240,22 @@ func (db *DB) writeTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	if err := fn(stx); err != nil {
 		return err
 	}
-	if err := stx.Commit(); err != nil {
+	if err := db.commit(stx); err != nil {
 		return dialect.Normalize(fmt.Errorf("sqlite: commit: %w", err))
 	}
 	return nil
+}
+
+// commit commits stx and returns once it is durable: SQLite's own fsync, or ws's.
+func (db *DB) commit(stx *sql.Tx) error {
+	if db.ws == nil {
+		return stx.Commit()
+	}
+	n, err := db.ws.commit(stx)
+	if err != nil {
+		return err
+	}
+	return db.ws.wait(n)
 }
 
 // tx implements store.Tx over one SQLite transaction: the shared statements of package sqlq, and

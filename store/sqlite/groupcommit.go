@@ -21,7 +21,8 @@ import (
 // error or a panic of fn rolls back to it, so it undoes that member's effects only), and one
 // COMMIT, one fsync, for all of them. Durability does not change: Write returns only after the
 // commit that holds its effects is on disk, and the commit's error goes to every member whose fn
-// succeeded.
+// succeeded. That fsync runs after the write lock is released (walsync.go), so the next batch
+// does its work while the disk flushes this one.
 //
 // The batch is run by a leader, the goroutine of one of its members: the first writer that finds
 // no batch running leads the next one; when its batch is done it hands the lead to the oldest
@@ -130,6 +131,17 @@ func (db *DB) leadBatch(first *member) {
 			w.leading = false
 		}
 		w.mu.Unlock()
+		// The next batch runs while this one's fsync does (walsync.go). Members that failed
+		// wait too: their errors may tell of commits (a version) not on disk yet.
+		if db.ws != nil {
+			if err := db.ws.waitAll(); err != nil {
+				for _, m := range batch {
+					if m.err == nil {
+						m.err = err
+					}
+				}
+			}
+		}
 		for _, m := range batch[1:] {
 			close(m.done)
 		}
@@ -188,7 +200,11 @@ func (db *DB) runBatch(batch []*member) {
 	if len(ok) == 0 {
 		return
 	}
-	if err := stx.Commit(); err != nil {
+	commit := stx.Commit
+	if db.ws != nil {
+		commit = func() error { _, err := db.ws.commit(stx); return err } // its fsync follows in leadBatch
+	}
+	if err := commit(); err != nil {
 		fail(ok, dialect.Normalize(fmt.Errorf("sqlite: commit: %w", err)))
 	}
 }

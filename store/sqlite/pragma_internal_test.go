@@ -12,8 +12,11 @@ func TestPragmas(t *testing.T) {
 		name, dsn, journal string
 		opts               []Option
 		sync               int
+		walSync            bool // FULL's fsync done by carryon after COMMIT (walsync.go)
 	}{
-		{name: "file", dsn: filepath.Join(t.TempDir(), "a.db"), journal: "wal", sync: 2},
+		// FULL: the connections run at NORMAL and each commit is fsynced after it, by ws.
+		{name: "file", dsn: filepath.Join(t.TempDir(), "a.db"), journal: "wal", sync: 1, walSync: true},
+		{name: "uri", dsn: "file:" + filepath.Join(t.TempDir(), "u.db"), journal: "wal", sync: 2},
 		{name: "normal", dsn: filepath.Join(t.TempDir(), "b.db"), journal: "wal", sync: 1, opts: []Option{WithSynchronous("normal")}},
 		{name: "memory", dsn: ":memory:", journal: "memory", sync: 2},
 	} {
@@ -23,6 +26,9 @@ func TestPragmas(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
+			if (db.ws != nil) != c.walSync {
+				t.Fatalf("commits fsynced by carryon: %v, want %v", db.ws != nil, c.walSync)
+			}
 			// Hold several connections at once so that more than one is opened and checked.
 			n := 3
 			if db.inMemory {

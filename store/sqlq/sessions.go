@@ -62,6 +62,18 @@ func (t *Tx) GetSession(ctx context.Context, owner, id string) (*carryon.Session
 	return s, t.Wrap(err, "get session")
 }
 
+// LockSession reads the session with Dialect.LockForUpdate, in a write transaction of a database
+// that locks rows; otherwise it reads nothing.
+func (t *Tx) LockSession(ctx context.Context, owner, id string) error {
+	if t.ReadOnly || t.d.LockForUpdate == "" {
+		return nil
+	}
+	if _, err := t.GetSession(ctx, owner, id); err != nil && carryon.ErrorCode(err) != carryon.ENOTFOUND {
+		return err
+	}
+	return nil
+}
+
 // ListSessions returns a page of the owner's sessions by (created_at, id) descending, filtered
 // by the status a client sees at q.Now. A Limit of zero or less means no limit.
 func (t *Tx) ListSessions(ctx context.Context, owner string, q store.SessionQuery) ([]*carryon.Session, error) {

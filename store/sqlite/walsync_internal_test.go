@@ -1,0 +1,163 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
+)
+
+// holdFlush replaces the WAL's fsync with one that, once armed, tells entered and waits for
+// release (or returns fail) before it flushes.
+type holdFlush struct {
+	mu      sync.Mutex
+	armed   bool
+	fail    error
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+// unblock releases the held fsyncs (once): deferred after Close, which waits for them.
+func (h *holdFlush) unblock() { h.once.Do(func() { close(h.release) }) }
+
+func installHoldFlush(t *testing.T) *holdFlush {
+	h := &holdFlush{entered: make(chan struct{}, 64), release: make(chan struct{})}
+	old := flushFile
+	flushFile = func(f *os.File) error {
+		h.mu.Lock()
+		armed, fail := h.armed, h.fail
+		h.mu.Unlock()
+		if armed {
+			h.entered <- struct{}{}
+			<-h.release
+		}
+		if fail != nil {
+			return fail
+		}
+		return old(f)
+	}
+	t.Cleanup(func() { flushFile = old })
+	return h
+}
+
+func (h *holdFlush) arm(fail error) {
+	h.mu.Lock()
+	h.armed, h.fail = true, fail
+	h.mu.Unlock()
+}
+
+// waitBlocked polls until n callers wait in ws.wait for the held fsync, or done says one returned.
+func waitBlocked(t *testing.T, ws *walSync, n int, done <-chan error, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		select {
+		case err := <-done:
+			t.Fatalf("%s returned (%v) while the fsync of the commit it depends on was held", what, err)
+		default:
+		}
+		ws.mu.Lock()
+		got := ws.waiting
+		ws.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d callers wait for the fsync, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond) // polling an observable condition, not synchronising
+	}
+}
+
+// At synchronous=FULL a Write returns only after the fsync that covers its commit, and a Read
+// that saw a commit returns only after that fsync; meanwhile the next batch runs its members
+// (the fsync is outside the write lock).
+func TestCommitReturnsAfterItsFsync(t *testing.T) {
+	h := installHoldFlush(t)
+	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	defer h.unblock()
+	ctx := t.Context()
+	h.arm(nil)
+
+	first := make(chan error, 1)
+	go func() {
+		first <- db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("first")) })
+	}()
+	select {
+	case <-h.entered: // committed; its fsync is held
+	case err := <-first:
+		t.Fatalf("Write returned (%v) before its fsync", err)
+	}
+
+	// The next batch runs while the fsync is held.
+	ran, second := make(chan struct{}), make(chan error, 1)
+	go func() {
+		second <- db.Write(ctx, func(tx store.Tx) error {
+			close(ran)
+			return tx.InsertUser(ctx, user("second"))
+		})
+	}()
+	<-ran
+
+	// A read that sees the first commit waits for its fsync.
+	read, saw := make(chan error, 1), make(chan struct{})
+	go func() {
+		read <- db.Read(ctx, func(tx store.Tx) error {
+			_, err := tx.GetUser(ctx, "usr_first")
+			close(saw)
+			return err
+		})
+	}()
+	<-saw
+	waitBlocked(t, db.ws, 2, read, "Read") // the second batch's leader and the reader
+	for _, c := range []chan error{first, second, read} {
+		select {
+		case err := <-c:
+			t.Fatalf("returned (%v) while the fsync was held", err)
+		default:
+		}
+	}
+	h.unblock()
+	for name, c := range map[string]chan error{"first write": first, "second write": second, "read": read} {
+		if err := <-c; err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+}
+
+// An fsync that fails fails the writes it was to cover and every write and read after it.
+func TestFailedFsyncIsFinal(t *testing.T) {
+	h := installHoldFlush(t)
+	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "f.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	h.arm(errors.New("input/output error"))
+	h.unblock()
+	check := func(what string, err error) {
+		t.Helper()
+		if carryon.ErrorCode(err) != carryon.EINTERNAL || !strings.Contains(err.Error(), "fsync") {
+			t.Fatalf("%s: %v, want EINTERNAL about the fsync", what, err)
+		}
+	}
+	check("write", db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("lost")) }))
+	h.mu.Lock()
+	h.armed, h.fail = false, nil // the disk "recovers": what it dropped is still unknown
+	h.mu.Unlock()
+	check("later write", db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("later")) }))
+	check("read", db.Read(ctx, func(tx store.Tx) error { _, err := tx.GetUser(ctx, "usr_lost"); return err }))
+}
