@@ -36,7 +36,18 @@ type Request struct {
 	// Session names the session the record belongs to, from the write's answer: deleting or
 	// purging that session forgets the record. Nil (or "") for a record of no session.
 	Session func(out any) string
+	// Ref and Resolve, when set, make the record keep a reference to the answer instead of the
+	// answer: for a write whose answer is the rows it stored (an append's messages), so that the
+	// record does not hold them a second time and the write does not encode them twice. Ref
+	// returns the reference to out; Resolve reads the answer back from it, in the transaction of
+	// a repeat, and must return the type Write's fn returns.
+	Ref     func(out any) ([]byte, error)
+	Resolve func(ctx context.Context, tx store.Tx, ref []byte) (any, error)
 }
+
+// refResult starts a stored answer that is a reference (Request.Ref) rather than JSON, which
+// never starts with it.
+const refResult = 0x01
 
 // Write runs fn in a write transaction of st under the request id of req. With an id it first
 // looks for the caller's record of it: the same request (same fingerprint) answers the stored
@@ -67,7 +78,7 @@ func Write[T any](ctx context.Context, st store.Store, req Request, fn func(tx s
 					return err
 				}
 				replayed = true
-				return json.Unmarshal(rec.Result, &out)
+				return decode(ctx, tx, req, rec.Result, &out)
 			case err != nil && carryon.ErrorCode(err) != carryon.ENOTFOUND:
 				return err
 			}
@@ -152,8 +163,37 @@ func matches(rec *store.IdempotencyRecord, req Request, fp string) error {
 	return nil
 }
 
+// decode sets out to the stored answer: JSON, or a reference that req.Resolve reads back.
+func decode[T any](ctx context.Context, tx store.Tx, req Request, result []byte, out *T) error {
+	if len(result) == 0 || result[0] != refResult {
+		return json.Unmarshal(result, out)
+	}
+	if req.Resolve == nil {
+		return carryon.Errorf(carryon.EINTERNAL, "request id %q stored a reference that %s cannot resolve", req.ID, req.Op)
+	}
+	v, err := req.Resolve(ctx, tx, result[1:])
+	if err != nil {
+		return err
+	}
+	t, ok := v.(T)
+	if !ok {
+		return carryon.Errorf(carryon.EINTERNAL, "request id %q: %s resolved its answer as %T", req.ID, req.Op, v)
+	}
+	*out = t
+	return nil
+}
+
 func put(ctx context.Context, tx store.Tx, req Request, fp string, out any) error {
-	result, err := json.Marshal(out)
+	var result []byte
+	var err error
+	if req.Ref != nil {
+		var ref []byte
+		if ref, err = req.Ref(out); err == nil {
+			result = append([]byte{refResult}, ref...)
+		}
+	} else {
+		result, err = json.Marshal(out)
+	}
 	if err != nil {
 		return err
 	}

@@ -73,3 +73,43 @@ func TestWriteAndReplace(t *testing.T) {
 		t.Errorf("a %d-byte id: %v", carryon.MaxRequestIDLength, err)
 	}
 }
+
+// A request with Ref keeps a reference and a repeat answers what Resolve reads from it; a record
+// stored as JSON (before its operation kept references) still answers with Resolve set; a
+// reference that nothing resolves is an internal error, not a wrong answer.
+func TestReferenceAnswers(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(context.Background(), ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	plain := idempotency.Request{Owner: "usr_a", ID: "old", Op: "op", Target: "t", Input: 1, Now: now, TTL: time.Hour}
+	byRef := plain
+	byRef.ID = "new"
+	byRef.Ref = func(out any) ([]byte, error) { return []byte(strings.ToUpper(out.(string))), nil }
+	byRef.Resolve = func(_ context.Context, _ store.Tx, ref []byte) (any, error) { return "resolved " + string(ref), nil }
+	write := func(r idempotency.Request) (string, error) {
+		return idempotency.Write(context.Background(), st, r, func(tx store.Tx) (string, error) { return "answer", nil })
+	}
+	if out, err := write(plain); err != nil || out != "answer" {
+		t.Fatalf("plain: %q %v", out, err)
+	}
+	if out, err := write(byRef); err != nil || out != "answer" {
+		t.Fatalf("by reference: %q %v", out, err)
+	}
+	if out, err := write(byRef); err != nil || out != "resolved ANSWER" {
+		t.Fatalf("repeat by reference: %q %v", out, err)
+	}
+	old := plain
+	old.Ref, old.Resolve = byRef.Ref, byRef.Resolve
+	if out, err := write(old); err != nil || out != "answer" {
+		t.Fatalf("repeat of a JSON record with Resolve set: %q %v", out, err)
+	}
+	unresolved := byRef
+	unresolved.Resolve = nil
+	if out, err := write(unresolved); carryon.ErrorCode(err) != carryon.EINTERNAL {
+		t.Fatalf("a reference nothing resolves: %q %v", out, err)
+	}
+}

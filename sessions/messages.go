@@ -46,7 +46,7 @@ func (s *Service) AppendMessages(ctx context.Context, id string, in carryon.Appe
 	}
 	key := in.RequestID
 	in.RequestID = ""
-	return Write(ctx, s, "messages.append", id, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.AppendResult, error) {
+	return write(ctx, s, "messages.append", id, key, in, appendRef, func(tx store.Tx, own string, now time.Time) (*carryon.AppendResult, error) {
 		sess, err := LoadWritable(ctx, tx, own, id, in.ExpectedVersion, in.Fence, now)
 		if err != nil {
 			return nil, err

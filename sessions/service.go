@@ -109,11 +109,21 @@ type WriteFunc[T any] func(tx store.Tx, owner string, now time.Time) (T, error)
 // database's, from BEGIN IMMEDIATE; PostgreSQL: the session row's, which this takes first), so
 // the times of a session's writes follow the order in which they commit.
 func Write[T any](ctx context.Context, s *Service, op, target, requestID string, input any, fn WriteFunc[T]) (T, error) {
+	return write(ctx, s, op, target, requestID, input, nil, fn)
+}
+
+// write is Write with ref, when not nil, setting how the request id keeps the answer
+// (idempotency.Request.Ref).
+func write[T any](ctx context.Context, s *Service, op, target, requestID string, input any, ref func(*idempotency.Request), fn WriteFunc[T]) (T, error) {
 	own, err := owner(ctx)
 	if err != nil {
 		return *new(T), err
 	}
-	return idempotency.Write(ctx, s.st, s.request(own, op, target, requestID, input, s.now()), func(tx store.Tx) (T, error) {
+	req := s.request(own, op, target, requestID, input, s.now())
+	if ref != nil {
+		ref(&req)
+	}
+	return idempotency.Write(ctx, s.st, req, func(tx store.Tx) (T, error) {
 		if strings.HasPrefix(target, carryon.SessionIDPrefix) {
 			// Take the session's lock before the clock; a missing session is fn's to report.
 			if err := tx.LockSession(ctx, own, target); err != nil {
