@@ -1,13 +1,12 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
+	"reflect"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/carryon-hub/carryon"
@@ -38,8 +37,7 @@ const maxBatch = 128
 type writer struct {
 	mu      sync.Mutex
 	pending []*member
-	leading bool  // a leader is running a batch (or about to)
-	leader  int64 // the goroutine running a batch's fns, 0 when none
+	leading bool // a leader is running a batch (or about to)
 }
 
 // member is one Write waiting in (or run by) a batch.
@@ -65,7 +63,7 @@ func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 	m := &member{ctx: ctx, fn: fn, done: make(chan struct{}), lead: make(chan struct{})}
 	w := &db.w
 	w.mu.Lock()
-	if w.leader != 0 && w.leader == goroutineID() {
+	if w.leading && insideMember() {
 		w.mu.Unlock()
 		// fn of a batch called Write: waiting for the batch would wait for itself.
 		return carryon.Errorf(carryon.EINTERNAL, "sqlite: Write called inside a write transaction")
@@ -112,7 +110,6 @@ func (db *DB) leadBatch(first *member) {
 	n := min(len(w.pending), maxBatch-1)
 	batch := append([]*member{first}, w.pending[:n]...)
 	w.pending = slices.Delete(w.pending, 0, n)
-	w.leader = goroutineID()
 	w.mu.Unlock()
 	defer func() {
 		if p := recover(); p != nil {
@@ -122,7 +119,6 @@ func (db *DB) leadBatch(first *member) {
 		}
 		<-db.writeSem
 		w.mu.Lock()
-		w.leader = 0
 		if len(w.pending) > 0 {
 			next := w.pending[0]
 			w.pending = slices.Delete(w.pending, 0, 1)
@@ -219,15 +215,23 @@ func runMember(fn func(store.Tx) error, tx store.Tx) (err error) {
 	return fn(tx)
 }
 
-// goroutineID returns the id of the calling goroutine, read from its stack header ("goroutine N
-// [..."). Write uses it only to refuse a nested call, which would otherwise wait forever.
-func goroutineID() int64 {
-	var buf [32]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b = bytes.TrimPrefix(b, []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		b = b[:i]
+// insideMember reports whether the caller runs inside a member's fn, on the goroutine of the
+// batch's leader: a Write from there would wait for the batch that waits for it. Only a Write
+// that finds a batch running asks (a nested Write always does); walking the caller's frames
+// costs a few microseconds, where reading the goroutine's id from runtime.Stack cost tens.
+func insideMember() bool {
+	var pcs [512]uintptr
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs[:])])
+	for {
+		f, more := frames.Next()
+		if f.Function == runMemberName {
+			return true
+		}
+		if !more {
+			return false
+		}
 	}
-	id, _ := strconv.ParseInt(string(b), 10, 64)
-	return id
 }
+
+// runMemberName is the name runMember's frames carry.
+var runMemberName = runtime.FuncForPC(reflect.ValueOf(runMember).Pointer()).Name()
