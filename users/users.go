@@ -77,7 +77,9 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*carryon.Use
 		return nil, bad
 	}
 	var u *carryon.User
-	err := s.st.Read(ctx, func(tx store.Tx) error {
+	// Seeing a key's creation before it is durable admits no one (its secret is not out before
+	// the creation is acknowledged); seeing a revocation early refuses sooner.
+	err := s.st.Read(store.WithReadAhead(ctx), func(tx store.Tx) error {
 		var err error
 		_, u, err = tx.KeyByHash(ctx, HashKey(secret))
 		return err

@@ -198,10 +198,11 @@ func (db *DB) Close() error {
 
 // Read runs fn in a deferred (read) transaction: it sees one snapshot from its first read on.
 // It returns once every commit fn could have seen is on disk (walsync.go), so fn must not show
-// what it reads to anyone but its caller before Read returns.
+// what it reads to anyone but its caller before Read returns; a ctx marked with
+// store.WithReadAhead does not wait.
 func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 	err := db.read(ctx, fn)
-	if db.ws != nil {
+	if db.ws != nil && !store.ReadAhead(ctx) {
 		if serr := db.ws.waitAll(); serr != nil {
 			return serr
 		}

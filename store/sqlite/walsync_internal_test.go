@@ -161,3 +161,29 @@ func TestFailedFsyncIsFinal(t *testing.T) {
 	check("later write", db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("later")) }))
 	check("read", db.Read(ctx, func(tx store.Tx) error { _, err := tx.GetUser(ctx, "usr_lost"); return err }))
 }
+
+// A read marked store.WithReadAhead returns without waiting for the fsync of what it saw.
+func TestReadAheadDoesNotWait(t *testing.T) {
+	h := installHoldFlush(t)
+	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	defer h.unblock()
+	ctx := t.Context()
+	h.arm(nil)
+	first := make(chan error, 1)
+	go func() {
+		first <- db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("first")) })
+	}()
+	<-h.entered // committed; its fsync is held
+	err = db.Read(store.WithReadAhead(ctx), func(tx store.Tx) error { _, err := tx.GetUser(ctx, "usr_first"); return err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.unblock()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+}
