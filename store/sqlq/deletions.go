@@ -10,8 +10,8 @@ import (
 )
 
 // visibleTo is the condition that hides the messages a session deleted: appended to a query of
-// the messages table, with the reading session's id as its argument.
-const visibleTo = ` AND NOT EXISTS (SELECT 1 FROM message_deletions d WHERE d.session_id = ? AND d.seq = messages.seq)`
+// the messages table (as m), with the reading session's id as its argument.
+const visibleTo = ` AND NOT EXISTS (SELECT 1 FROM message_deletions d WHERE d.session_id = ? AND d.seq = m.seq)`
 
 // DeleteMessage hides the visible message seq of s from every later read of s by a tombstone at
 // session version v. The row itself stays: a fork may share it and keeps seeing it. ENOTFOUND

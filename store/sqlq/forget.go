@@ -99,7 +99,7 @@ func (t *Tx) ForgetSessions(ctx context.Context, owner string, limit int) ([]str
 }
 
 // sessionBatches are the deletions of ForgetSessionRows in order, each with the count it adds
-// to; a run's events and actions go before the run, and the runs last, so a runner still working
+// to (nil: rows the receipt does not count apart); a run's events and actions go before the run, and the runs last, so a runner still working
 // on one fails at its next write and a cut-off step leaves nothing unreachable.
 var sessionBatches = []struct {
 	query string
@@ -110,6 +110,9 @@ var sessionBatches = []struct {
 		func(c *carryon.ForgetCounts) *int64 { return &c.Events }},
 	{`DELETE FROM actions WHERE id IN (SELECT id FROM actions WHERE session_id = ?1 LIMIT ?2)`,
 		func(c *carryon.ForgetCounts) *int64 { return &c.Actions }},
+	{`DELETE FROM message_writes WHERE session_id = ?1 AND (version, lo) IN
+		(SELECT version, lo FROM message_writes WHERE session_id = ?1 ORDER BY version, lo LIMIT ?2)`,
+		nil}, // the messages' run and request ids, which the receipt does not count apart
 	{`DELETE FROM messages WHERE session_id = ?1 AND seq IN
 		(SELECT seq FROM messages WHERE session_id = ?1 ORDER BY seq LIMIT ?2)`,
 		func(c *carryon.ForgetCounts) *int64 { return &c.Messages }},
@@ -145,7 +148,9 @@ func (t *Tx) ForgetSessionRows(ctx context.Context, owner, sessionID string, lim
 		if err != nil {
 			return c, t.Wrap(err, "forget session rows")
 		}
-		*b.count(&c) += n
+		if b.count != nil {
+			*b.count(&c) += n
+		}
 		left -= n
 	}
 	return c, nil

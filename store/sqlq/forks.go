@@ -278,8 +278,8 @@ func (t *Tx) readRanges(ctx context.Context, as string) store.RangeFunc {
 		scan := func(r Row) (*carryon.Message, error) { return scanMessage(r, as) }
 		if len(ranges) == 1 {
 			r := ranges[0]
-			return scanAll(t, ctx, "read messages", scan, `SELECT `+messageCols+` FROM messages
-				WHERE session_id = ? AND seq > ? AND seq <= ?`+visibleTo+` ORDER BY `+order+` LIMIT ?`,
+			return scanAll(t, ctx, "read messages", scan, `SELECT `+messageRead+` FROM messages m`+writesJoin+`
+				WHERE m.session_id = ? AND m.seq > ? AND m.seq <= ?`+visibleTo+` ORDER BY m.`+order+` LIMIT ?`,
 				r.ID, r.Lo, r.Hi, as, Limit(limit))
 		}
 		var q strings.Builder
@@ -291,18 +291,9 @@ func (t *Tx) readRanges(ctx context.Context, as string) store.RangeFunc {
 			q.WriteString(`(?, CAST(? AS BIGINT), CAST(? AS BIGINT))`)
 			args = append(args, r.ID, r.Lo, r.Hi)
 		}
-		return scanAll(t, ctx, "read messages", scan, `SELECT `+messageColsOf("m")+` FROM (VALUES `+q.String()+`) AS r
-			JOIN messages m ON m.session_id = r.column1 AND m.seq > r.column2 AND m.seq <= r.column3
+		return scanAll(t, ctx, "read messages", scan, `SELECT `+messageRead+` FROM (VALUES `+q.String()+`) AS r
+			JOIN messages m ON m.session_id = r.column1 AND m.seq > r.column2 AND m.seq <= r.column3`+writesJoin+`
 			WHERE NOT EXISTS (SELECT 1 FROM message_deletions d WHERE d.session_id = ? AND d.seq = m.seq)
 			ORDER BY m.`+order+` LIMIT ?`, append(args, as, Limit(limit))...)
 	}
-}
-
-// messageColsOf is messageCols qualified by the alias a.
-func messageColsOf(a string) string {
-	cols := strings.Split(messageCols, ",")
-	for i, c := range cols {
-		cols[i] = a + "." + strings.TrimSpace(c)
-	}
-	return strings.Join(cols, ", ")
 }

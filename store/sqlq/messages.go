@@ -8,8 +8,22 @@ import (
 	"github.com/carryon-hub/carryon/store"
 )
 
+// messageCols are the columns of a messages row. A message's run and request ids are not among
+// them: they are stored once per write in message_writes (see InsertMessages).
 const messageCols = `session_id, seq, role, kind, content, name, tool_calls, tool_call_id, covers_from,
-	covers_to, run_id, request_id, tokens, metadata, version, created_at`
+	covers_to, tokens, metadata, version, created_at`
+
+// messageRead is what scanMessage reads, from a messages row m joined with writesJoin.
+const messageRead = `m.session_id, m.seq, m.role, m.kind, m.content, m.name, m.tool_calls, m.tool_call_id,
+	m.covers_from, m.covers_to, coalesce(w.run_id, ''), coalesce(w.request_id, ''), m.tokens, m.metadata,
+	m.version, m.created_at`
+
+// writesJoin joins the messages row m with the write that stored it, if that write had a run or
+// request id: the row of its session and version whose seq range holds m.seq (a session's
+// version names one write, whose messages have consecutive seqs; the range tells apart the rows
+// a fork copied from several ancestors when its parent was deleted, whose versions are theirs).
+const writesJoin = ` LEFT JOIN message_writes w ON w.session_id = m.session_id AND w.version = m.version
+	AND w.lo <= m.seq AND w.hi >= m.seq`
 
 // InsertMessages stores messages as given (in one round trip where the database can: see
 // Conn.ExecEach). ENOTFOUND when a session is not the owner's; ECONFLICT on a seq that exists.
@@ -34,18 +48,47 @@ func (t *Tx) InsertMessages(ctx context.Context, owner string, msgs []*carryon.M
 			kind = "" // the default kind is stored as '' (migration compact_storage)
 		}
 		rows[i] = []any{m.SessionID, m.Seq, string(m.Role), kind, m.Content, m.Name, NullText(m.ToolCalls), m.ToolCallID,
-			m.CoversFrom, m.CoversTo, m.RunID, m.RequestID, m.Tokens, NullText(m.Metadata), m.Version,
-			Micros(m.CreatedAt)}
+			m.CoversFrom, m.CoversTo, m.Tokens, NullText(m.Metadata), m.Version, Micros(m.CreatedAt)}
 	}
 	i, err := t.Conn.ExecEach(ctx, `INSERT INTO messages (`+messageCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, rows)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, rows)
 	if err != nil && i < len(msgs) {
 		return t.Conflict(err, "insert messages", "message %d of session %s exists", msgs[i].Seq, msgs[i].SessionID)
+	} else if err != nil {
+		return t.Wrap(err, "insert messages")
 	}
-	return t.Wrap(err, "insert messages")
+	return t.insertWrites(ctx, msgs)
 }
 
-// scanMessage reads a row of messageCols, after the columns of before, and labels it with as,
+// insertWrites stores the run and request ids of msgs once per write rather than once per
+// message: one message_writes row for each run of consecutive messages (seq one after the other)
+// of one session and version with the same ids, when either id is set. A turn of the hub is one
+// row however many messages it appends.
+func (t *Tx) insertWrites(ctx context.Context, msgs []*carryon.Message) error {
+	for i := 0; i < len(msgs); {
+		m, j := msgs[i], i+1
+		for j < len(msgs) && sameWrite(msgs[j-1], msgs[j]) {
+			j++
+		}
+		if m.RunID != "" || m.RequestID != "" {
+			_, err := t.Conn.Exec(ctx, `INSERT INTO message_writes (session_id, version, lo, hi, request_id, run_id)
+				VALUES (?, ?, ?, ?, ?, ?)`, m.SessionID, m.Version, m.Seq, msgs[j-1].Seq, m.RequestID, m.RunID)
+			if err != nil {
+				return t.Wrap(err, "insert messages' request id")
+			}
+		}
+		i = j
+	}
+	return nil
+}
+
+// sameWrite reports whether b follows a in one write with the same ids.
+func sameWrite(a, b *carryon.Message) bool {
+	return a.SessionID == b.SessionID && a.Version == b.Version && a.Seq+1 == b.Seq &&
+		a.RequestID == b.RequestID && a.RunID == b.RunID
+}
+
+// scanMessage reads a row of messageRead, after the columns of before, and labels it with as,
 // the session being read.
 func scanMessage(r Row, as string, before ...any) (*carryon.Message, error) {
 	var m carryon.Message

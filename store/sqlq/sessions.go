@@ -175,10 +175,19 @@ func (t *Tx) materialise(ctx context.Context, f store.ForkLink, segs []store.For
 			continue
 		}
 		_, err := t.Conn.Exec(ctx, `INSERT INTO messages (session_id, seq, role, kind, content, name, tool_calls,
-			tool_call_id, covers_from, covers_to, run_id, request_id, tokens, metadata, version, created_at)
-			SELECT ?, seq, role, kind, content, name, tool_calls, tool_call_id, covers_from, covers_to, run_id,
-			request_id, tokens, metadata, version, created_at
+			tool_call_id, covers_from, covers_to, tokens, metadata, version, created_at)
+			SELECT ?, seq, role, kind, content, name, tool_calls, tool_call_id, covers_from, covers_to,
+			tokens, metadata, version, created_at
 			FROM messages WHERE session_id = ? AND seq > ? AND seq <= ?`, f.ID, sg.ID, sg.Lo, hi)
+		if err != nil {
+			return t.Wrap(err, "materialise fork")
+		}
+		// The writes of those rows, clamped to the copied range: the fork's own writes start
+		// after its fork seq, so these never meet them (see writesJoin).
+		_, err = t.Conn.Exec(ctx, `INSERT INTO message_writes (session_id, version, lo, hi, request_id, run_id)
+			SELECT ?, version, CASE WHEN lo > ? THEN lo ELSE ? END, CASE WHEN hi < ? THEN hi ELSE ? END, request_id, run_id
+			FROM message_writes WHERE session_id = ? AND hi > ? AND lo <= ?`,
+			f.ID, sg.Lo, sg.Lo+1, hi, hi, sg.ID, sg.Lo, hi)
 		if err != nil {
 			return t.Wrap(err, "materialise fork")
 		}

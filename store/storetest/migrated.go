@@ -1,0 +1,85 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
+)
+
+// OldWriteRows are the rows CheckOldWrites reads, in the schema before the migration that stores
+// messages' run and request ids once per write (SQLite 0018, PostgreSQL 0017), as both drivers
+// take them: a session and a fork of it whose parent was deleted (its first four rows are copies,
+// at the parent's versions 2 to 4, which its own rows use too). A driver's migration test stores
+// them with the migrations before that one and then opens the database.
+var OldWriteRows = []string{
+	`INSERT INTO sessions (id, owner_id, status, version, created_at, updated_at, last_active_at, expires_at, message_count, last_seq) VALUES
+		('sess_old', 'usr_a', 'active', 5, 0, 0, 0, 9999999999999999, 5, 5),
+		('sess_fork', 'usr_a', 'active', 3, 0, 0, 0, 9999999999999999, 6, 6)`,
+	`INSERT INTO messages (session_id, seq, role, kind, content, run_id, request_id, version, created_at) VALUES
+		('sess_old', 1, 'user', '', 'a', '', 'req_a', 2, 0), ('sess_old', 2, 'assistant', '', 'b', '', 'req_a', 2, 0),
+		('sess_old', 3, 'user', '', 'c', '', '', 3, 0), ('sess_old', 4, 'assistant', '', 'd', 'run_d', '', 4, 0),
+		('sess_old', 5, 'user', '', 'e', 'run_e', 'req_e', 5, 0),
+		('sess_fork', 1, 'user', '', 'a', '', 'req_a', 2, 0), ('sess_fork', 2, 'assistant', '', 'b', '', 'req_a', 2, 0),
+		('sess_fork', 3, 'user', '', 'c', '', '', 3, 0), ('sess_fork', 4, 'assistant', '', 'd', 'run_d', '', 4, 0),
+		('sess_fork', 5, 'user', '', 'f', '', 'req_f', 2, 0), ('sess_fork', 6, 'user', '', 'g', '', 'req_g', 3, 0)`,
+}
+
+// CheckOldWrites reads the rows of OldWriteRows after the migration, each message with the ids
+// it was stored with, then appends to the fork and reads it again.
+func CheckOldWrites(t *testing.T, st store.Store) {
+	t.Helper()
+	ctx := t.Context()
+	want := map[string]string{
+		"sess_old":  "[a:req_a/ b:req_a/ c:/ d:/run_d e:req_e/run_e]",
+		"sess_fork": "[a:req_a/ b:req_a/ c:/ d:/run_d f:req_f/ g:req_g/]",
+	}
+	sessions := map[string]*carryon.Session{}
+	err := st.Read(ctx, func(tx store.Tx) error {
+		for id, w := range want {
+			s, err := tx.GetSession(ctx, "usr_a", id)
+			if err != nil {
+				return err
+			}
+			sessions[id] = s
+			msgs, err := tx.MessagesAfter(ctx, "usr_a", s, 0, 0)
+			if err != nil {
+				return err
+			}
+			if got := fmt.Sprint(writeIDsOf(msgs)); got != w {
+				t.Errorf("%s after the migration: %s, want %s", id, got, w)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := sessions["sess_fork"]
+	m := &carryon.Message{SessionID: f.ID, Seq: 7, Role: carryon.RoleUser, Content: "h", RequestID: "req_h", Version: 4, CreatedAt: time.Unix(1, 0)}
+	err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertMessages(ctx, "usr_a", []*carryon.Message{m}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.LastSeq = 7
+	err = st.Read(ctx, func(tx store.Tx) error {
+		msgs, err := tx.LastMessages(ctx, "usr_a", f, 2)
+		if got := fmt.Sprint(writeIDsOf(msgs)); err == nil && got != "[g:req_g/ h:req_h/]" {
+			t.Errorf("fork after an append: %s", got)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeIDsOf(ms []*carryon.Message) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Content + ":" + m.RequestID + "/" + m.RunID
+	}
+	return out
+}
