@@ -86,8 +86,8 @@ func (t *Tx) MessageTombstones(ctx context.Context, owner string, s *carryon.Ses
 			}
 			return &m, nil
 		}, `SELECT d.seq, d.version, d.created_at, m.role, m.kind FROM message_deletions d
-			JOIN messages m ON m.session_id = ? AND m.seq = d.seq
-			WHERE d.session_id = ? AND d.seq > ? AND d.seq <= ? ORDER BY d.seq`, sg.ID, s.ID, lo, hi)
+			JOIN messages m ON m.session_key = ? AND m.seq = d.seq
+			WHERE d.session_id = ? AND d.seq > ? AND d.seq <= ? ORDER BY d.seq`, sg.Key, s.ID, lo, hi)
 		if err != nil {
 			return nil, err
 		}

@@ -110,17 +110,17 @@ var sessionBatches = []struct {
 		func(c *carryon.ForgetCounts) *int64 { return &c.Events }},
 	{`DELETE FROM actions WHERE id IN (SELECT id FROM actions WHERE session_id = ?1 LIMIT ?2)`,
 		func(c *carryon.ForgetCounts) *int64 { return &c.Actions }},
-	{`DELETE FROM message_writes WHERE session_id = ?1 AND (version, lo) IN
-		(SELECT version, lo FROM message_writes WHERE session_id = ?1 ORDER BY version, lo LIMIT ?2)`,
+	{`DELETE FROM message_writes WHERE session_key = ` + keyOf1 + ` AND (version, lo) IN
+		(SELECT version, lo FROM message_writes WHERE session_key = ` + keyOf1 + ` ORDER BY version, lo LIMIT ?2)`,
 		nil}, // the messages' run and request ids, which the receipt does not count apart
-	{`DELETE FROM messages WHERE session_id = ?1 AND seq IN
-		(SELECT seq FROM messages WHERE session_id = ?1 ORDER BY seq LIMIT ?2)`,
+	{`DELETE FROM messages WHERE session_key = ` + keyOf1 + ` AND seq IN
+		(SELECT seq FROM messages WHERE session_key = ` + keyOf1 + ` ORDER BY seq LIMIT ?2)`,
 		func(c *carryon.ForgetCounts) *int64 { return &c.Messages }},
 	{`DELETE FROM message_deletions WHERE session_id = ?1 AND seq IN
 		(SELECT seq FROM message_deletions WHERE session_id = ?1 ORDER BY seq LIMIT ?2)`,
 		func(c *carryon.ForgetCounts) *int64 { return &c.MessageDeletions }},
-	{`DELETE FROM memory_revisions WHERE session_id = ?1 AND memory_version IN
-		(SELECT memory_version FROM memory_revisions WHERE session_id = ?1 ORDER BY memory_version LIMIT ?2)`,
+	{`DELETE FROM memory_revisions WHERE session_key = ` + keyOf1 + ` AND memory_version IN
+		(SELECT memory_version FROM memory_revisions WHERE session_key = ` + keyOf1 + ` ORDER BY memory_version LIMIT ?2)`,
 		func(c *carryon.ForgetCounts) *int64 { return &c.MemoryRevisions }},
 	{`DELETE FROM idempotency WHERE owner_id = (SELECT owner_id FROM sessions WHERE id = ?1) AND key IN
 		(SELECT key FROM idempotency WHERE session_id = ?1 LIMIT ?2)`,
@@ -128,6 +128,9 @@ var sessionBatches = []struct {
 	{`DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE session_id = ?1 LIMIT ?2)`,
 		func(c *carryon.ForgetCounts) *int64 { return &c.Runs }},
 }
+
+// keyOf1 is the key of the session whose id is the statement's first argument.
+const keyOf1 = `(SELECT session_key FROM sessions WHERE id = ?1)`
 
 // ForgetSessionRows deletes up to limit rows in the owner's session. ENOTFOUND when the session
 // is not the owner's.

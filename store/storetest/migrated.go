@@ -12,19 +12,25 @@ import (
 // OldWriteRows are the rows CheckOldWrites reads, in the schema before the migration that stores
 // messages' run and request ids once per write (SQLite 0018, PostgreSQL 0017), as both drivers
 // take them: a session and a fork of it whose parent was deleted (its first four rows are copies,
-// at the parent's versions 2 to 4, which its own rows use too). A driver's migration test stores
+// at the parent's versions 2 to 4, which its own rows use too), and a fork of the first with its
+// chain stored as it was then (segments naming sessions by id). A driver's migration test stores
 // them with the migrations before that one and then opens the database.
 var OldWriteRows = []string{
 	`INSERT INTO sessions (id, owner_id, status, version, created_at, updated_at, last_active_at, expires_at, message_count, last_seq) VALUES
 		('sess_old', 'usr_a', 'active', 5, 0, 0, 0, 9999999999999999, 5, 5),
 		('sess_fork', 'usr_a', 'active', 3, 0, 0, 0, 9999999999999999, 6, 6)`,
+	`INSERT INTO sessions (id, owner_id, status, version, parent_id, fork_seq, created_at, updated_at, last_active_at, expires_at, message_count, last_seq) VALUES
+		('sess_child', 'usr_a', 'active', 2, 'sess_old', 3, 1, 1, 1, 9999999999999999, 4, 4)`,
+	`INSERT INTO fork_chains (session_id, segments) VALUES ('sess_child', '0 3 sess_old
+')`,
 	`INSERT INTO messages (session_id, seq, role, kind, content, run_id, request_id, version, created_at) VALUES
 		('sess_old', 1, 'user', '', 'a', '', 'req_a', 2, 0), ('sess_old', 2, 'assistant', '', 'b', '', 'req_a', 2, 0),
 		('sess_old', 3, 'user', '', 'c', '', '', 3, 0), ('sess_old', 4, 'assistant', '', 'd', 'run_d', '', 4, 0),
 		('sess_old', 5, 'user', '', 'e', 'run_e', 'req_e', 5, 0),
 		('sess_fork', 1, 'user', '', 'a', '', 'req_a', 2, 0), ('sess_fork', 2, 'assistant', '', 'b', '', 'req_a', 2, 0),
 		('sess_fork', 3, 'user', '', 'c', '', '', 3, 0), ('sess_fork', 4, 'assistant', '', 'd', 'run_d', '', 4, 0),
-		('sess_fork', 5, 'user', '', 'f', '', 'req_f', 2, 0), ('sess_fork', 6, 'user', '', 'g', '', 'req_g', 3, 0)`,
+		('sess_fork', 5, 'user', '', 'f', '', 'req_f', 2, 0), ('sess_fork', 6, 'user', '', 'g', '', 'req_g', 3, 0),
+		('sess_child', 4, 'user', '', 'x', 'run_x', '', 2, 0)`,
 }
 
 // CheckOldWrites reads the rows of OldWriteRows after the migration, each message with the ids
@@ -33,8 +39,9 @@ func CheckOldWrites(t *testing.T, st store.Store) {
 	t.Helper()
 	ctx := t.Context()
 	want := map[string]string{
-		"sess_old":  "[a:req_a/ b:req_a/ c:/ d:/run_d e:req_e/run_e]",
-		"sess_fork": "[a:req_a/ b:req_a/ c:/ d:/run_d f:req_f/ g:req_g/]",
+		"sess_old":   "[a:req_a/ b:req_a/ c:/ d:/run_d e:req_e/run_e]",
+		"sess_fork":  "[a:req_a/ b:req_a/ c:/ d:/run_d f:req_f/ g:req_g/]",
+		"sess_child": "[a:req_a/ b:req_a/ c:/ x:/run_x]",
 	}
 	sessions := map[string]*carryon.Session{}
 	err := st.Read(ctx, func(tx store.Tx) error {
