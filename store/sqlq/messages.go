@@ -9,7 +9,7 @@ import (
 )
 
 // messageCols are the columns of a messages row. A row names its session by the session's key
-// (sessions.session_key, a small integer), not by its id: the id's 31 bytes in every row were a
+// (sessions.session_key, an integer), not by its id: the id's 31 bytes in every row were a
 // fifth of it. A message's run and request ids are not among them: they are stored once per
 // write in message_writes (see InsertMessages).
 const messageCols = `session_key, seq, role, kind, content, name, tool_calls, tool_call_id, covers_from,
