@@ -31,23 +31,34 @@ func scanSession(r Row) (*carryon.Session, error) {
 	return &s, nil
 }
 
-// InsertSession stores a new session row, with a new key (Dialect.RandomSessionKeys). ECONFLICT when
+// InsertSession stores a new session row, with a new key (Dialect.RandomSessionKeys; a random
+// key that is taken already, a chance of one in 2^63 per session stored, is drawn again). ECONFLICT when
 // the id exists or the owner has a session with the same external id; ENOTFOUND when ParentID
 // names no session.
 func (t *Tx) InsertSession(ctx context.Context, s *carryon.Session) error {
 	if err := t.Writable(); err != nil {
 		return err
 	}
-	key, args := serialSessionKey, []any{}
-	if t.d.RandomSessionKeys {
-		key, args = "?", []any{rand.Int64N(math.MaxInt64) + 1}
+	var err error
+	for try := 0; ; try++ {
+		key, args := serialSessionKey, []any{}
+		if t.d.RandomSessionKeys {
+			key, args = "?", []any{rand.Int64N(math.MaxInt64) + 1}
+		}
+		var n int64
+		n, err = t.Conn.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`, session_key)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, `+key+`) ON CONFLICT (session_key) DO NOTHING`,
+			append([]any{s.ID, s.OwnerID, s.Title, string(s.Status), s.Version, NullText(s.ParentID), s.ForkSeq, s.ForkVersion,
+				Micros(s.CreatedAt), Micros(s.UpdatedAt), Micros(s.LastActiveAt), Micros(s.ExpiresAt),
+				s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.WorkingMemoryVersion, NullText(s.Metadata), s.Agent, NullText(s.ExternalID)},
+				args...)...)
+		if err != nil || n == 1 {
+			break
+		}
+		if try == 3 { // a taken key four times in a row: not chance
+			return carryon.Errorf(carryon.EINTERNAL, "insert session: no free session key")
+		}
 	}
-	_, err := t.Conn.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`, session_key)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, `+key+`)`,
-		append([]any{s.ID, s.OwnerID, s.Title, string(s.Status), s.Version, NullText(s.ParentID), s.ForkSeq, s.ForkVersion,
-			Micros(s.CreatedAt), Micros(s.UpdatedAt), Micros(s.LastActiveAt), Micros(s.ExpiresAt),
-			s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.WorkingMemoryVersion, NullText(s.Metadata), s.Agent, NullText(s.ExternalID)},
-			args...)...)
 	if err == nil && s.ParentID != "" {
 		return t.storeChain(ctx, s) // a fork: the segments it reads through (forks.go)
 	}
