@@ -9,9 +9,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// A schema written before migration 0017 (messages that hold their run and request ids in every
-// row) reads back the same after it (storetest.CheckOldWrites).
-func TestMigrateMessageWrites(t *testing.T) {
+// A schema written before migration 0017 (messages, revisions and fork chains naming their
+// session by id, messages holding their run and request ids in every row) reads back the same
+// after it (storetest.CheckOldRows).
+func TestMigrateCompactRows(t *testing.T) {
 	ctx := t.Context()
 	dsn := pgtest.NewSchema(t)
 	ms, err := migrations()
@@ -36,7 +37,7 @@ func TestMigrateMessageWrites(t *testing.T) {
 		if err := dialect.ApplyMigrations(ctx, c, before, time.Now()); err != nil {
 			return err
 		}
-		for _, q := range storetest.OldWriteRows {
+		for _, q := range storetest.OldRows {
 			if _, err := ptx.Exec(ctx, q); err != nil {
 				return err
 			}
@@ -52,5 +53,5 @@ func TestMigrateMessageWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	storetest.CheckOldWrites(t, db)
+	storetest.CheckOldRows(t, db)
 }

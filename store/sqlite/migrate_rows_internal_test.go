@@ -9,11 +9,12 @@ import (
 	"github.com/carryon-hub/carryon/store/storetest"
 )
 
-// A database written before migration 0018 (messages that hold their run and request ids in
-// every row) reads back the same after it: each message with its ids, a fork whose parent was
-// deleted (copies of rows stored at the parent's versions, which its own writes use too)
-// included, and appends go on.
-func TestMigrateMessageWrites(t *testing.T) {
+// A database written before migration 0018 (messages, revisions and fork chains naming their
+// session by id, messages holding their run and request ids in every row) reads back the same
+// after it (storetest.CheckOldRows): each message with its ids, a fork whose parent was deleted
+// (copies of rows stored at the parent's versions, which its own writes use too) and a fork with
+// an old chain included, and appends go on.
+func TestMigrateCompactRows(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "old.db")
 	sdb, err := sql.Open("sqlite", path+"?_pragma=foreign_keys(1)&_txlock=immediate")
@@ -41,7 +42,7 @@ func TestMigrateMessageWrites(t *testing.T) {
 	if err := dialect.ApplyMigrations(ctx, c, before, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range storetest.OldWriteRows {
+	for _, q := range storetest.OldRows {
 		if _, err := stx.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -56,5 +57,5 @@ func TestMigrateMessageWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	storetest.CheckOldWrites(t, db)
+	storetest.CheckOldRows(t, db)
 }
