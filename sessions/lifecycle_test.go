@@ -3,11 +3,13 @@ package sessions_test
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/sessions"
 	_ "modernc.org/sqlite"
 )
 
@@ -257,4 +259,67 @@ func TestListPaging(t *testing.T) {
 	}
 	_, err := f.svc.List(f.alice, carryon.SessionFilter{Cursor: "garbage"})
 	wantCode(t, err, carryon.EINVALID)
+}
+
+// A revision stores what its patch changed: members that set the value a key has already are
+// dropped, and every revision still reads back (replayed from the snapshot before it) and diffs
+// as the documents the patches made.
+func TestRevisionStoresEffectivePatch(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s := f.create(t, f.alice)
+	patches := []string{`{"goal":"ship","notes":{"x":1,"y":[1,2]},"gone":"z"}`}
+	wantStored := []string{`{"goal":"ship","gone":"z","notes":{"x":1,"y":[1,2]}}`}
+	for i := range 20 {
+		patches = append(patches, fmt.Sprintf(`{"goal":"ship","notes":{"x":1,"y":[1,2],"n":%d},"gone":null,"never":null}`, i))
+		if i == 0 {
+			wantStored = append(wantStored, `{"gone":null,"notes":{"n":0}}`)
+		} else {
+			wantStored = append(wantStored, fmt.Sprintf(`{"notes":{"n":%d}}`, i))
+		}
+	}
+	for _, p := range patches {
+		if _, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.WorkingMemoryPatch{Patch: json.RawMessage(p)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := f.svc.WorkingMemoryHistory(f.alice, s.ID, carryon.RevisionFilter{Limit: 100})
+	if err != nil || len(h.Items) != len(patches) {
+		t.Fatalf("history: %v %d items", err, len(h.Items))
+	}
+	doc := carryon.WorkingMemory{}
+	for i, p := range patches {
+		next, err := sessions.PreviewWorkingMemory(doc, json.RawMessage(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc = next
+		rev := h.Items[len(patches)-1-i]
+		if string(rev.Patch) != wantStored[i] {
+			t.Errorf("revision %d stores %s, want %s", rev.WorkingMemoryVersion, rev.Patch, wantStored[i])
+		}
+		if got, want := mustMarshal(t, rev.Document), mustMarshal(t, doc); got != want {
+			t.Errorf("revision %d reads %s, want %s", rev.WorkingMemoryVersion, got, want)
+		}
+	}
+	d, err := f.svc.WorkingMemoryDiff(f.alice, s.ID, 1, 21)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDiff := []carryon.WorkingMemoryEdit{
+		{Path: "/gone", Op: "removed", Old: "z"},
+		{Path: "/notes/n", Op: "added", New: json.Number("19")},
+	}
+	if !reflect.DeepEqual(d.Changes, wantDiff) {
+		t.Fatalf("diff = %+v", d.Changes)
+	}
+}
+
+func mustMarshal(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

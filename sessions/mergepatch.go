@@ -26,6 +26,37 @@ func decodePatch(raw json.RawMessage) (map[string]any, error) {
 	return patch, nil
 }
 
+// effectivePatch returns the members of the merge patch that change cur: a member whose value
+// is the one cur has already (compared decoded, numbers as written) is dropped, a null member
+// only stays when cur has its key, and an object member applied to an object is reduced the same
+// way (dropped when nothing in it changes). Applying the result to cur gives what applying patch
+// gives; patch and cur are not changed (the result shares their values).
+func effectivePatch(cur, patch map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range patch {
+		old, had := cur[k]
+		switch pv := v.(type) {
+		case nil:
+			if had {
+				out[k] = nil
+			}
+		case map[string]any:
+			if om, ok := old.(map[string]any); ok {
+				if sub := effectivePatch(om, pv); len(sub) > 0 {
+					out[k] = sub
+				}
+			} else {
+				out[k] = v
+			}
+		default:
+			if !had || !reflect.DeepEqual(old, v) {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
 // diffDocs lists the changes from a to b as JSON Pointer paths, recursing into objects; arrays
 // and scalars are compared whole.
 func diffDocs(prefix string, a, b map[string]any, out []carryon.WorkingMemoryEdit) []carryon.WorkingMemoryEdit {

@@ -34,7 +34,7 @@ func (s *Service) AppendMessages(ctx context.Context, id string, in carryon.Appe
 			return nil, err
 		}
 	}
-	var patch any
+	var patch map[string]any
 	if p := bytes.TrimSpace(in.WorkingMemoryPatch); len(p) == 0 || bytes.Equal(p, []byte("null")) {
 		in.WorkingMemoryPatch = nil // absent or null: no patch
 	} else {
@@ -57,7 +57,7 @@ func (s *Service) AppendMessages(ctx context.Context, id string, in carryon.Appe
 		var wm *carryon.WorkingMemoryState
 		if patch != nil {
 			// Before the append, which moves the session to the version the revision names.
-			if wm, _, err = patchInTx(ctx, tx, sess, patch, in.WorkingMemoryPatch, fenceRun(in.Fence), now); err != nil {
+			if wm, _, err = patchInTx(ctx, tx, sess, patch, fenceRun(in.Fence), now); err != nil {
 				return nil, err
 			}
 			failpoint.Hit(failpoint.AppendPatched)

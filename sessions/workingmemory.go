@@ -47,7 +47,7 @@ func (s *Service) PatchWorkingMemory(ctx context.Context, id string, in carryon.
 		if err != nil {
 			return nil, err
 		}
-		st, changed, err := patchInTx(ctx, tx, sess, patch, in.Patch, fenceRun(in.Fence), now)
+		st, changed, err := patchInTx(ctx, tx, sess, patch, fenceRun(in.Fence), now)
 		if err != nil || !changed {
 			return st, err
 		}
@@ -59,16 +59,19 @@ func (s *Service) PatchWorkingMemory(ctx context.Context, id string, in carryon.
 	})
 }
 
-// patchInTx applies a decoded merge patch (raw: its stored form) to the working memory of a
-// session loaded with LoadWritable, as the revision of the session's next version, and reports
-// whether it changed the document. The caller moves the session to that version (Touch, or an
-// append, which touches) in the same transaction; a patch that changes nothing stores nothing.
-func patchInTx(ctx context.Context, tx store.Tx, sess *carryon.Session, patch any, raw json.RawMessage, runID string, now time.Time) (*carryon.WorkingMemoryState, bool, error) {
+// patchInTx applies a decoded merge patch to the working memory of a session loaded with
+// LoadWritable, as the revision of the session's next version, and reports whether it changed
+// the document. The caller moves the session to that version (Touch, or an append, which
+// touches) in the same transaction; a patch that changes nothing stores nothing. The revision
+// keeps the patch's effect (effectivePatch), not the patch as sent: a member that sets the value
+// a key has already is dropped, so a client that sends its whole state each turn stores only
+// what changed.
+func patchInTx(ctx context.Context, tx store.Tx, sess *carryon.Session, patch map[string]any, runID string, now time.Time) (*carryon.WorkingMemoryState, bool, error) {
 	cur, mv, err := tx.GetWorkingMemory(ctx, sess.OwnerID, sess.ID)
 	if err != nil {
 		return nil, false, err
 	}
-	next := carryon.WorkingMemory(carryon.MergePatch(map[string]any(cloneDoc(cur)), patch).(map[string]any))
+	next := carryon.WorkingMemory(carryon.MergePatch(map[string]any(cloneDoc(cur)), map[string]any(patch)).(map[string]any))
 	doc := mustJSON(next)
 	if len(doc) > maxWorkingMemoryBytes {
 		return nil, false, carryon.Errorf(carryon.EINVALID, "the patched working memory would be %d bytes; the limit is %d", len(doc), maxWorkingMemoryBytes)
@@ -78,7 +81,7 @@ func patchInTx(ctx context.Context, tx store.Tx, sess *carryon.Session, patch an
 	}
 	sess.WorkingMemoryVersion = mv + 1
 	err = tx.InsertWorkingMemoryRevision(ctx, sess.OwnerID, &carryon.WorkingMemoryRevision{
-		SessionID: sess.ID, WorkingMemoryVersion: mv + 1, Version: sess.Version + 1, Patch: raw,
+		SessionID: sess.ID, WorkingMemoryVersion: mv + 1, Version: sess.Version + 1, Patch: mustJSON(effectivePatch(cur, patch)),
 		Document: next, RunID: runID, CreatedAt: now,
 	})
 	if err != nil {
@@ -96,7 +99,7 @@ func PatchWorkingMemoryInTx(ctx context.Context, tx store.Tx, sess *carryon.Sess
 	if err != nil {
 		return nil, false, err
 	}
-	return patchInTx(ctx, tx, sess, p, mustJSON(p), runID, now)
+	return patchInTx(ctx, tx, sess, p, runID, now)
 }
 
 // PreviewWorkingMemory returns doc as it will be once the merge patches are applied in order,

@@ -18,10 +18,11 @@ import (
 // maxForkDepth bounds a chain walk, so that corrupt parent links cannot loop forever.
 const maxForkDepth = 100000
 
-// ForkLink is one session of a fork chain: its id, its parent (or "") and the last parent seq it
-// shares.
+// ForkLink is one session of a fork chain: its id, its key (the small integer its rows are stored
+// under), its parent (or "") and the last parent seq it shares.
 type ForkLink struct {
 	ID       string
+	Key      int64
 	ParentID string
 	ForkSeq  int64
 }
@@ -34,9 +35,11 @@ func (l ForkLink) Lo() int64 {
 	return l.ForkSeq
 }
 
-// ForkSegment is the rows (Lo, Hi] of one session that a descendant sees.
+// ForkSegment is the rows (Lo, Hi] of one session that a descendant sees. Key names the session
+// its rows are stored under; ID, its id, may be empty in a segment read from a stored chain.
 type ForkSegment struct {
 	ID     string
+	Key    int64
 	Lo, Hi int64
 }
 
@@ -54,7 +57,7 @@ func ForkSegments(head ForkLink, floor int64, parent ParentFunc) ([]ForkSegment,
 		}
 		lo := cur.Lo()
 		if lo < hi {
-			segs = append(segs, ForkSegment{ID: cur.ID, Lo: lo, Hi: hi})
+			segs = append(segs, ForkSegment{ID: cur.ID, Key: cur.Key, Lo: lo, Hi: hi})
 		}
 		if cur.ParentID == "" || lo <= floor {
 			return segs, nil
@@ -84,7 +87,7 @@ func Inherit(parent []ForkSegment, forkSeq int64) []ForkSegment {
 // Chain returns the segments head reads, its own first (Lo, MaxInt64], then inherited, the
 // segments its fork stored (Inherit).
 func Chain(head ForkLink, inherited []ForkSegment) []ForkSegment {
-	return append([]ForkSegment{{ID: head.ID, Lo: head.Lo(), Hi: math.MaxInt64}}, inherited...)
+	return append([]ForkSegment{{ID: head.ID, Key: head.Key, Lo: head.Lo(), Hi: math.MaxInt64}}, inherited...)
 }
 
 // RangeFunc reads, in one query, up to limit rows (<= 0: all) of the ranges (Lo, Hi] of the
@@ -153,11 +156,11 @@ func readChain(segs []ForkSegment, limit int, desc bool, lastSeq int64, read Ran
 				budget -= top - sg.Lo
 			case desc:
 				p := top - budget
-				ranges = append(ranges, ForkSegment{ID: sg.ID, Lo: p, Hi: sg.Hi})
+				ranges = append(ranges, ForkSegment{ID: sg.ID, Key: sg.Key, Lo: p, Hi: sg.Hi})
 				segs[0].Hi, budget = p, 0
 			default:
 				p := sg.Lo + budget
-				ranges = append(ranges, ForkSegment{ID: sg.ID, Lo: sg.Lo, Hi: p})
+				ranges = append(ranges, ForkSegment{ID: sg.ID, Key: sg.Key, Lo: sg.Lo, Hi: p})
 				segs[0].Lo, budget = p, 0
 			}
 		}

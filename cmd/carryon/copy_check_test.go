@@ -55,7 +55,7 @@ func TestCopyRefusesUnstorableRowsBeforeWriting(t *testing.T) {
 		args []any
 	}{
 		{`UPDATE sessions SET title = ? WHERE id = ?`, []any{"ti\x00tle", s.ID}},
-		{`UPDATE messages SET content = ? WHERE session_id = ? AND seq IN (1, 3)`, []any{"a\x00b", s.ID}},
+		{`UPDATE messages SET content = ? WHERE session_key = (SELECT session_key FROM sessions WHERE id = ?) AND seq IN (1, 3)`, []any{"a\x00b", s.ID}},
 	} {
 		if _, err := raw.Exec(q.sql, q.args...); err != nil {
 			t.Fatal(err)
@@ -71,8 +71,8 @@ func TestCopyRefusesUnstorableRowsBeforeWriting(t *testing.T) {
 	for _, want := range []string{
 		"3 value(s) in the SQLite database cannot be stored in PostgreSQL; nothing was copied",
 		`sessions (id="` + s.ID + `"), column title: text that PostgreSQL cannot store`,
-		`messages (session_id="` + s.ID + `", seq=1), column content`,
-		`messages (session_id="` + s.ID + `", seq=3), column content`,
+		`messages (session_key=1, seq=1), column content`,
+		`messages (session_key=1, seq=3), column content`,
 		"NUL",
 	} {
 		if !strings.Contains(err.Error(), want) {
@@ -89,7 +89,7 @@ func TestCopyRefusesUnstorableRowsBeforeWriting(t *testing.T) {
 	if _, err := raw.Exec(`UPDATE sessions SET title = 'fixed'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw.Exec(`UPDATE messages SET content = 'fixed' WHERE session_id = ? AND seq IN (1, 3)`, s.ID); err != nil {
+	if _, err := raw.Exec(`UPDATE messages SET content = 'fixed' WHERE session_key = (SELECT session_key FROM sessions WHERE id = ?) AND seq IN (1, 3)`, s.ID); err != nil {
 		t.Fatal(err)
 	}
 	stdout.Reset()

@@ -10,12 +10,13 @@ import (
 // dialect is PostgreSQL as the shared statements of package sqlq see it: writers are made safe by
 // row locks, so reads that precede a write lock the rows they read.
 var dialect = &sqlq.Dialect{
-	Name:           "postgres",
-	Codes:          codes,
-	LockForUpdate:  " FOR NO KEY UPDATE",
-	LockForDelete:  " FOR UPDATE",
-	LockToClaim:    " FOR NO KEY UPDATE OF r SKIP LOCKED",
-	LongTermSearch: longTermSearch,
+	Name:              "postgres",
+	Codes:             codes,
+	LockForUpdate:     " FOR NO KEY UPDATE",
+	LockForDelete:     " FOR UPDATE",
+	LockToClaim:       " FOR NO KEY UPDATE OF r SKIP LOCKED",
+	LongTermSearch:    longTermSearch,
+	RandomSessionKeys: true,
 }
 
 // conn is a pgx transaction as a sqlq.Conn: it rewrites the shared statements' ? placeholders

@@ -47,10 +47,9 @@ func TestMigrateCompactStorage(t *testing.T) {
 	now := time.Unix(1700000000, 0).UTC()
 	s := &carryon.Session{ID: "sess_old", OwnerID: "usr_a", Status: carryon.SessionActive, Version: 3, CreatedAt: now,
 		UpdatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(time.Hour), LastSeq: 2, MessageCount: 2, WorkingMemoryVersion: 2}
-	if err := newTx(stx, false).InsertSession(ctx, s); err != nil {
-		t.Fatal(err)
-	}
 	for _, q := range []string{
+		`INSERT INTO sessions (id, owner_id, status, version, created_at, updated_at, last_active_at, expires_at,
+			message_count, last_seq, memory_version) VALUES ('sess_old', 'usr_a', 'active', 3, 0, 0, 0, 9999999999999999, 2, 2, 2)`,
 		`INSERT INTO messages (session_id, seq, role, kind, content, version, created_at) VALUES
 			('sess_old', 1, 'user', 'message', 'hello', 2, 0), ('sess_old', 2, 'assistant', 'summary', 'short', 2, 0)`,
 		`INSERT INTO memory_revisions (session_id, memory_version, version, patch, document, run_id, created_at) VALUES
@@ -119,10 +118,10 @@ func TestMigrateCompactStorage(t *testing.T) {
 	}
 	var stored sql.NullString
 	var kind string
-	if err := db.sql.QueryRowContext(ctx, `SELECT document FROM memory_revisions WHERE session_id = 'sess_old' AND memory_version = 3`).Scan(&stored); err != nil {
+	if err := db.sql.QueryRowContext(ctx, `SELECT document FROM memory_revisions WHERE session_key = (SELECT session_key FROM sessions WHERE id = 'sess_old') AND memory_version = 3`).Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.sql.QueryRowContext(ctx, `SELECT kind FROM messages WHERE session_id = 'sess_old' AND seq = 1`).Scan(&kind); err != nil {
+	if err := db.sql.QueryRowContext(ctx, `SELECT kind FROM messages WHERE session_key = (SELECT session_key FROM sessions WHERE id = 'sess_old') AND seq = 1`).Scan(&kind); err != nil {
 		t.Fatal(err)
 	}
 	if stored.Valid || kind != "" {

@@ -10,8 +10,8 @@ import (
 )
 
 // visibleTo is the condition that hides the messages a session deleted: appended to a query of
-// the messages table, with the reading session's id as its argument.
-const visibleTo = ` AND NOT EXISTS (SELECT 1 FROM message_deletions d WHERE d.session_id = ? AND d.seq = messages.seq)`
+// the messages table (as m), with the reading session's id as its argument.
+const visibleTo = ` AND NOT EXISTS (SELECT 1 FROM message_deletions d WHERE d.session_id = ? AND d.seq = m.seq)`
 
 // DeleteMessage hides the visible message seq of s from every later read of s by a tombstone at
 // session version v. The row itself stays: a fork may share it and keeps seeing it. ENOTFOUND
@@ -86,8 +86,8 @@ func (t *Tx) MessageTombstones(ctx context.Context, owner string, s *carryon.Ses
 			}
 			return &m, nil
 		}, `SELECT d.seq, d.version, d.created_at, m.role, m.kind FROM message_deletions d
-			JOIN messages m ON m.session_id = ? AND m.seq = d.seq
-			WHERE d.session_id = ? AND d.seq > ? AND d.seq <= ? ORDER BY d.seq`, sg.ID, s.ID, lo, hi)
+			JOIN messages m ON m.session_key = ? AND m.seq = d.seq
+			WHERE d.session_id = ? AND d.seq > ? AND d.seq <= ? ORDER BY d.seq`, sg.Key, s.ID, lo, hi)
 		if err != nil {
 			return nil, err
 		}

@@ -99,7 +99,7 @@ func (t *Tx) ForgetSessions(ctx context.Context, owner string, limit int) ([]str
 }
 
 // sessionBatches are the deletions of ForgetSessionRows in order, each with the count it adds
-// to; a run's events and actions go before the run, and the runs last, so a runner still working
+// to (nil: rows the receipt does not count apart); a run's events and actions go before the run, and the runs last, so a runner still working
 // on one fails at its next write and a cut-off step leaves nothing unreachable.
 var sessionBatches = []struct {
 	query string
@@ -110,14 +110,17 @@ var sessionBatches = []struct {
 		func(c *carryon.ForgetCounts) *int64 { return &c.Events }},
 	{`DELETE FROM actions WHERE id IN (SELECT id FROM actions WHERE session_id = ?1 LIMIT ?2)`,
 		func(c *carryon.ForgetCounts) *int64 { return &c.Actions }},
-	{`DELETE FROM messages WHERE session_id = ?1 AND seq IN
-		(SELECT seq FROM messages WHERE session_id = ?1 ORDER BY seq LIMIT ?2)`,
+	{`DELETE FROM message_writes WHERE session_key = ` + keyOf1 + ` AND (version, lo) IN
+		(SELECT version, lo FROM message_writes WHERE session_key = ` + keyOf1 + ` ORDER BY version, lo LIMIT ?2)`,
+		nil}, // the messages' run and request ids, which the receipt does not count apart
+	{`DELETE FROM messages WHERE session_key = ` + keyOf1 + ` AND seq IN
+		(SELECT seq FROM messages WHERE session_key = ` + keyOf1 + ` ORDER BY seq LIMIT ?2)`,
 		func(c *carryon.ForgetCounts) *int64 { return &c.Messages }},
 	{`DELETE FROM message_deletions WHERE session_id = ?1 AND seq IN
 		(SELECT seq FROM message_deletions WHERE session_id = ?1 ORDER BY seq LIMIT ?2)`,
 		func(c *carryon.ForgetCounts) *int64 { return &c.MessageDeletions }},
-	{`DELETE FROM memory_revisions WHERE session_id = ?1 AND memory_version IN
-		(SELECT memory_version FROM memory_revisions WHERE session_id = ?1 ORDER BY memory_version LIMIT ?2)`,
+	{`DELETE FROM memory_revisions WHERE session_key = ` + keyOf1 + ` AND memory_version IN
+		(SELECT memory_version FROM memory_revisions WHERE session_key = ` + keyOf1 + ` ORDER BY memory_version LIMIT ?2)`,
 		func(c *carryon.ForgetCounts) *int64 { return &c.MemoryRevisions }},
 	{`DELETE FROM idempotency WHERE owner_id = (SELECT owner_id FROM sessions WHERE id = ?1) AND key IN
 		(SELECT key FROM idempotency WHERE session_id = ?1 LIMIT ?2)`,
@@ -125,6 +128,9 @@ var sessionBatches = []struct {
 	{`DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE session_id = ?1 LIMIT ?2)`,
 		func(c *carryon.ForgetCounts) *int64 { return &c.Runs }},
 }
+
+// keyOf1 is the key of the session whose id is the statement's first argument.
+const keyOf1 = `(SELECT session_key FROM sessions WHERE id = ?1)`
 
 // ForgetSessionRows deletes up to limit rows in the owner's session. ENOTFOUND when the session
 // is not the owner's.
@@ -145,7 +151,9 @@ func (t *Tx) ForgetSessionRows(ctx context.Context, owner, sessionID string, lim
 		if err != nil {
 			return c, t.Wrap(err, "forget session rows")
 		}
-		*b.count(&c) += n
+		if b.count != nil {
+			*b.count(&c) += n
+		}
 		left -= n
 	}
 	return c, nil

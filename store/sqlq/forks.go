@@ -18,8 +18,8 @@ import (
 func (t *Tx) ownLink(ctx context.Context, owner, id, lock string) (store.ForkLink, error) {
 	l := store.ForkLink{ID: id}
 	var parent *string
-	err := t.Conn.QueryRow(ctx, `SELECT parent_id, fork_seq FROM sessions WHERE id = ? AND owner_id = ?`+lock,
-		id, owner).Scan(&parent, &l.ForkSeq)
+	err := t.Conn.QueryRow(ctx, `SELECT parent_id, fork_seq, session_key FROM sessions WHERE id = ? AND owner_id = ?`+lock,
+		id, owner).Scan(&parent, &l.ForkSeq, &l.Key)
 	if errors.Is(err, ErrNoRows) {
 		return l, NotFound("session", id)
 	} else if err != nil {
@@ -35,6 +35,13 @@ func (t *Tx) ownSession(ctx context.Context, owner, id string) error {
 	return err
 }
 
+// ownKey returns the key of the owner's session: the small integer its messages, their writes
+// and its memory revisions are stored under (sessions.session_key). ENOTFOUND.
+func (t *Tx) ownKey(ctx context.Context, owner, id string) (int64, error) {
+	l, err := t.ownLink(ctx, owner, id, "")
+	return l.Key, err
+}
+
 // chainInline is how many segments a fork's row holds; a longer chain ends with a tail, the
 // ancestor whose own chain goes on from there, so the row of a fork stays small however deep it
 // is, and a read that needs the nearest segments only (the last messages) reads one row.
@@ -45,19 +52,25 @@ const chainInline = 32
 // session that is not the owner's is ENOTFOUND. It reads one row, and walks the parent links
 // only for a fork stored without its chain (before migration fork_chains).
 func (t *Tx) chain(ctx context.Context, owner, id string) ([]store.ForkSegment, *store.ForkSegment, int64, error) {
-	l := store.ForkLink{ID: id}
+	return t.chainWhere(ctx, owner, `s.id = ?`, id)
+}
+
+// chainWhere is chain of the session the condition where (on sessions s) with its argument
+// names: by id, or by key for a tail.
+func (t *Tx) chainWhere(ctx context.Context, owner, where string, arg any) ([]store.ForkSegment, *store.ForkSegment, int64, error) {
+	var l store.ForkLink
 	var parent, segs *string
 	var last int64
-	q := `SELECT s.parent_id, s.fork_seq, s.last_seq, c.segments FROM sessions s
-		LEFT JOIN fork_chains c ON c.session_id = s.id WHERE s.id = ?`
-	args := []any{id}
+	q := `SELECT s.id, s.session_key, s.parent_id, s.fork_seq, s.last_seq, c.segments FROM sessions s
+		LEFT JOIN fork_chains c ON c.session_id = s.id WHERE ` + where
+	args := []any{arg}
 	if owner != "" {
 		q += ` AND s.owner_id = ?`
 		args = append(args, owner)
 	}
-	err := t.Conn.QueryRow(ctx, q, args...).Scan(&parent, &l.ForkSeq, &last, &segs)
+	err := t.Conn.QueryRow(ctx, q, args...).Scan(&l.ID, &l.Key, &parent, &l.ForkSeq, &last, &segs)
 	if errors.Is(err, ErrNoRows) {
-		return nil, nil, 0, NotFound("session", id)
+		return nil, nil, 0, NotFound("session", fmt.Sprint(arg))
 	} else if err != nil {
 		return nil, nil, 0, t.Wrap(err, "get session")
 	}
@@ -70,16 +83,16 @@ func (t *Tx) chain(ctx context.Context, owner, id string) ([]store.ForkSegment, 
 	var tail *store.ForkSegment
 	if l.ParentID != "" {
 		if inherited, tail, err = decodeSegments(*segs); err != nil {
-			return nil, nil, 0, t.Wrap(err, "read fork chain of "+id)
+			return nil, nil, 0, t.Wrap(err, "read fork chain of "+l.ID)
 		}
 	}
 	return store.Chain(l, inherited), tail, last, nil
 }
 
-// expand returns the segments a tail stands for: the chain of the session tail.ID clamped to
+// expand returns the segments a tail stands for: the chain of the session tail.Key clamped to
 // seq <= tail.Hi (store.Inherit), and the tail that follows them.
 func (t *Tx) expand(ctx context.Context, tail *store.ForkSegment) ([]store.ForkSegment, *store.ForkSegment, error) {
-	segs, next, _, err := t.chain(ctx, "", tail.ID)
+	segs, next, _, err := t.chainWhere(ctx, "", `s.session_key = ?`, tail.Key)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -116,16 +129,11 @@ func (t *Tx) storeChain(ctx context.Context, s *carryon.Session) error {
 		tail.Hi = min(tail.Hi, s.ForkSeq)
 	}
 	if len(segs) > chainInline {
-		tail = &store.ForkSegment{ID: segs[chainInline].ID, Hi: segs[chainInline].Hi}
+		tail = &store.ForkSegment{ID: segs[chainInline].ID, Key: segs[chainInline].Key, Hi: segs[chainInline].Hi}
 		segs = segs[:chainInline]
 	}
-	text, ok := encodeSegments(segs, tail)
-	if !ok { // read by walking the links instead
-		_, err := t.Conn.Exec(ctx, `DELETE FROM fork_chains WHERE session_id = ?`, s.ID)
-		return t.Wrap(err, "store fork chain")
-	}
 	_, err = t.Conn.Exec(ctx, `INSERT INTO fork_chains (session_id, segments) VALUES (?, ?)
-		ON CONFLICT (session_id) DO UPDATE SET segments = excluded.segments`, s.ID, text)
+		ON CONFLICT (session_id) DO UPDATE SET segments = excluded.segments`, s.ID, encodeSegments(segs, tail))
 	return t.Wrap(err, "store fork chain")
 }
 
@@ -151,15 +159,15 @@ func (t *Tx) BackfillForkChains(ctx context.Context) (int, error) {
 	return len(forks), nil
 }
 
-// rechain rebuilds the chains that name the session id, which DeleteSession is about to delete
-// after it materialised the forks of id: each from its parent's chain, a parent's first, so each
-// costs a few queries whatever the depth.
-func (t *Tx) rechain(ctx context.Context, id string) error {
+// rechain rebuilds the chains that name the session id (whose key is key), which DeleteSession
+// is about to delete after it materialised the forks of id: each from its parent's chain, a
+// parent's first, so each costs a few queries whatever the depth.
+func (t *Tx) rechain(ctx context.Context, id string, key int64) error {
 	ids, err := scanAll(t, ctx, "rebuild fork chains", func(r Row) (string, error) {
 		var s string
 		err := r.Scan(&s)
 		return s, err
-	}, `SELECT session_id FROM fork_chains WHERE segments LIKE ? ESCAPE '!'`, "% "+likeEscaper.Replace(id)+"\n%")
+	}, `SELECT session_id FROM fork_chains WHERE segments LIKE ?`, "% "+strconv.FormatInt(key, 10)+"\n%")
 	if err != nil {
 		return err
 	}
@@ -198,34 +206,25 @@ func (t *Tx) rechain(ctx context.Context, id string) error {
 	return nil
 }
 
-// likeEscaper makes a string match itself only in a LIKE pattern with ESCAPE '!'.
-var likeEscaper = strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")
-
-// encodeSegments writes segs one a line, "lo hi id", and the tail as a last line "> hi id"; ok
-// is false when an id holds a newline.
-func encodeSegments(segs []store.ForkSegment, tail *store.ForkSegment) (text string, ok bool) {
+// encodeSegments writes segs one a line, "lo hi key" (the key of the session whose rows they
+// are), and the tail as a last line "> hi key".
+func encodeSegments(segs []store.ForkSegment, tail *store.ForkSegment) string {
 	var b strings.Builder
-	line := func(lo string, hi int64, id string) bool {
-		if strings.Contains(id, "\n") {
-			return false
-		}
+	line := func(lo string, hi, key int64) {
 		b.WriteString(lo)
 		b.WriteByte(' ')
 		b.WriteString(strconv.FormatInt(hi, 10))
 		b.WriteByte(' ')
-		b.WriteString(id)
+		b.WriteString(strconv.FormatInt(key, 10))
 		b.WriteByte('\n')
-		return true
 	}
 	for _, sg := range segs {
-		if !line(strconv.FormatInt(sg.Lo, 10), sg.Hi, sg.ID) {
-			return "", false
-		}
+		line(strconv.FormatInt(sg.Lo, 10), sg.Hi, sg.Key)
 	}
-	if tail != nil && !line(">", tail.Hi, tail.ID) {
-		return "", false
+	if tail != nil {
+		line(">", tail.Hi, tail.Key)
 	}
-	return b.String(), true
+	return b.String()
 }
 
 func decodeSegments(text string) ([]store.ForkSegment, *store.ForkSegment, error) {
@@ -236,17 +235,18 @@ func decodeSegments(text string) ([]store.ForkSegment, *store.ForkSegment, error
 			continue
 		}
 		lo, rest, ok1 := strings.Cut(line, " ")
-		hi, id, ok2 := strings.Cut(rest, " ")
+		hi, key, ok2 := strings.Cut(rest, " ")
 		h, err2 := strconv.ParseInt(hi, 10, 64)
-		if lo == ">" && ok2 && err2 == nil && tail == nil {
-			tail = &store.ForkSegment{ID: id, Hi: h}
+		k, err3 := strconv.ParseInt(key, 10, 64)
+		if lo == ">" && ok2 && err2 == nil && err3 == nil && tail == nil {
+			tail = &store.ForkSegment{Key: k, Hi: h}
 			continue
 		}
 		l, err1 := strconv.ParseInt(lo, 10, 64)
-		if !ok1 || !ok2 || err1 != nil || err2 != nil || tail != nil {
+		if !ok1 || !ok2 || err1 != nil || err2 != nil || err3 != nil || tail != nil {
 			return nil, nil, fmt.Errorf("bad fork chain line %q", line)
 		}
-		segs = append(segs, store.ForkSegment{ID: id, Lo: l, Hi: h})
+		segs = append(segs, store.ForkSegment{Key: k, Lo: l, Hi: h})
 	}
 	return segs, tail, nil
 }
@@ -256,7 +256,7 @@ func (t *Tx) parentOf(ctx context.Context) store.ParentFunc {
 	return func(l store.ForkLink) (store.ForkLink, error) {
 		p := store.ForkLink{ID: l.ParentID}
 		var parent *string
-		err := t.Conn.QueryRow(ctx, `SELECT parent_id, fork_seq FROM sessions WHERE id = ?`, l.ParentID).Scan(&parent, &p.ForkSeq)
+		err := t.Conn.QueryRow(ctx, `SELECT parent_id, fork_seq, session_key FROM sessions WHERE id = ?`, l.ParentID).Scan(&parent, &p.ForkSeq, &p.Key)
 		if err != nil {
 			return p, t.Wrap(err, "read fork parent of "+l.ID)
 		}
@@ -278,9 +278,9 @@ func (t *Tx) readRanges(ctx context.Context, as string) store.RangeFunc {
 		scan := func(r Row) (*carryon.Message, error) { return scanMessage(r, as) }
 		if len(ranges) == 1 {
 			r := ranges[0]
-			return scanAll(t, ctx, "read messages", scan, `SELECT `+messageCols+` FROM messages
-				WHERE session_id = ? AND seq > ? AND seq <= ?`+visibleTo+` ORDER BY `+order+` LIMIT ?`,
-				r.ID, r.Lo, r.Hi, as, Limit(limit))
+			return scanAll(t, ctx, "read messages", scan, `SELECT `+messageRead+` FROM messages m`+writesJoin+`
+				WHERE m.session_key = ? AND m.seq > ? AND m.seq <= ?`+visibleTo+` ORDER BY m.`+order+` LIMIT ?`,
+				r.Key, r.Lo, r.Hi, as, Limit(limit))
 		}
 		var q strings.Builder
 		args := make([]any, 0, 3*len(ranges)+2)
@@ -288,21 +288,12 @@ func (t *Tx) readRanges(ctx context.Context, as string) store.RangeFunc {
 			if i > 0 {
 				q.WriteString(", ")
 			}
-			q.WriteString(`(?, CAST(? AS BIGINT), CAST(? AS BIGINT))`)
-			args = append(args, r.ID, r.Lo, r.Hi)
+			q.WriteString(`(CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT))`)
+			args = append(args, r.Key, r.Lo, r.Hi)
 		}
-		return scanAll(t, ctx, "read messages", scan, `SELECT `+messageColsOf("m")+` FROM (VALUES `+q.String()+`) AS r
-			JOIN messages m ON m.session_id = r.column1 AND m.seq > r.column2 AND m.seq <= r.column3
+		return scanAll(t, ctx, "read messages", scan, `SELECT `+messageRead+` FROM (VALUES `+q.String()+`) AS r
+			JOIN messages m ON m.session_key = r.column1 AND m.seq > r.column2 AND m.seq <= r.column3`+writesJoin+`
 			WHERE NOT EXISTS (SELECT 1 FROM message_deletions d WHERE d.session_id = ? AND d.seq = m.seq)
 			ORDER BY m.`+order+` LIMIT ?`, append(args, as, Limit(limit))...)
 	}
-}
-
-// messageColsOf is messageCols qualified by the alias a.
-func messageColsOf(a string) string {
-	cols := strings.Split(messageCols, ",")
-	for i, c := range cols {
-		cols[i] = a + "." + strings.TrimSpace(c)
-	}
-	return strings.Join(cols, ", ")
 }

@@ -8,8 +8,24 @@ import (
 	"github.com/carryon-hub/carryon/store"
 )
 
-const messageCols = `session_id, seq, role, kind, content, name, tool_calls, tool_call_id, covers_from,
-	covers_to, run_id, request_id, tokens, metadata, version, created_at`
+// messageCols are the columns of a messages row. A row names its session by the session's key
+// (sessions.session_key, an integer), not by its id: the id's 31 bytes in every row were a
+// fifth of it. A message's run and request ids are not among them: they are stored once per
+// write in message_writes (see InsertMessages).
+const messageCols = `session_key, seq, role, kind, content, name, tool_calls, tool_call_id, covers_from,
+	covers_to, tokens, metadata, version, created_at`
+
+// messageRead is what scanMessage reads, from a messages row m joined with writesJoin.
+const messageRead = `m.seq, m.role, m.kind, m.content, m.name, m.tool_calls, m.tool_call_id,
+	m.covers_from, m.covers_to, coalesce(w.run_id, ''), coalesce(w.request_id, ''), m.tokens, m.metadata,
+	m.version, m.created_at`
+
+// writesJoin joins the messages row m with the write that stored it, if that write had a run or
+// request id: the row of its session and version whose seq range holds m.seq (a session's
+// version names one write, whose messages have consecutive seqs; the range tells apart the rows
+// a fork copied from several ancestors when its parent was deleted, whose versions are theirs).
+const writesJoin = ` LEFT JOIN message_writes w ON w.session_key = m.session_key AND w.version = m.version
+	AND w.lo <= m.seq AND w.hi >= m.seq`
 
 // InsertMessages stores messages as given (in one round trip where the database can: see
 // Conn.ExecEach). ENOTFOUND when a session is not the owner's; ECONFLICT on a seq that exists.
@@ -17,15 +33,16 @@ func (t *Tx) InsertMessages(ctx context.Context, owner string, msgs []*carryon.M
 	if err := t.Writable(); err != nil {
 		return err
 	}
-	checked := map[string]bool{}
+	keys := map[string]int64{}
 	for _, m := range msgs {
-		if checked[m.SessionID] {
+		if _, ok := keys[m.SessionID]; ok {
 			continue
 		}
-		if err := t.ownSession(ctx, owner, m.SessionID); err != nil {
+		k, err := t.ownKey(ctx, owner, m.SessionID)
+		if err != nil {
 			return err
 		}
-		checked[m.SessionID] = true
+		keys[m.SessionID] = k
 	}
 	rows := make([][]any, len(msgs))
 	for i, m := range msgs {
@@ -33,27 +50,55 @@ func (t *Tx) InsertMessages(ctx context.Context, owner string, msgs []*carryon.M
 		if kind == carryon.KindMessage {
 			kind = "" // the default kind is stored as '' (migration compact_storage)
 		}
-		rows[i] = []any{m.SessionID, m.Seq, string(m.Role), kind, m.Content, m.Name, NullText(m.ToolCalls), m.ToolCallID,
-			m.CoversFrom, m.CoversTo, m.RunID, m.RequestID, m.Tokens, NullText(m.Metadata), m.Version,
-			Micros(m.CreatedAt)}
+		rows[i] = []any{keys[m.SessionID], m.Seq, string(m.Role), kind, m.Content, m.Name, NullText(m.ToolCalls), m.ToolCallID,
+			m.CoversFrom, m.CoversTo, m.Tokens, NullText(m.Metadata), m.Version, Micros(m.CreatedAt)}
 	}
 	i, err := t.Conn.ExecEach(ctx, `INSERT INTO messages (`+messageCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, rows)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, rows)
 	if err != nil && i < len(msgs) {
 		return t.Conflict(err, "insert messages", "message %d of session %s exists", msgs[i].Seq, msgs[i].SessionID)
+	} else if err != nil {
+		return t.Wrap(err, "insert messages")
 	}
-	return t.Wrap(err, "insert messages")
+	return t.insertWrites(ctx, msgs, keys)
 }
 
-// scanMessage reads a row of messageCols, after the columns of before, and labels it with as,
-// the session being read.
-func scanMessage(r Row, as string, before ...any) (*carryon.Message, error) {
+// insertWrites stores the run and request ids of msgs once per write rather than once per
+// message: one message_writes row for each run of consecutive messages (seq one after the other)
+// of one session and version with the same ids, when either id is set. A turn of the hub is one
+// row however many messages it appends.
+func (t *Tx) insertWrites(ctx context.Context, msgs []*carryon.Message, keys map[string]int64) error {
+	for i := 0; i < len(msgs); {
+		m, j := msgs[i], i+1
+		for j < len(msgs) && sameWrite(msgs[j-1], msgs[j]) {
+			j++
+		}
+		if m.RunID != "" || m.RequestID != "" {
+			_, err := t.Conn.Exec(ctx, `INSERT INTO message_writes (session_key, version, lo, hi, request_id, run_id)
+				VALUES (?, ?, ?, ?, ?, ?)`, keys[m.SessionID], m.Version, m.Seq, msgs[j-1].Seq, m.RequestID, m.RunID)
+			if err != nil {
+				return t.Wrap(err, "insert messages' request id")
+			}
+		}
+		i = j
+	}
+	return nil
+}
+
+// sameWrite reports whether b follows a in one write with the same ids.
+func sameWrite(a, b *carryon.Message) bool {
+	return a.SessionID == b.SessionID && a.Version == b.Version && a.Seq+1 == b.Seq &&
+		a.RequestID == b.RequestID && a.RunID == b.RunID
+}
+
+// scanMessage reads a row of messageRead and labels it with as, the session being read.
+func scanMessage(r Row, as string) (*carryon.Message, error) {
 	var m carryon.Message
 	var role, kind string
 	var calls, meta *string
 	var created int64
-	if err := r.Scan(append(before, &m.SessionID, &m.Seq, &role, &kind, &m.Content, &m.Name, &calls, &m.ToolCallID,
-		&m.CoversFrom, &m.CoversTo, &m.RunID, &m.RequestID, &m.Tokens, &meta, &m.Version, &created)...); err != nil {
+	if err := r.Scan(&m.Seq, &role, &kind, &m.Content, &m.Name, &calls, &m.ToolCallID,
+		&m.CoversFrom, &m.CoversTo, &m.RunID, &m.RequestID, &m.Tokens, &meta, &m.Version, &created); err != nil {
 		return nil, err
 	}
 	if kind == "" {
@@ -121,8 +166,8 @@ func (t *Tx) SeqAtVersion(ctx context.Context, owner string, s *carryon.Session,
 		return 0, err
 	}
 	var seq int64
-	err = t.Conn.QueryRow(ctx, `SELECT seq FROM messages WHERE session_id = ? AND seq > ? AND version <= ?
-		ORDER BY seq DESC LIMIT 1`, head.ID, head.ForkSeq, v).Scan(&seq)
+	err = t.Conn.QueryRow(ctx, `SELECT seq FROM messages WHERE session_key = ? AND seq > ? AND version <= ?
+		ORDER BY seq DESC LIMIT 1`, head.Key, head.ForkSeq, v).Scan(&seq)
 	if errors.Is(err, ErrNoRows) {
 		return head.ForkSeq, nil
 	} else if err != nil {

@@ -38,6 +38,7 @@ func (t *Tx) CountRows(ctx context.Context, table string) (int64, error) {
 // session, and sums the octet length of their stored text.
 func (t *Tx) UserStats(ctx context.Context) ([]store.UserStat, error) {
 	const own = `JOIN sessions s ON s.id = x.session_id WHERE s.owner_id = u.id`
+	const keyOwn = `JOIN sessions s ON s.session_key = x.session_key WHERE s.owner_id = u.id`
 	const runOwn = `JOIN runs r ON r.id = x.run_id WHERE r.owner_id = u.id`
 	return scanAll(t, ctx, "user stats", func(r Row) (store.UserStat, error) {
 		var u store.UserStat
@@ -50,15 +51,15 @@ func (t *Tx) UserStats(ctx context.Context) ([]store.UserStat, error) {
 		return u, err
 	}, `SELECT u.id, u.name,
 		(SELECT count(*) FROM sessions s WHERE s.owner_id = u.id),
-		(SELECT count(*) FROM messages x `+own+`),
+		(SELECT count(*) FROM messages x `+keyOwn+`),
 		(SELECT count(*) FROM runs r WHERE r.owner_id = u.id),
 		(SELECT count(*) FROM actions x `+own+`),
 		(SELECT count(*) FROM run_events x `+runOwn+`),
 		(SELECT count(*) FROM memories m WHERE m.owner_id = u.id),
 		(SELECT count(*) FROM idempotency i WHERE i.owner_id = u.id),
 		(SELECT coalesce(sum(octet_length(x.content) + coalesce(octet_length(x.tool_calls), 0)
-			+ coalesce(octet_length(x.metadata), 0)), 0) FROM messages x `+own+`),
-		(SELECT coalesce(sum(octet_length(x.document) + coalesce(octet_length(x.patch), 0)), 0) FROM memory_revisions x `+own+`),
+			+ coalesce(octet_length(x.metadata), 0)), 0) FROM messages x `+keyOwn+`),
+		(SELECT coalesce(sum(octet_length(x.document) + coalesce(octet_length(x.patch), 0)), 0) FROM memory_revisions x `+keyOwn+`),
 		(SELECT coalesce(sum(coalesce(octet_length(x.args), 0) + octet_length(x.result)), 0) FROM actions x `+own+`),
 		(SELECT coalesce(sum(coalesce(octet_length(x.data), 0)), 0) FROM run_events x `+runOwn+`),
 		(SELECT coalesce(sum(octet_length(m.value) + octet_length(m.text)), 0) FROM memories m WHERE m.owner_id = u.id)

@@ -3,6 +3,8 @@ package sqlq
 import (
 	"context"
 	"errors"
+	"math"
+	"math/rand/v2"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
@@ -29,17 +31,34 @@ func scanSession(r Row) (*carryon.Session, error) {
 	return &s, nil
 }
 
-// InsertSession stores a new session row. ECONFLICT when the id exists or the owner has a session
-// with the same external id; ENOTFOUND when ParentID names no session.
+// InsertSession stores a new session row, with a new key (Dialect.RandomSessionKeys; a random
+// key that is taken already, a chance of one in 2^63 per session stored, is drawn again). ECONFLICT when
+// the id exists or the owner has a session with the same external id; ENOTFOUND when ParentID
+// names no session.
 func (t *Tx) InsertSession(ctx context.Context, s *carryon.Session) error {
 	if err := t.Writable(); err != nil {
 		return err
 	}
-	_, err := t.Conn.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		s.ID, s.OwnerID, s.Title, string(s.Status), s.Version, NullText(s.ParentID), s.ForkSeq, s.ForkVersion,
-		Micros(s.CreatedAt), Micros(s.UpdatedAt), Micros(s.LastActiveAt), Micros(s.ExpiresAt),
-		s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.WorkingMemoryVersion, NullText(s.Metadata), s.Agent, NullText(s.ExternalID))
+	var err error
+	for try := 0; ; try++ {
+		key, args := serialSessionKey, []any{}
+		if t.d.RandomSessionKeys {
+			key, args = "?", []any{rand.Int64N(math.MaxInt64) + 1}
+		}
+		var n int64
+		n, err = t.Conn.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`, session_key)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, `+key+`) ON CONFLICT (session_key) DO NOTHING`,
+			append([]any{s.ID, s.OwnerID, s.Title, string(s.Status), s.Version, NullText(s.ParentID), s.ForkSeq, s.ForkVersion,
+				Micros(s.CreatedAt), Micros(s.UpdatedAt), Micros(s.LastActiveAt), Micros(s.ExpiresAt),
+				s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.WorkingMemoryVersion, NullText(s.Metadata), s.Agent, NullText(s.ExternalID)},
+				args...)...)
+		if err != nil || n == 1 {
+			break
+		}
+		if try == 3 { // a taken key four times in a row: not chance
+			return carryon.Errorf(carryon.EINTERNAL, "insert session: no free session key")
+		}
+	}
 	if err == nil && s.ParentID != "" {
 		return t.storeChain(ctx, s) // a fork: the segments it reads through (forks.go)
 	}
@@ -48,6 +67,12 @@ func (t *Tx) InsertSession(ctx context.Context, s *carryon.Session) error {
 	}
 	return t.Conflict(err, "insert session", "session %s exists", s.ID)
 }
+
+// serialSessionKey is a new session's key where writers are serialised: one more than the
+// largest (read through the unique index on session_key). The key of the newest session may be
+// given again after it is deleted; every row stored under it went with it, and the fork chains
+// that named it were rebuilt (DeleteSession).
+const serialSessionKey = `(SELECT coalesce(max(session_key), 0) + 1 FROM sessions)`
 
 // GetSession returns the owner's session. ENOTFOUND when missing or owned by someone else. Inside
 // Write it locks the row until the transaction ends (Dialect.LockForUpdate), so a
@@ -151,9 +176,9 @@ func (t *Tx) DeleteSession(ctx context.Context, owner, id string) error {
 	}
 	forks, err := scanAll(t, ctx, "delete session", func(r Row) (store.ForkLink, error) {
 		f := store.ForkLink{ParentID: id}
-		err := r.Scan(&f.ID, &f.ForkSeq)
+		err := r.Scan(&f.ID, &f.Key, &f.ForkSeq)
 		return f, err
-	}, `SELECT id, fork_seq FROM sessions WHERE parent_id = ?`, id)
+	}, `SELECT id, session_key, fork_seq FROM sessions WHERE parent_id = ?`, id)
 	if err != nil {
 		return err
 	}
@@ -167,7 +192,7 @@ func (t *Tx) DeleteSession(ctx context.Context, owner, id string) error {
 				return err
 			}
 		}
-		if err := t.rechain(ctx, id); err != nil { // the deeper forks' chains that named id
+		if err := t.rechain(ctx, id, head.Key); err != nil { // the deeper forks' chains that named id
 			return err
 		}
 	}
@@ -186,11 +211,19 @@ func (t *Tx) materialise(ctx context.Context, f store.ForkLink, segs []store.For
 		if sg.Lo >= hi {
 			continue
 		}
-		_, err := t.Conn.Exec(ctx, `INSERT INTO messages (session_id, seq, role, kind, content, name, tool_calls,
-			tool_call_id, covers_from, covers_to, run_id, request_id, tokens, metadata, version, created_at)
-			SELECT ?, seq, role, kind, content, name, tool_calls, tool_call_id, covers_from, covers_to, run_id,
-			request_id, tokens, metadata, version, created_at
-			FROM messages WHERE session_id = ? AND seq > ? AND seq <= ?`, f.ID, sg.ID, sg.Lo, hi)
+		_, err := t.Conn.Exec(ctx, `INSERT INTO messages (`+messageCols+`)
+			SELECT ?, seq, role, kind, content, name, tool_calls, tool_call_id, covers_from, covers_to,
+			tokens, metadata, version, created_at
+			FROM messages WHERE session_key = ? AND seq > ? AND seq <= ?`, f.Key, sg.Key, sg.Lo, hi)
+		if err != nil {
+			return t.Wrap(err, "materialise fork")
+		}
+		// The writes of those rows, clamped to the copied range: the fork's own writes start
+		// after its fork seq, so these never meet them (see writesJoin).
+		_, err = t.Conn.Exec(ctx, `INSERT INTO message_writes (session_key, version, lo, hi, request_id, run_id)
+			SELECT ?, version, CASE WHEN lo > ? THEN lo ELSE ? END, CASE WHEN hi < ? THEN hi ELSE ? END, request_id, run_id
+			FROM message_writes WHERE session_key = ? AND hi > ? AND lo <= ?`,
+			f.Key, sg.Lo, sg.Lo+1, hi, hi, sg.Key, sg.Lo, hi)
 		if err != nil {
 			return t.Wrap(err, "materialise fork")
 		}

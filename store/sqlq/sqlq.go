@@ -85,6 +85,12 @@ type Dialect struct {
 	// LongTermSearch is how the database matches and ranks long-term memory items holding any of
 	// terms (store.SearchTerms of a search text: letters and digits only) of the owner.
 	LongTermSearch func(owner string, terms []string) LongTermSearch
+	// RandomSessionKeys gives a new session a random positive 63-bit key (sessions.session_key,
+	// the integer its messages and revisions are stored under), where writers are not
+	// serialised and the schema has no sequence (PostgreSQL, whose BIGINT is 8 bytes whatever
+	// its value). Otherwise (SQLite) a new key is one more than the largest, a varint of a byte
+	// or two.
+	RandomSessionKeys bool
 }
 
 // Tx implements store.Tx with the shared statements over one transaction of a driver. A driver

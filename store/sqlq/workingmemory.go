@@ -40,7 +40,8 @@ func (t *Tx) InsertWorkingMemoryRevision(ctx context.Context, owner string, r *c
 	if err := t.Writable(); err != nil {
 		return err
 	}
-	if err := t.ownSession(ctx, owner, r.SessionID); err != nil {
+	key, err := t.ownKey(ctx, owner, r.SessionID)
+	if err != nil {
 		return err
 	}
 	doc, err := encodeDoc(r.Document)
@@ -52,7 +53,7 @@ func (t *Tx) InsertWorkingMemoryRevision(ctx context.Context, owner string, r *c
 		return err
 	}
 	_, err = t.Conn.Exec(ctx, `INSERT INTO memory_revisions (`+revisionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		r.SessionID, r.WorkingMemoryVersion, r.Version, NullText(r.Patch), stored, r.RunID, Micros(r.CreatedAt))
+		key, r.WorkingMemoryVersion, r.Version, NullText(r.Patch), stored, r.RunID, Micros(r.CreatedAt))
 	if err != nil {
 		return t.Conflict(err, "store memory revision", "memory version %d of session %s exists", r.WorkingMemoryVersion, r.SessionID)
 	}
@@ -62,7 +63,9 @@ func (t *Tx) InsertWorkingMemoryRevision(ctx context.Context, owner string, r *c
 	return t.Wrap(err, "store memory")
 }
 
-const revisionCols = `session_id, memory_version, version, patch, document, run_id, created_at`
+// revisionCols are the columns of a memory_revisions row; like a message, a revision names its
+// session by its key (see messageCols).
+const revisionCols = `session_key, memory_version, version, patch, document, run_id, created_at`
 
 // snapshotEvery is how often a revision stores its whole document: memory versions 1, 1 +
 // snapshotEvery, 1 + 2·snapshotEvery, … do; the others store only their patch, and reading one
@@ -96,10 +99,11 @@ func (t *Tx) revisionDocument(ctx context.Context, r *carryon.WorkingMemoryRevis
 
 // GetWorkingMemoryRevision returns one revision by memory version. ENOTFOUND.
 func (t *Tx) GetWorkingMemoryRevision(ctx context.Context, owner, sessionID string, workingMemoryVersion int64) (*carryon.WorkingMemoryRevision, error) {
-	if err := t.ownSession(ctx, owner, sessionID); err != nil {
+	key, err := t.ownKey(ctx, owner, sessionID)
+	if err != nil {
 		return nil, err
 	}
-	revs, err := t.queryRevisions(ctx, `WHERE session_id = ? AND memory_version = ?`, sessionID, workingMemoryVersion)
+	revs, err := t.queryRevisions(ctx, sessionID, key, `AND memory_version = ?`, workingMemoryVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -111,10 +115,11 @@ func (t *Tx) GetWorkingMemoryRevision(ctx context.Context, owner, sessionID stri
 
 // WorkingMemoryAtVersion returns the newest revision stored at a session version <= v, or nil.
 func (t *Tx) WorkingMemoryAtVersion(ctx context.Context, owner, sessionID string, v int64) (*carryon.WorkingMemoryRevision, error) {
-	if err := t.ownSession(ctx, owner, sessionID); err != nil {
+	key, err := t.ownKey(ctx, owner, sessionID)
+	if err != nil {
 		return nil, err
 	}
-	revs, err := t.queryRevisions(ctx, `WHERE session_id = ? AND version <= ? ORDER BY memory_version DESC LIMIT 1`, sessionID, v)
+	revs, err := t.queryRevisions(ctx, sessionID, key, `AND version <= ? ORDER BY memory_version DESC LIMIT 1`, v)
 	if err != nil || len(revs) == 0 {
 		return nil, err
 	}
@@ -124,33 +129,36 @@ func (t *Tx) WorkingMemoryAtVersion(ctx context.Context, owner, sessionID string
 // ListWorkingMemoryRevisions returns up to limit revisions with memory version < before (0: no bound),
 // newest first. A limit of zero or less means no limit.
 func (t *Tx) ListWorkingMemoryRevisions(ctx context.Context, owner, sessionID string, before int64, limit int) ([]*carryon.WorkingMemoryRevision, error) {
-	if err := t.ownSession(ctx, owner, sessionID); err != nil {
+	key, err := t.ownKey(ctx, owner, sessionID)
+	if err != nil {
 		return nil, err
 	}
 	if before <= 0 {
 		before = math.MaxInt64
 	}
-	return t.queryRevisions(ctx, `WHERE session_id = ? AND memory_version < ? ORDER BY memory_version DESC LIMIT ?`,
-		sessionID, before, Limit(limit))
+	return t.queryRevisions(ctx, sessionID, key, `AND memory_version < ? ORDER BY memory_version DESC LIMIT ?`,
+		before, Limit(limit))
 }
 
-func (t *Tx) queryRevisions(ctx context.Context, query string, args ...any) ([]*carryon.WorkingMemoryRevision, error) {
+// queryRevisions reads the revisions of the session id, whose key is key, that the conditions
+// and order of query (after "WHERE session_key = ?") select.
+func (t *Tx) queryRevisions(ctx context.Context, id string, key int64, query string, args ...any) ([]*carryon.WorkingMemoryRevision, error) {
 	var docs []*string
 	revs, err := scanAll(t, ctx, "read memory revisions", func(row Row) (*carryon.WorkingMemoryRevision, error) {
-		var r carryon.WorkingMemoryRevision
+		r := carryon.WorkingMemoryRevision{SessionID: id}
 		var patch, doc *string
-		var created int64
-		if err := row.Scan(&r.SessionID, &r.WorkingMemoryVersion, &r.Version, &patch, &doc, &r.RunID, &created); err != nil {
+		var created, k int64
+		if err := row.Scan(&k, &r.WorkingMemoryVersion, &r.Version, &patch, &doc, &r.RunID, &created); err != nil {
 			return nil, err
 		}
 		docs = append(docs, doc)
 		r.Patch, r.CreatedAt = RawText(patch), FromMicros(created)
 		return &r, nil
-	}, `SELECT `+revisionCols+` FROM memory_revisions `+query, args...)
+	}, `SELECT `+revisionCols+` FROM memory_revisions WHERE session_key = ? `+query, append([]any{key}, args...)...)
 	if err != nil {
 		return nil, err
 	}
-	if err := t.replayRevisions(ctx, revs, docs); err != nil {
+	if err := t.replayRevisions(ctx, key, revs, docs); err != nil {
 		return nil, err
 	}
 	for i, r := range revs {
@@ -161,10 +169,10 @@ func (t *Tx) queryRevisions(ctx context.Context, query string, args ...any) ([]*
 	return revs, nil
 }
 
-// replayRevisions fills in the documents of revs (of one session) that stored only their patch
+// replayRevisions fills in the documents of revs (of the session whose key is key) that stored only their patch
 // (nil in docs): it reads the revisions from the snapshot at or before the oldest of them up to
 // the newest, in one query, and applies their patches in order.
-func (t *Tx) replayRevisions(ctx context.Context, revs []*carryon.WorkingMemoryRevision, docs []*string) error {
+func (t *Tx) replayRevisions(ctx context.Context, key int64, revs []*carryon.WorkingMemoryRevision, docs []*string) error {
 	lo, hi := int64(math.MaxInt64), int64(0)
 	for i, r := range revs {
 		if docs[i] == nil {
@@ -176,9 +184,9 @@ func (t *Tx) replayRevisions(ctx context.Context, revs []*carryon.WorkingMemoryR
 	}
 	id := revs[0].SessionID
 	rows, err := t.Conn.Query(ctx, `SELECT memory_version, patch, document FROM memory_revisions
-		WHERE session_id = ? AND memory_version <= ? AND memory_version >= (SELECT MAX(memory_version)
-		FROM memory_revisions WHERE session_id = ? AND memory_version <= ? AND document IS NOT NULL)
-		ORDER BY memory_version`, id, hi, id, lo)
+		WHERE session_key = ? AND memory_version <= ? AND memory_version >= (SELECT MAX(memory_version)
+		FROM memory_revisions WHERE session_key = ? AND memory_version <= ? AND document IS NOT NULL)
+		ORDER BY memory_version`, key, hi, key, lo)
 	if err != nil {
 		return t.Wrap(err, "replay memory revisions")
 	}

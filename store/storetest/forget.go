@@ -11,7 +11,7 @@ import (
 )
 
 // populate gives the user id (named name) everything a user can own: two keys; a session with
-// three messages, a tombstone, two working memory revisions, a run with two actions and three
+// four messages (one with run and request ids), a tombstone, two working memory revisions, a run with two actions and three
 // events and a request id of the session; a fork of it with a message of its own; two long-term
 // items; a request id of no session. It returns what a forget of the user must count.
 func populate(t *testing.T, st store.Store, id, name string) carryon.ForgetCounts {
@@ -33,6 +33,7 @@ func populate(t *testing.T, st store.Store, id, name string) carryon.ForgetCount
 	s := newSession(id, "sess_"+id, at(1))
 	insertSession(t, st, s)
 	appendMessages(t, st, s, "one "+name, "two "+name, "three "+name)
+	appendWrite(t, st, s, "req_msg_"+id, "run_msg_"+id, 1) // with the ids its write stored
 	deleteMessage(t, st, s, 2)
 	write(t, st, func(tx store.Tx) error {
 		for v := int64(1); v <= 2; v++ {
@@ -70,7 +71,7 @@ func populate(t *testing.T, st store.Store, id, name string) carryon.ForgetCount
 	m := longTermStore{t, st}
 	m.put(id, "notes", "a", `"x"`, "apples "+name, nil)
 	m.put(id, "notes", "b", `"y"`, "pears "+name, nil)
-	return carryon.ForgetCounts{Sessions: 2, Messages: 4, MessageDeletions: 1, MemoryRevisions: 2, Runs: 1, Actions: 2,
+	return carryon.ForgetCounts{Sessions: 2, Messages: 5, MessageDeletions: 1, MemoryRevisions: 2, Runs: 1, Actions: 2,
 		Events: 3, LongTermItems: 2, RequestIDs: 2, Keys: 2}
 }
 

@@ -60,7 +60,7 @@ func testRetention(t *testing.T, open func(t *testing.T) store.Store) {
 			if !slices.IsSorted(names) {
 				t.Fatalf("tables not by name: %v", names)
 			}
-			for name, n := range map[string]int64{"users": 1, "api_keys": 2, "sessions": 2, "messages": 4, "runs": 1,
+			for name, n := range map[string]int64{"users": 1, "api_keys": 2, "sessions": 2, "messages": 5, "message_writes": 1, "runs": 1,
 				"actions": 2, "run_events": 3, "memories": 2, "idempotency": 2, "message_deletions": 1} {
 				if rows[name] != n {
 					t.Fatalf("table %s: %d rows, want %d (tables %v)", name, rows[name], n, rows)
@@ -71,7 +71,7 @@ func testRetention(t *testing.T, open func(t *testing.T) store.Store) {
 				t.Fatalf("UserStats = %v, %v", users, err)
 			}
 			u := users[0]
-			if u.UserID != ownerA || u.Name != "alice" || u.Sessions != 2 || u.Messages != 4 || u.Runs != 1 ||
+			if u.UserID != ownerA || u.Name != "alice" || u.Sessions != 2 || u.Messages != 5 || u.Runs != 1 ||
 				u.Actions != 2 || u.Events != 3 || u.LongTermItems != 2 || u.RequestIDs != 2 || u.Bytes <= 0 {
 				t.Fatalf("UserStats = %+v", u)
 			}

@@ -59,6 +59,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Idempotency", func(t *testing.T) { t.Parallel(); testIdempotency(t, open) })
 	t.Run("Transactions", func(t *testing.T) { t.Parallel(); testTransactions(t, open) })
 	t.Run("Forks", func(t *testing.T) { t.Parallel(); testForks(t, open) })
+	t.Run("WriteIDs", func(t *testing.T) { t.Parallel(); testWriteIDs(t, open) })
+	t.Run("SessionKeys", func(t *testing.T) { t.Parallel(); testSessionKeys(t, open) })
 	t.Run("DeepForks", func(t *testing.T) { t.Parallel(); testDeepForks(t, open) })
 	t.Run("MessageDeletions", func(t *testing.T) { t.Parallel(); testMessageDeletions(t, open) })
 	t.Run("MessageTombstones", func(t *testing.T) { testMessageTombstones(t, open) })
