@@ -81,12 +81,3 @@ func TestAppendRepeatReadsItsAnswerBack(t *testing.T) {
 		})
 	}
 }
-
-func mustMarshal(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
