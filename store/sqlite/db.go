@@ -40,8 +40,9 @@ type DB struct {
 	writeSem chan struct{}
 	// w queues the writers of Write for group commit (groupcommit.go).
 	w writer
-	// stmts keeps the write batches' statements prepared (conn.go); nil for an in-memory
-	// database, whose one connection is the batch's own (preparing on the pool would wait for it).
+	// stmts keeps the statements of write batches and reads prepared (conn.go); nil for an
+	// in-memory database, whose one connection is the transaction's own (preparing on the pool
+	// would wait for it).
 	stmts    *stmtCache
 	inMemory bool
 }
@@ -131,7 +132,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	}
 	db := &DB{sql: sdb, writeSem: make(chan struct{}, 1), inMemory: inMemory}
 	if !inMemory {
-		db.stmts = &stmtCache{db: sdb, m: map[string]*sql.Stmt{}}
+		db.stmts = newStmtCache(sdb)
 	}
 	if err := sdb.PingContext(ctx); err != nil {
 		sdb.Close()
@@ -191,7 +192,11 @@ func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 		return dialect.Normalize(fmt.Errorf("sqlite: begin read: %w", err))
 	}
 	defer stx.Rollback()
-	if err := fn(newTx(stx, true)); err != nil {
+	c := conn{tx: stx}
+	if db.stmts != nil {
+		c.stmts = &txStmts{cache: db.stmts}
+	}
+	if err := fn(newTx(c, true)); err != nil {
 		return err
 	}
 	if err := stx.Commit(); err != nil {
@@ -231,6 +236,6 @@ type tx struct {
 
 var _ store.Tx = (*tx)(nil)
 
-func newTx(stx *sql.Tx, readOnly bool) *tx {
-	return &tx{Tx: sqlq.NewTx(dialect, conn{tx: stx}, readOnly), tx: stx}
+func newTx(c conn, readOnly bool) *tx {
+	return &tx{Tx: sqlq.NewTx(dialect, c, readOnly), tx: c.tx}
 }

@@ -47,7 +47,7 @@ func TestMigrateCompactStorage(t *testing.T) {
 	now := time.Unix(1700000000, 0).UTC()
 	s := &carryon.Session{ID: "sess_old", OwnerID: "usr_a", Status: carryon.SessionActive, Version: 3, CreatedAt: now,
 		UpdatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(time.Hour), LastSeq: 2, MessageCount: 2, WorkingMemoryVersion: 2}
-	if err := newTx(stx, false).InsertSession(ctx, s); err != nil {
+	if err := newTx(conn{tx: stx}, false).InsertSession(ctx, s); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{

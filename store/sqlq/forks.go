@@ -265,6 +265,11 @@ func (t *Tx) parentOf(ctx context.Context) store.ParentFunc {
 	}
 }
 
+// rangeLimit ends the statements of readRanges. SQLite plans `LIMIT ?` with the bound value, so
+// a statement kept prepared would be parsed again at every run; a cast of the argument is not
+// looked at, and the plan is the same (the rows come in key order by ranges either way).
+const rangeLimit = ` LIMIT CAST(? AS BIGINT)`
+
 // readRanges is the store.RangeFunc of the session as: one query over the ranges, whose rows are
 // labelled with as. One range is a plain range of the primary key; several are a VALUES list
 // joined to it (shorter to parse than as many OR'ed conditions, and planned as one primary-key
@@ -279,7 +284,7 @@ func (t *Tx) readRanges(ctx context.Context, as string) store.RangeFunc {
 		if len(ranges) == 1 {
 			r := ranges[0]
 			return scanAll(t, ctx, "read messages", scan, `SELECT `+messageCols+` FROM messages
-				WHERE session_id = ? AND seq > ? AND seq <= ?`+visibleTo+` ORDER BY `+order+` LIMIT ?`,
+				WHERE session_id = ? AND seq > ? AND seq <= ?`+visibleTo+` ORDER BY `+order+rangeLimit,
 				r.ID, r.Lo, r.Hi, as, Limit(limit))
 		}
 		var q strings.Builder
@@ -294,7 +299,7 @@ func (t *Tx) readRanges(ctx context.Context, as string) store.RangeFunc {
 		return scanAll(t, ctx, "read messages", scan, `SELECT `+messageColsOf("m")+` FROM (VALUES `+q.String()+`) AS r
 			JOIN messages m ON m.session_id = r.column1 AND m.seq > r.column2 AND m.seq <= r.column3
 			WHERE NOT EXISTS (SELECT 1 FROM message_deletions d WHERE d.session_id = ? AND d.seq = m.seq)
-			ORDER BY m.`+order+` LIMIT ?`, append(args, as, Limit(limit))...)
+			ORDER BY m.`+order+rangeLimit, append(args, as, Limit(limit))...)
 	}
 }
 
