@@ -265,9 +265,9 @@ func (t *Tx) parentOf(ctx context.Context) store.ParentFunc {
 	}
 }
 
-// rangeLimit ends the statements of readRanges. SQLite plans `LIMIT ?` with the bound value, so
-// a statement kept prepared would be parsed again at every run; a cast of the argument is not
-// looked at, and the plan is the same (the rows come in key order by ranges either way).
+// rangeLimit ends the statements of readRanges. SQLite's planner looks at the value bound to a
+// bare `LIMIT ?`, so binding it makes a prepared statement parse again at its next run (every
+// run); it does not look into a cast, and the plans are the same (EXPLAIN QUERY PLAN).
 const rangeLimit = ` LIMIT CAST(? AS BIGINT)`
 
 // readRanges is the store.RangeFunc of the session as: one query over the ranges, whose rows are
