@@ -6,7 +6,9 @@
 // SQLITE_BUSY_SNAPSHOT: writers queue for the write lock up front (within this process on a
 // semaphore, across processes on SQLite's busy timeout). Concurrent writes of this process commit
 // together, in one transaction and one fsync, each under a savepoint of its own (group commit,
-// groupcommit.go). Read transactions are deferred and see one snapshot. The schema is created by embedded, versioned migrations applied at Open.
+// groupcommit.go). Read transactions are deferred and see one snapshot. Reads and writes keep
+// their statements prepared from one transaction to the next (conn.go). The schema is created by
+// embedded, versioned migrations applied at Open.
 //
 // Times are stored as INTEGER unix microseconds in UTC. The statements are package sqlq's, one
 // text shared with the PostgreSQL driver; this package adds what is SQLite's own: the FTS5 index
