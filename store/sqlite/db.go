@@ -6,7 +6,9 @@
 // SQLITE_BUSY_SNAPSHOT: writers queue for the write lock up front (within this process on a
 // semaphore, across processes on SQLite's busy timeout). Concurrent writes of this process commit
 // together, in one transaction and one fsync, each under a savepoint of its own (group commit,
-// groupcommit.go). Read transactions are deferred and see one snapshot. The schema is created by embedded, versioned migrations applied at Open.
+// groupcommit.go). Read transactions are deferred and see one snapshot. Reads and writes keep
+// their statements prepared from one transaction to the next (conn.go). The schema is created by
+// embedded, versioned migrations applied at Open.
 //
 // Times are stored as INTEGER unix microseconds in UTC. The statements are package sqlq's, one
 // text shared with the PostgreSQL driver; this package adds what is SQLite's own: the FTS5 index
@@ -40,8 +42,9 @@ type DB struct {
 	writeSem chan struct{}
 	// w queues the writers of Write for group commit (groupcommit.go).
 	w writer
-	// stmts keeps the write batches' statements prepared (conn.go); nil for an in-memory
-	// database, whose one connection is the batch's own (preparing on the pool would wait for it).
+	// stmts keeps the statements of write batches and reads prepared (conn.go); nil for an
+	// in-memory database, whose one connection is the transaction's own (preparing on the pool
+	// would wait for it).
 	stmts    *stmtCache
 	inMemory bool
 	// ws does the commits' fsync outside the write lock (walsync.go); nil when SQLite does it
@@ -140,7 +143,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	}
 	db := &DB{sql: sdb, writeSem: make(chan struct{}, 1), inMemory: inMemory, ws: ws}
 	if !inMemory {
-		db.stmts = &stmtCache{db: sdb, m: map[string]*sql.Stmt{}}
+		db.stmts = newStmtCache(sdb)
 	}
 	if err := sdb.PingContext(ctx); err != nil {
 		sdb.Close()
@@ -216,7 +219,11 @@ func (db *DB) read(ctx context.Context, fn func(store.Tx) error) error {
 		return dialect.Normalize(fmt.Errorf("sqlite: begin read: %w", err))
 	}
 	defer stx.Rollback()
-	if err := fn(newTx(stx, true)); err != nil {
+	c := conn{tx: stx}
+	if db.stmts != nil {
+		c.stmts = &txStmts{cache: db.stmts}
+	}
+	if err := fn(newTx(c, true)); err != nil {
 		return err
 	}
 	if err := stx.Commit(); err != nil {
@@ -268,6 +275,6 @@ type tx struct {
 
 var _ store.Tx = (*tx)(nil)
 
-func newTx(stx *sql.Tx, readOnly bool) *tx {
-	return &tx{Tx: sqlq.NewTx(dialect, conn{tx: stx}, readOnly), tx: stx}
+func newTx(c conn, readOnly bool) *tx {
+	return &tx{Tx: sqlq.NewTx(dialect, c, readOnly), tx: c.tx}
 }

@@ -48,7 +48,7 @@ func TestForkReadsFlat(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer stx.Rollback()
-		x := newTx(stx, true)
+		x := newTx(conn{tx: stx}, true)
 		c := &countingConn{Conn: x.Tx.Conn}
 		x.Tx.Conn = c
 		s, err := x.GetSession(ctx, "usr_a", end)

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -160,9 +159,8 @@ func (db *DB) runBatch(batch []*member) {
 		return
 	}
 	defer stx.Rollback()
-	c := conn{tx: stx, detach: true, stmts: map[string]*sql.Stmt{}, cache: db.stmts}
-	tx := newTx(stx, false)
-	tx.Tx.Conn = c
+	c := conn{tx: stx, detach: true, stmts: &txStmts{cache: db.stmts}}
+	tx := newTx(c, false)
 	ctx := context.Background()
 	var ok []*member
 	for i, m := range batch {
