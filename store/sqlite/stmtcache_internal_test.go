@@ -171,7 +171,7 @@ func TestReadStatementsStayPrepared(t *testing.T) {
 	// a row, in one transaction.
 	err = db.Read(ctx, func(x store.Tx) error {
 		c := x.(*tx).Tx.Conn
-		const q = `SELECT seq FROM messages WHERE session_id = ? ORDER BY seq`
+		const q = `SELECT seq FROM messages WHERE session_key = (SELECT session_key FROM sessions WHERE id = ?) ORDER BY seq`
 		outer, err := c.Query(ctx, q, root.ID)
 		if err != nil {
 			return err

@@ -78,7 +78,7 @@ func (t *Tx) RecentActions(ctx context.Context, owner, sessionID string, limit i
 		return nil, err
 	}
 	return t.queryActions(ctx, "recent actions", `WHERE session_id = ?
-		ORDER BY started_at DESC, step DESC, idx DESC LIMIT ?`, sessionID, Limit(limit))
+		ORDER BY started_at DESC, step DESC, idx DESC`+limitArg, sessionID, Limit(limit))
 }
 
 func (t *Tx) queryActions(ctx context.Context, op, query string, args ...any) ([]*carryon.Action, error) {

@@ -46,5 +46,5 @@ func (t *Tx) EventsAfter(ctx context.Context, owner, runID string, after int64, 
 		e.Type, e.Data, e.CreatedAt = carryon.EventType(typ), RawText(data), FromMicros(created)
 		return &e, nil
 	}, `SELECT seq, type, data, created_at FROM run_events
-		WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`, runID, after, Limit(limit))
+		WHERE run_id = ? AND seq > ? ORDER BY seq`+limitArg, runID, after, Limit(limit))
 }

@@ -268,7 +268,7 @@ func (t *Tx) parentOf(ctx context.Context) store.ParentFunc {
 // rangeLimit ends the statements of readRanges. SQLite's planner looks at the value bound to a
 // bare `LIMIT ?`, so binding it makes a prepared statement parse again at its next run (every
 // run); it does not look into a cast, and the plans are the same (EXPLAIN QUERY PLAN).
-const rangeLimit = ` LIMIT CAST(? AS BIGINT)`
+const rangeLimit = limitArg
 
 // readRanges is the store.RangeFunc of the session as: one query over the ranges, whose rows are
 // labelled with as. One range is a plain range of the primary key; several are a VALUES list

@@ -126,7 +126,7 @@ func (t *Tx) ListLongTermItems(ctx context.Context, owner string, q store.LongTe
 		args = append(args, q.AfterNamespace, q.AfterKey)
 	}
 	return t.queryLongTermItems(ctx, "list memory items", false, `SELECT `+LongTermCols+` FROM memories m WHERE `+w+
-		` ORDER BY m.namespace, m.key LIMIT ?`, append(args, Limit(q.Limit))...)
+		` ORDER BY m.namespace, m.key`+limitArg, append(args, Limit(q.Limit))...)
 }
 
 // SearchLongTermItems returns the owner's unexpired items matching q.Text, best first by the
@@ -140,11 +140,11 @@ func (t *Tx) SearchLongTermItems(ctx context.Context, owner string, q store.Long
 	terms := store.SearchTerms(q.Text)
 	if len(terms) == 0 {
 		return t.queryLongTermItems(ctx, "search memory items", false, `SELECT `+LongTermCols+` FROM memories m WHERE `+w+
-			` ORDER BY m.updated_at DESC, m.namespace, m.key LIMIT ?`, append(args, Limit(q.Limit))...)
+			` ORDER BY m.updated_at DESC, m.namespace, m.key`+limitArg, append(args, Limit(q.Limit))...)
 	}
 	s := t.d.LongTermSearch(owner, terms)
 	all := slices.Concat(s.ScoreArgs, s.MatchArgs, args, []any{Limit(q.Limit)})
 	return t.queryLongTermItems(ctx, "search memory items", true, `SELECT `+LongTermCols+`, `+s.Score+` AS score
 		FROM `+s.From+` WHERE `+s.Match+` AND `+w+`
-		ORDER BY score DESC, m.updated_at DESC, m.namespace, m.key LIMIT ?`, all...)
+		ORDER BY score DESC, m.updated_at DESC, m.namespace, m.key`+limitArg, all...)
 }

@@ -16,7 +16,7 @@ func (t *Tx) SessionsOverLimit(ctx context.Context, max, limit int) ([]store.Ses
 		return ref, err
 	}, `SELECT owner_id, id FROM (SELECT owner_id, id, last_active_at,
 		row_number() OVER (PARTITION BY owner_id ORDER BY last_active_at DESC, id DESC) AS n FROM sessions) AS r
-		WHERE n > ? ORDER BY last_active_at, id LIMIT ?`, max, Limit(limit))
+		WHERE n > ? ORDER BY last_active_at, id`+limitArg, max, Limit(limit))
 }
 
 // CountSessions returns how many sessions the owner has.

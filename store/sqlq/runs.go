@@ -146,7 +146,7 @@ func (t *Tx) ListRuns(ctx context.Context, owner, sessionID string, q store.RunQ
 		query += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
 		args = append(args, Micros(q.AfterCreated), Micros(q.AfterCreated), q.AfterID)
 	}
-	query += ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	query += ` ORDER BY created_at DESC, id DESC`+limitArg
 	return t.queryRuns(ctx, "list runs", query, append(args, Limit(q.Limit))...)
 }
 
@@ -174,7 +174,7 @@ func (t *Tx) RunnableRuns(ctx context.Context, now time.Time, limit int) ([]*car
 			OR (r.status = 'queued' AND NOT EXISTS (SELECT 1 FROM runs o
 				WHERE o.session_id = r.session_id AND o.status IN ('queued', 'running', 'waiting_approval', 'requires_action')
 				AND (o.status <> 'queued' OR o.created_at < r.created_at OR (o.created_at = r.created_at AND o.id < r.id)))))
-		ORDER BY r.created_at, r.id LIMIT ?`+t.lockIfWriting(t.d.LockToClaim), Micros(now), Limit(limit))
+		ORDER BY r.created_at, r.id`+limitArg+t.lockIfWriting(t.d.LockToClaim), Micros(now), Limit(limit))
 }
 
 // ActiveRunCounts counts the runs in each active state, across owners. The condition is the
@@ -202,5 +202,5 @@ func (t *Tx) ActiveRunCounts(ctx context.Context) (map[carryon.RunStatus]int64, 
 // whose updated_at is before before. A limit of zero or less means no limit.
 func (t *Tx) StaleRequiresAction(ctx context.Context, before time.Time, limit int) ([]*carryon.Run, error) {
 	return t.queryRuns(ctx, "stale requires_action runs", `FROM runs WHERE status = 'requires_action' AND updated_at < ?
-		ORDER BY updated_at, id LIMIT ?`, Micros(before), Limit(limit))
+		ORDER BY updated_at, id`+limitArg, Micros(before), Limit(limit))
 }

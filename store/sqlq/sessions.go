@@ -124,7 +124,7 @@ func (t *Tx) ListSessions(ctx context.Context, owner string, q store.SessionQuer
 		query += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
 		args = append(args, Micros(q.AfterCreated), Micros(q.AfterCreated), q.AfterID)
 	}
-	query += ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	query += ` ORDER BY created_at DESC, id DESC`+limitArg
 	return scanAll(t, ctx, "list sessions", scanSession, query, append(args, Limit(q.Limit))...)
 }
 
@@ -251,5 +251,5 @@ func (t *Tx) PurgeableSessions(ctx context.Context, q store.PurgeQuery) ([]store
 		var ref store.SessionRef
 		err := r.Scan(&ref.OwnerID, &ref.ID)
 		return ref, err
-	}, `SELECT owner_id, id FROM (`+query+`) AS p ORDER BY t, id LIMIT ?`, append(args, Limit(q.Limit))...)
+	}, `SELECT owner_id, id FROM (`+query+`) AS p ORDER BY t, id`+limitArg, append(args, Limit(q.Limit))...)
 }

@@ -258,3 +258,8 @@ func scanAll[T any](t *Tx, ctx context.Context, op string, scan func(Row) (T, er
 	}
 	return out, t.Wrap(rows.Err(), op)
 }
+
+// limitArg ends a statement with a LIMIT taken from its last argument. SQLite's planner looks at
+// the value bound to a bare `LIMIT ?`, so binding one makes a prepared statement parse again at
+// its next run; the cast keeps it prepared (and changes no plan on either database).
+const limitArg = ` LIMIT CAST(? AS BIGINT)`

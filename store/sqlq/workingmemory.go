@@ -136,7 +136,7 @@ func (t *Tx) ListWorkingMemoryRevisions(ctx context.Context, owner, sessionID st
 	if before <= 0 {
 		before = math.MaxInt64
 	}
-	return t.queryRevisions(ctx, sessionID, key, `AND memory_version < ? ORDER BY memory_version DESC LIMIT ?`,
+	return t.queryRevisions(ctx, sessionID, key, `AND memory_version < ? ORDER BY memory_version DESC`+limitArg,
 		before, Limit(limit))
 }
 
