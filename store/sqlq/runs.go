@@ -146,7 +146,7 @@ func (t *Tx) ListRuns(ctx context.Context, owner, sessionID string, q store.RunQ
 		query += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
 		args = append(args, Micros(q.AfterCreated), Micros(q.AfterCreated), q.AfterID)
 	}
-	query += ` ORDER BY created_at DESC, id DESC`+limitArg
+	query += ` ORDER BY created_at DESC, id DESC` + limitArg
 	return t.queryRuns(ctx, "list runs", query, append(args, Limit(q.Limit))...)
 }
 

@@ -124,7 +124,7 @@ func (t *Tx) ListSessions(ctx context.Context, owner string, q store.SessionQuer
 		query += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
 		args = append(args, Micros(q.AfterCreated), Micros(q.AfterCreated), q.AfterID)
 	}
-	query += ` ORDER BY created_at DESC, id DESC`+limitArg
+	query += ` ORDER BY created_at DESC, id DESC` + limitArg
 	return scanAll(t, ctx, "list sessions", scanSession, query, append(args, Limit(q.Limit))...)
 }
 
