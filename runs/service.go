@@ -54,13 +54,14 @@ type Config struct {
 
 // Service implements carryon.RunService.
 type Service struct {
-	st     store.Store
-	sess   *sessions.Service
-	agents Agents
-	cfg    Config
-	log    *slog.Logger
-	notify *broker
-	wake   chan struct{}
+	st      store.Store
+	sess    *sessions.Service
+	agents  Agents
+	cfg     Config
+	log     *slog.Logger
+	notify  *broker
+	follows followers
+	wake    chan struct{}
 
 	mu      sync.Mutex
 	running map[string]*running // runs executing in this process
@@ -107,7 +108,8 @@ func New(st store.Store, sess *sessions.Service, eng *engine.Engine, cfg Config)
 	remote, _ := store.AsNotifier(st)
 	return &Service{
 		st: st, sess: sess, agents: cfg.Agents, cfg: cfg, log: cfg.Logger, notify: newBroker(remote),
-		wake: make(chan struct{}, 1), running: map[string]*running{},
+		follows: followers{m: map[string]*follower{}},
+		wake:    make(chan struct{}, 1), running: map[string]*running{},
 		slots: make(chan struct{}, cfg.Workers),
 	}
 }
