@@ -23,8 +23,9 @@ const (
 
 // followers are the followers of the runs streamed in this process, one a run.
 type followers struct {
-	mu sync.Mutex
-	m  map[string]*follower // by owner and run id
+	mu     sync.Mutex
+	m      map[string]*follower // by owner and run id
+	buffer int64                // followBuffer (tests make it smaller)
 }
 
 // follower polls one run for all the streams that follow it in this process: one read
@@ -179,7 +180,7 @@ func (f *follower) poll(ctx context.Context) (more, changed bool, err error) {
 	from, reset := f.pos, !f.started
 	low := int64(-1) // the lowest cursor of a stream that waits for events before the buffer
 	for _, m := range f.marks {
-		if (!f.started || m < f.base && f.pos-m <= followBuffer) && (low < 0 || m < low) {
+		if (!f.started || m < f.base && f.pos-m <= f.s.follows.buffer) && (low < 0 || m < low) {
 			low = m
 		}
 	}
@@ -263,7 +264,7 @@ func (f *follower) trim() {
 			keep = m
 		}
 	}
-	keep = max(keep, f.pos-followBuffer)
+	keep = max(keep, f.pos-f.s.follows.buffer)
 	if keep > f.base {
 		f.buf = slices.Delete(f.buf, 0, int(keep-f.base))
 		f.base = keep

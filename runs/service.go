@@ -108,7 +108,7 @@ func New(st store.Store, sess *sessions.Service, eng *engine.Engine, cfg Config)
 	remote, _ := store.AsNotifier(st)
 	return &Service{
 		st: st, sess: sess, agents: cfg.Agents, cfg: cfg, log: cfg.Logger, notify: newBroker(remote),
-		follows: followers{m: map[string]*follower{}},
+		follows: followers{m: map[string]*follower{}, buffer: followBuffer},
 		wake:    make(chan struct{}, 1), running: map[string]*running{},
 		slots: make(chan struct{}, cfg.Workers),
 	}
