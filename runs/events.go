@@ -152,7 +152,7 @@ func (st *stream) follow() error {
 	}
 	changed := f.changed
 	behind := f.started && need <= f.base
-	far := behind && f.pos-st.after > st.s.follows.buffer
+	far := behind && (f.pos-st.after > st.s.follows.buffer || st.after < f.floor)
 	f.mu.Unlock()
 	if far {
 		// Too far behind the follower to wait for its buffer: read the backlog here.

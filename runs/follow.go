@@ -52,6 +52,7 @@ type follower struct {
 	buf      []*carryon.Event //
 	status   carryon.RunStatus
 	final    bool              // the run ended and pos is its last event
+	floor    int64             // no reading back below it: the events before it did not come back
 	err      error             // the poll that failed
 	marks    map[*stream]int64 // each stream's cursor: it has every event up to it
 	changed  chan struct{}     // closed (and replaced) after every poll
@@ -180,7 +181,7 @@ func (f *follower) poll(ctx context.Context) (more, changed bool, err error) {
 	from, reset := f.pos, !f.started
 	low := int64(-1) // the lowest cursor of a stream that waits for events before the buffer
 	for _, m := range f.marks {
-		if (!f.started || m < f.base && f.pos-m <= f.s.follows.buffer) && (low < 0 || m < low) {
+		if (!f.started || m < f.base && m >= f.floor && f.pos-m <= f.s.follows.buffer) && (low < 0 || m < low) {
 			low = m
 		}
 	}
@@ -217,21 +218,24 @@ func (f *follower) poll(ctx context.Context) (more, changed bool, err error) {
 	defer f.mu.Unlock()
 	changed = len(fwd) > 0 || run.Status != f.status
 	f.status = run.Status
-	if !reset && len(fwd) > 0 && fwd[0].Seq != from+1 {
-		reset = true // events went missing under the buffer: hold only what is there now
-	}
 	if reset {
 		f.buf, f.base, f.pos = nil, from, from
-		if len(fwd) > 0 {
-			f.base, f.pos = fwd[0].Seq-1, fwd[0].Seq-1
+	} else if backFrom >= 0 && backTo == f.base {
+		if contiguous(back, backFrom, backTo) {
+			f.buf, f.base = append(back, f.buf...), backFrom
+		} else {
+			f.floor = backTo // events went missing: the streams behind read what is left themselves
 		}
-	} else if backFrom >= 0 && contiguous(back, backFrom, backTo) {
-		f.buf, f.base = append(back, f.buf...), backFrom
-		changed = true
 	}
-	if contiguous(fwd, f.pos, f.pos+int64(len(fwd))) {
-		f.buf = append(f.buf, fwd...)
-		f.pos += int64(len(fwd))
+	for _, e := range fwd {
+		if e.Seq != f.pos+1 {
+			// A gap (the store's seqs have none, unless events were deleted): the buffer holds what
+			// follows it, and a stream before it reads what is left itself.
+			f.buf, f.base = nil, e.Seq-1
+			f.floor = f.base
+		}
+		f.buf = append(f.buf, e)
+		f.pos = e.Seq
 	}
 	f.started = true
 	more = len(fwd) == followBatch

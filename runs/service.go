@@ -3,6 +3,10 @@
 // executes them with the engine, stores their events for streams that resume anywhere, and
 // answers for their state and tool journal.
 //
+// The streams that follow a run in one process share one follower (follow.go), which reads the
+// run's new events once for all of them when the run's writers announce a change and on a poll
+// that slows down while the run is quiet; each stream resumes at its own cursor.
+//
 // Every write a runner makes is fenced by the run's attempt: a runner that lost its lease cannot
 // write after another took the run over. The engine writes only through this package's Hub.
 package runs
