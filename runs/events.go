@@ -92,6 +92,7 @@ type stream struct {
 	runID  string
 	after  int64
 	f      *follower // nil without follow
+	left   bool      // Close took the stream off f (under f.mu)
 	buf    []*carryon.Event
 	done   bool
 	closed bool
@@ -130,6 +131,11 @@ func (st *stream) Next() (*carryon.Event, bool, error) {
 func (st *stream) follow() error {
 	f := st.f
 	f.mu.Lock()
+	if st.left { // closed while a Next was waiting (a server ending its streams at shutdown)
+		f.mu.Unlock()
+		st.done = true
+		return nil
+	}
 	f.marks[st] = st.after
 	need := st.after + 1
 	switch {

@@ -96,6 +96,7 @@ func (fs *followers) join(s *Service, st *stream) *follower {
 func (fs *followers) leave(f *follower, st *stream) {
 	f.mu.Lock()
 	delete(f.marks, st)
+	st.left = true
 	f.mu.Unlock()
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
