@@ -173,12 +173,32 @@ func TestManyStreamsOneRun(t *testing.T) {
 	const n = 200
 	ctx, cancel := context.WithTimeout(e.alice, time.Minute)
 	defer cancel()
+	// A first stream that has its first event started the follower at the last event; the others
+	// are behind it, and it reads back for them.
+	leadStream, err := svc.Events(ctx, run.ID, before-1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, ok, err := leadStream.Next()
+	if !ok || err != nil {
+		t.Fatalf("the first stream's first event: %v %v", ok, err)
+	}
+	leadDone := make(chan []*carryon.Event, 1)
+	go func() {
+		defer leadStream.Close()
+		rest, err := drain(leadStream)
+		if err != nil {
+			t.Error(err)
+		}
+		leadDone <- append([]*carryon.Event{first}, rest...)
+	}()
+	lead := func() [][]*carryon.Event { return [][]*carryon.Event{<-leadDone} }
 	cursor := func(i int) int64 { return int64(i) % (before + 1) }
 	wait := follow(t, ctx, svc, run.ID, n, cursor)
 	reads := st.reads.Load()
 	p.talk(40)
 	close(p.next)
-	got := wait()
+	got := append(wait(), lead()...)
 	reads = st.reads.Load() - reads
 
 	all := storedEvents(t, st, run.ID)
@@ -188,6 +208,7 @@ func TestManyStreamsOneRun(t *testing.T) {
 	for i := range n {
 		sameEvents(t, fmt.Sprintf("stream %d", i), got[i], all, cursor(i))
 	}
+	sameEvents(t, "the first stream", got[n], all, before-1)
 	written := int64(len(all)) - before
 	t.Logf("%d streams: %d reads while the run wrote %d events", n, reads, written)
 	if limit := 2*written + 20; reads > limit {
@@ -333,4 +354,41 @@ func TestStreamsOnTwoInstances(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStreamOfADeletedRun: the streams of a live run whose session is deleted end with
+// not_found, as their own reads did, from the follower's next poll (nothing announces the
+// deletion to the run's streams), and a stream opened after the deletion is refused.
+func TestStreamOfADeletedRun(t *testing.T) {
+	t.Parallel()
+	st := drivers()[0].open(t)
+	e := newHubEnv(t, st, sessions.Config{})
+	p := newPaced()
+	svc := pacedRunner(t, st, e.sess, e.data, p, runs.Config{Poll: 20 * time.Millisecond, LeaseTTL: time.Hour})
+	work(t, svc)
+	s, run := e.startRun(t, svc, "talk")
+	defer close(p.next)
+	p.talk(1)
+	ctx, cancel := context.WithTimeout(e.alice, time.Minute)
+	defer cancel()
+	errs := make(chan error, 3)
+	for i := range 3 {
+		es, err := svc.Events(ctx, run.ID, int64(i), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			defer es.Close()
+			_, err := drain(es)
+			errs <- err
+		}()
+	}
+	if err := e.sess.Delete(e.alice, s.ID, carryon.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		wantCode(t, <-errs, carryon.ENOTFOUND)
+	}
+	_, err := svc.Events(ctx, run.ID, 0, true)
+	wantCode(t, err, carryon.ENOTFOUND)
 }
