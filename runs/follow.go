@@ -46,10 +46,10 @@ type follower struct {
 	kick         chan struct{} // poll now
 
 	mu       sync.Mutex
-	started  bool             // the first poll is done
-	base     int64            // buf holds every event with base < seq <= pos
-	pos      int64            // the last event read
-	buf      []*carryon.Event //
+	started  bool  // the first poll is done
+	base     int64 // buf holds every event with base < seq <= pos
+	pos      int64 // the last event read
+	buf      []*carryon.Event
 	status   carryon.RunStatus
 	final    bool              // the run ended and pos is its last event
 	floor    int64             // no reading back below it: the events before it did not come back
@@ -126,6 +126,7 @@ func (f *follower) poke() {
 	}
 }
 
+// run polls until ctx is done (the last stream left) or a poll fails.
 func (f *follower) run(ctx context.Context, wake <-chan struct{}) {
 	interval := f.s.cfg.Poll
 	timer := time.NewTimer(interval)
