@@ -9,9 +9,9 @@ import (
 	"github.com/carryon-hub/carryon/store"
 )
 
-// broker wakes the streams of a run when its events change: at once in this process, and in the
-// others through the store's Notifier (PostgreSQL LISTEN/NOTIFY) when it has one. Streams also
-// poll, so a lost notification only costs a poll interval.
+// broker wakes the followers and waiters of a run when its events change: at once in this
+// process, and in the others through the store's Notifier (PostgreSQL LISTEN/NOTIFY) when it has
+// one. Followers also poll, so a lost notification only costs a poll interval.
 type broker struct {
 	mu     sync.Mutex
 	subs   map[string]map[chan struct{}]struct{}
@@ -43,17 +43,17 @@ func (b *broker) subscribe(runID string) (chan struct{}, func()) {
 	}
 }
 
-// publish wakes the streams of the run here and, through the Notifier, everywhere.
+// publish wakes the followers of the run here and, through the Notifier, everywhere.
 func (b *broker) publish(runID string) {
 	b.local(runID)
 	if b.remote != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_ = b.remote.Notify(ctx, notifyChannel, runID) // best effort: streams poll too
+		_ = b.remote.Notify(ctx, notifyChannel, runID) // best effort: followers poll too
 	}
 }
 
-// local wakes the streams of the run in this process.
+// local wakes the followers of the run in this process.
 func (b *broker) local(runID string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -65,27 +65,37 @@ func (b *broker) local(runID string) {
 	}
 }
 
+// ownBatch is how many events a stream reads at a time when it reads the store itself.
+const ownBatch = 100
+
 // Events streams a run's stored events after afterSeq. With follow it waits for new events until
-// the run's last event (run.finished or run.failed) or until ctx is done.
+// the run's last event (run.finished or run.failed) or until ctx is done: all the streams that
+// follow one run in this process share one follower (follow.go), which polls the run for them.
 func (s *Service) Events(ctx context.Context, runID string, afterSeq int64, follow bool) (carryon.EventStream, error) {
 	if _, err := s.GetRun(ctx, runID); err != nil {
 		return nil, err
 	}
-	ch, unsub := s.notify.subscribe(runID)
-	return &stream{s: s, ctx: ctx, owner: carryon.UserIDFromContext(ctx), runID: runID, after: afterSeq, follow: follow, wake: ch, unsub: unsub}, nil
+	st := &stream{s: s, ctx: ctx, owner: carryon.UserIDFromContext(ctx), runID: runID, after: afterSeq}
+	if follow {
+		st.f = s.follows.join(s, st)
+	}
+	return st, nil
 }
 
+// stream is one consumer of a run's events, at its own cursor (after). Without a follower it reads
+// the stored events itself and ends; with one it takes the events from the follower's buffer,
+// reading the store itself only when it is too far behind that buffer.
 type stream struct {
 	s      *Service
 	ctx    context.Context
 	owner  string
 	runID  string
 	after  int64
-	follow bool
+	f      *follower // nil without follow
+	left   bool      // Close took the stream off f (under f.mu)
 	buf    []*carryon.Event
 	done   bool
-	wake   chan struct{}
-	unsub  func()
+	closed bool
 }
 
 func (st *stream) Next() (*carryon.Event, bool, error) {
@@ -102,35 +112,99 @@ func (st *stream) Next() (*carryon.Event, bool, error) {
 		if st.done {
 			return nil, false, nil
 		}
-		var run *carryon.Run
-		err := st.s.st.Read(st.ctx, func(tx store.Tx) error {
-			var err error
-			if st.buf, err = tx.EventsAfter(st.ctx, st.owner, st.runID, st.after, 100); err != nil {
-				return err
+		if st.f == nil {
+			evs, _, err := st.readOwn()
+			if err != nil {
+				return nil, false, err
 			}
-			run, err = tx.GetRun(st.ctx, st.owner, st.runID)
-			return err
-		})
-		if err != nil {
+			st.buf, st.done = evs, len(evs) == 0 // without follow, the events stored now
+			continue
+		}
+		if err := st.follow(); err != nil {
 			return nil, false, err
-		}
-		if len(st.buf) > 0 {
-			continue
-		}
-		if run.Status.Terminal() || !st.follow {
-			st.done = true
-			continue
-		}
-		select {
-		case <-st.ctx.Done():
-			return nil, false, st.ctx.Err()
-		case <-st.wake:
-		case <-time.After(st.s.cfg.Poll):
 		}
 	}
 }
 
+// follow fills st.buf from the follower, or reads the store itself when it is too far behind, or
+// waits for the follower's next poll; it sets st.done when the run ended and every event was sent.
+func (st *stream) follow() error {
+	f := st.f
+	f.mu.Lock()
+	if st.left { // closed while a Next was waiting (a server ending its streams at shutdown)
+		f.mu.Unlock()
+		st.done = true
+		return nil
+	}
+	f.marks[st] = st.after
+	need := st.after + 1
+	switch {
+	case f.started && need > f.base && need <= f.pos:
+		for _, e := range f.buf[need-f.base-1:] {
+			c := *e // each stream its own copy: no consumer sees another's changes
+			st.buf = append(st.buf, &c)
+		}
+		f.marks[st] = f.pos
+		f.mu.Unlock()
+		return nil
+	case f.err != nil:
+		err := f.err
+		f.mu.Unlock()
+		return err
+	case f.started && need > f.pos && f.final:
+		f.mu.Unlock()
+		st.done = true
+		return nil
+	}
+	changed := f.changed
+	behind := f.started && need <= f.base
+	far := behind && (f.pos-st.after > st.s.follows.buffer || st.after < f.floor)
+	f.mu.Unlock()
+	if far {
+		// Too far behind the follower to wait for its buffer: read the backlog here.
+		evs, run, err := st.readOwn()
+		if err != nil {
+			return err
+		}
+		if len(evs) > 0 {
+			st.buf = evs
+			return nil
+		}
+		if run.Status.Terminal() {
+			st.done = true
+			return nil
+		}
+	} else if behind {
+		f.poke() // the follower reads back to this stream's cursor
+	}
+	select {
+	case <-st.ctx.Done():
+		return st.ctx.Err()
+	case <-changed:
+		return nil
+	}
+}
+
+// readOwn reads, in one transaction, the run and up to ownBatch of its events after the stream's
+// cursor.
+func (st *stream) readOwn() ([]*carryon.Event, *carryon.Run, error) {
+	var evs []*carryon.Event
+	var run *carryon.Run
+	err := st.s.st.Read(st.ctx, func(tx store.Tx) error {
+		var err error
+		if run, err = tx.GetRun(st.ctx, st.owner, st.runID); err != nil {
+			return err
+		}
+		evs, err = tx.EventsAfter(st.ctx, st.owner, st.runID, st.after, ownBatch)
+		return err
+	})
+	return evs, run, err
+}
+
 func (st *stream) Close() error {
-	st.unsub()
+	if st.f != nil && !st.closed {
+		st.s.follows.leave(st.f, st)
+	}
+	st.closed = true
 	return nil
 }

@@ -141,6 +141,7 @@ func (s *Service) claimAll(ctx context.Context) error {
 	}
 	for _, r := range st.ended {
 		s.cfg.Telemetry.RunEnded(r.Agent, carryon.RunFailed)
+		s.notify.publish(r.ID) // its streams end now, not at their next poll
 	}
 	for _, run := range claimed {
 		s.cfg.Telemetry.RunClaimed(run, st.takeovers[run.ID])

@@ -3,6 +3,10 @@
 // executes them with the engine, stores their events for streams that resume anywhere, and
 // answers for their state and tool journal.
 //
+// The streams that follow a run in one process share one follower (follow.go), which reads the
+// run's new events once for all of them when the run's writers announce a change and on a poll
+// that slows down while the run is quiet; each stream resumes at its own cursor.
+//
 // Every write a runner makes is fenced by the run's attempt: a runner that lost its lease cannot
 // write after another took the run over. The engine writes only through this package's Hub.
 package runs
@@ -54,13 +58,14 @@ type Config struct {
 
 // Service implements carryon.RunService.
 type Service struct {
-	st     store.Store
-	sess   *sessions.Service
-	agents Agents
-	cfg    Config
-	log    *slog.Logger
-	notify *broker
-	wake   chan struct{}
+	st      store.Store
+	sess    *sessions.Service
+	agents  Agents
+	cfg     Config
+	log     *slog.Logger
+	notify  *broker
+	follows followers
+	wake    chan struct{}
 
 	mu      sync.Mutex
 	running map[string]*running // runs executing in this process
@@ -107,7 +112,8 @@ func New(st store.Store, sess *sessions.Service, eng *engine.Engine, cfg Config)
 	remote, _ := store.AsNotifier(st)
 	return &Service{
 		st: st, sess: sess, agents: cfg.Agents, cfg: cfg, log: cfg.Logger, notify: newBroker(remote),
-		wake: make(chan struct{}, 1), running: map[string]*running{},
+		follows: followers{m: map[string]*follower{}, buffer: followBuffer},
+		wake:    make(chan struct{}, 1), running: map[string]*running{},
 		slots: make(chan struct{}, cfg.Workers),
 	}
 }

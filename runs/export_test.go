@@ -1,0 +1,11 @@
+package runs
+
+// SetFollowBuffer sets how many events the followers of s keep for their streams.
+func SetFollowBuffer(s *Service, n int64) { s.follows.buffer = n }
+
+// Followers is how many runs s follows for streams now.
+func Followers(s *Service) int {
+	s.follows.mu.Lock()
+	defer s.follows.mu.Unlock()
+	return len(s.follows.m)
+}
