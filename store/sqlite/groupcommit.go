@@ -62,11 +62,14 @@ func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 	m := &member{ctx: ctx, fn: fn, done: make(chan struct{}), lead: make(chan struct{})}
 	w := &db.w
 	w.mu.Lock()
-	if w.leading && insideMember() {
-		w.mu.Unlock()
+	leading := w.leading
+	w.mu.Unlock()
+	// Outside the queue's lock: a nested Write runs on the leader, whose batch goes on meanwhile.
+	if leading && insideMember() {
 		// fn of a batch called Write: waiting for the batch would wait for itself.
 		return carryon.Errorf(carryon.EINTERNAL, "sqlite: Write called inside a write transaction")
 	}
+	w.mu.Lock()
 	if !w.leading {
 		w.leading = true
 		w.mu.Unlock()
