@@ -54,6 +54,18 @@ func (h *holdFlush) arm(fail error) {
 	h.mu.Unlock()
 }
 
+// openHeld opens a file database whose WAL fsyncs h holds once armed; it is closed at the end of
+// the test, after h lets the held fsyncs go (Close waits for them).
+func openHeld(t *testing.T) (*DB, *holdFlush) {
+	h := installHoldFlush(t)
+	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.unblock(); db.Close() })
+	return db, h
+}
+
 // waitBlocked polls until n callers wait in ws.wait for the held fsync, or done says one returned.
 func waitBlocked(t *testing.T, ws *walSync, n int, done <-chan error, what string) {
 	t.Helper()
@@ -81,13 +93,7 @@ func waitBlocked(t *testing.T, ws *walSync, n int, done <-chan error, what strin
 // that saw a commit returns only after that fsync; meanwhile the next batch runs its members
 // (the fsync is outside the write lock).
 func TestCommitReturnsAfterItsFsync(t *testing.T) {
-	h := installHoldFlush(t)
-	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "w.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	defer h.unblock()
+	db, h := openHeld(t)
 	ctx := t.Context()
 	h.arm(nil)
 
@@ -139,12 +145,7 @@ func TestCommitReturnsAfterItsFsync(t *testing.T) {
 
 // An fsync that fails fails the writes it was to cover and every write and read after it.
 func TestFailedFsyncIsFinal(t *testing.T) {
-	h := installHoldFlush(t)
-	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "f.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, h := openHeld(t)
 	ctx := context.Background()
 	h.arm(errors.New("input/output error"))
 	h.unblock()
@@ -164,13 +165,7 @@ func TestFailedFsyncIsFinal(t *testing.T) {
 
 // A read marked store.WithReadAhead returns without waiting for the fsync of what it saw.
 func TestReadAheadDoesNotWait(t *testing.T) {
-	h := installHoldFlush(t)
-	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "r.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	defer h.unblock()
+	db, h := openHeld(t)
 	ctx := t.Context()
 	h.arm(nil)
 	first := make(chan error, 1)
@@ -178,7 +173,7 @@ func TestReadAheadDoesNotWait(t *testing.T) {
 		first <- db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("first")) })
 	}()
 	<-h.entered // committed; its fsync is held
-	err = db.Read(store.WithReadAhead(ctx), func(tx store.Tx) error { _, err := tx.GetUser(ctx, "usr_first"); return err })
+	err := db.Read(store.WithReadAhead(ctx), func(tx store.Tx) error { _, err := tx.GetUser(ctx, "usr_first"); return err })
 	if err != nil {
 		t.Fatal(err)
 	}
