@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,36 +17,10 @@ import (
 // patch, and read back whole.
 func TestMigrateCompactStorage(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "old.db")
-	sdb, err := sql.Open("sqlite", path+"?_pragma=foreign_keys(1)&_txlock=immediate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := ms[:0:0]
-	for _, m := range ms {
-		if m.Version < 16 {
-			before = append(before, m)
-		}
-	}
-	stx, err := sdb.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := conn{tx: stx}
-	if err := c.ExecScript(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	if err := dialect.ApplyMigrations(ctx, c, before, time.Now()); err != nil {
-		t.Fatal(err)
-	}
 	now := time.Unix(1700000000, 0).UTC()
 	s := &carryon.Session{ID: "sess_old", OwnerID: "usr_a", Status: carryon.SessionActive, Version: 3, CreatedAt: now,
 		UpdatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(time.Hour), LastSeq: 2, MessageCount: 2, WorkingMemoryVersion: 2}
-	for _, q := range []string{
+	db := openAfterUpgrade(t, 16, []string{
 		`INSERT INTO sessions (id, owner_id, status, version, created_at, updated_at, last_active_at, expires_at,
 			message_count, last_seq, memory_version) VALUES ('sess_old', 'usr_a', 'active', 3, 0, 0, 0, 9999999999999999, 2, 2, 2)`,
 		`INSERT INTO messages (session_id, seq, role, kind, content, version, created_at) VALUES
@@ -58,26 +31,12 @@ func TestMigrateCompactStorage(t *testing.T) {
 		`INSERT INTO working_memory (session_id, document, memory_version) VALUES ('sess_old', '{"goal":"a","next_action":"b"}', 2)`,
 		`INSERT INTO idempotency (owner_id, key, session_id, fingerprint, state, result, created_at, expires_at) VALUES
 			('usr_a', 'req', 'sess_old', 'fp', 'done', CAST('{"session_id":"sess_old","messages":[{"seq":1,"content":"hello, hello, hello, hello, hello, hello"}]}' AS BLOB), 0, 9999999999999999)`,
-	} {
-		if _, err := stx.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	if err := stx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	sdb.Close()
-
-	db, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	})
 	if v, err := db.MigrationVersion(ctx); err != nil || v < 16 {
 		t.Fatalf("migration version %d, %v", v, err)
 	}
 	var kinds []string
-	err = db.Read(ctx, func(tx store.Tx) error {
+	err := db.Read(ctx, func(tx store.Tx) error {
 		msgs, err := tx.LastMessages(ctx, "usr_a", s, 10)
 		for _, m := range msgs {
 			kinds = append(kinds, m.Kind)
