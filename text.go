@@ -3,6 +3,7 @@ package carryon
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,15 +25,15 @@ func CheckText(field, s string) error {
 }
 
 // CheckJSONText applies CheckText to every string and every object key of the JSON value raw
-// (a NUL arrives in JSON as the escape \u0000), and names the first offending one by its path
-// under field, such as metadata.tags[1]. Invalid JSON is not its business: it returns nil for
-// it, and the caller's own decoding refuses it.
+// (a NUL arrives in JSON as the escape \u0000) and CheckJSONNumber to every number, and names
+// the first offending one by its path under field, such as metadata.tags[1]. Invalid JSON is
+// not its business: it returns nil for it, and the caller's own decoding refuses it.
 func CheckJSONText(field string, raw []byte) error {
 	if !utf8.Valid(raw) {
 		return Errorf(EINVALID, "%s is not valid UTF-8", field)
 	}
-	if bytes.IndexByte(raw, 0) < 0 && !bytes.Contains(raw, []byte(`\u0000`)) {
-		return nil // the common case: no NUL can hide in it
+	if bytes.IndexByte(raw, 0) < 0 && !bytes.Contains(raw, []byte(`\u0000`)) && !mayOverflow(raw) {
+		return nil // the common case: no NUL can hide in it, no number is that large
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -40,21 +41,67 @@ func CheckJSONText(field string, raw []byte) error {
 	if dec.Decode(&v) != nil {
 		return nil
 	}
-	if path, ok := findNUL(v, field); ok {
-		return Errorf(EINVALID, "%s contains a NUL character", path)
+	return checkValue(v, field)
+}
+
+// CheckJSONNumber refuses a JSON number beyond the range of a 64-bit float (about ±1.8e308),
+// such as 1e400: JSON's grammar allows it, but a client that reads numbers as doubles, as most
+// do (RFC 8259 section 6), cannot read it back, so carryon does not store it. A number too small
+// to tell from zero is kept as written. path names the value in the error.
+func CheckJSONNumber(path, literal string) error {
+	if _, err := strconv.ParseFloat(literal, 64); errors.Is(err, strconv.ErrRange) {
+		if len(literal) > 40 {
+			literal = literal[:37] + "..."
+		}
+		return Errorf(EINVALID, "%s is the number %s, beyond the range of a 64-bit float (about ±1.8e308): send a smaller number, or the value as a string", path, literal)
 	}
 	return nil
 }
 
-// findNUL returns the path of the first string or key in v (in key order) that holds a NUL.
-func findNUL(v any, path string) (string, bool) {
+// mayOverflow reports whether raw could hold a number beyond a float's range: one with an
+// exponent of three digits or more, or a run of more than 308 digits. It looks at bytes, not
+// tokens (text inside strings counts too), so it may say yes for a value that holds none.
+func mayOverflow(raw []byte) bool {
+	run := 0
+	for i, c := range raw {
+		if c >= '0' && c <= '9' {
+			if run++; run > 308 {
+				return true
+			}
+			continue
+		}
+		run = 0
+		if (c == 'e' || c == 'E') && i > 0 && (raw[i-1] >= '0' && raw[i-1] <= '9' || raw[i-1] == '.') {
+			j := i + 1
+			if j < len(raw) && (raw[j] == '+' || raw[j] == '-') {
+				j++
+			}
+			k := j
+			for k < len(raw) && raw[k] >= '0' && raw[k] <= '9' {
+				k++
+			}
+			if k-j >= 3 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkValue checks the strings, keys and numbers of v (in key order) and reports the first
+// that breaks a rule.
+func checkValue(v any, path string) error {
 	switch t := v.(type) {
 	case string:
-		return path, strings.IndexByte(t, 0) >= 0
+		if strings.IndexByte(t, 0) >= 0 {
+			return Errorf(EINVALID, "%s contains a NUL character", path)
+		}
+	case json.Number:
+		return CheckJSONNumber(path, string(t))
 	case []any:
 		for i, e := range t {
-			if p, ok := findNUL(e, path+"["+strconv.Itoa(i)+"]"); ok {
-				return p, true
+			if err := checkValue(e, path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return err
 			}
 		}
 	case map[string]any:
@@ -65,12 +112,12 @@ func findNUL(v any, path string) (string, bool) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			if strings.IndexByte(k, 0) >= 0 {
-				return path + " (a key)", true
+				return Errorf(EINVALID, "%s (a key) contains a NUL character", path)
 			}
-			if p, ok := findNUL(t[k], path+"."+k); ok {
-				return p, true
+			if err := checkValue(t[k], path+"."+k); err != nil {
+				return err
 			}
 		}
 	}
-	return "", false
+	return nil
 }

@@ -13,8 +13,8 @@ import (
 )
 
 // Strict JSON is strict: a name twice in an object (at any depth, also when escaped), a field
-// name in another case, a lone surrogate and a version below 1 are refused with a detail that
-// says what and where, and nothing is written.
+// name in another case, a lone surrogate, a number beyond a float's range and a version below 1
+// are refused with a detail that says what and where, and nothing is written.
 func TestStrictJSONRefusals(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
@@ -42,6 +42,9 @@ func TestStrictJSONRefusals(t *testing.T) {
 		{"lone low surrogate", "POST", msgs, `{"messages":[{"role":"user","content":"\udc00x"}]}`, nil, `lone UTF-16 surrogate`},
 		{"high surrogate without its pair", "POST", msgs, `{"messages":[{"role":"user","content":"\ud800\u0041"}]}`, nil, `lone UTF-16 surrogate`},
 		{"lone surrogate in a key", "PATCH", mem, `{"patch":{"\ud800":1}}`, nil, `lone UTF-16 surrogate`},
+		{"number beyond a float in a bare merge patch", "PATCH", mem, `{"":1E700}`, merge, `field "" is the number 1E700, beyond the range of a 64-bit float`},
+		{"number beyond a float in metadata", "POST", msgs, `{"messages":[{"role":"user","content":"a","metadata":{"k":[-1e999]}}]}`, nil, `field "messages[0].metadata.k[0]" is the number -1e999`},
+		{"number beyond a float in a wrapped patch", "PATCH", mem, `{"patch":{"notes":{"n":1e309}}}`, nil, `field "patch.notes.n" is the number 1e309`},
 		{"expected_version 0", "POST", msgs, `{"messages":[{"role":"user","content":"a"}],"expected_version":0}`, nil, "expected_version must be a session version, 1 or more, not 0"},
 		{"expected_version -1", "PATCH", mem, `{"patch":{"goal":"a"},"expected_version":-1}`, nil, "not -1"},
 		{"If-Match 0", "POST", msgs, `{"messages":[{"role":"user","content":"a"}]}`, []string{"If-Match", `"0"`}, "1 or more"},

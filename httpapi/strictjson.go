@@ -14,9 +14,10 @@ import (
 
 // checkStrict enforces what encoding/json lets pass in a request body that it decoded without
 // error into a value of type t: a name twice in one object (at any depth; encoding/json keeps
-// the last), a lone UTF-16 surrogate in a \u escape (encoding/json replaces it with U+FFFD), and
-// a field name that matches a field only when case is ignored (encoding/json matches
-// {"Messages": …} to messages). Names are compared after unescaping, so "a" and "\u0061" are
+// the last), a lone UTF-16 surrogate in a \u escape (encoding/json replaces it with U+FFFD), a
+// number beyond a 64-bit float's range (a json.Number keeps it as written), and a field name
+// that matches a field only when case is ignored (encoding/json matches {"Messages": …} to
+// messages). Names are compared after unescaping, so "a" and "\u0061" are
 // the same name. body must be one JSON value; anything else is reported as malformed.
 func checkStrict(body []byte, t reflect.Type) error {
 	s := &strictScanner{data: body}
@@ -102,6 +103,13 @@ func (s *strictScanner) value(t reflect.Type, path []string) error {
 	}
 	if s.pos == start {
 		return s.malformed()
+	}
+	if c := s.data[start]; c == '-' || c >= '0' && c <= '9' {
+		where := "the request body"
+		if len(path) > 0 {
+			where = "field " + strconv.Quote(pathString(path))
+		}
+		return carryon.CheckJSONNumber(where, string(s.data[start:s.pos]))
 	}
 	return nil
 }

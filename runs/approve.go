@@ -32,9 +32,12 @@ func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval
 		if in.Decision != carryon.DecisionApprove {
 			return nil, carryon.Errorf(carryon.EINVALID, "arguments go only with the decision approve")
 		}
-		var obj map[string]any
+		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(in.Arguments, &obj); err != nil || obj == nil {
 			return nil, carryon.Errorf(carryon.EINVALID, "arguments must be a JSON object (the tool's arguments)")
+		}
+		if err := carryon.CheckJSONText("arguments", in.Arguments); err != nil {
+			return nil, err
 		}
 	}
 	if err := carryon.CheckText("reason", in.Reason); err != nil {

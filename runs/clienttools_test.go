@@ -371,6 +371,8 @@ func TestApprovalBeforeCall(t *testing.T) {
 				{e.alice, carryon.Approval{ActionID: act.ID, Decision: carryon.DecisionRerun}, carryon.ECONFLICT},
 				{e.alice, carryon.Approval{ActionID: act.ID, Decision: carryon.DecisionApprove, Arguments: json.RawMessage(`[1]`)}, carryon.EINVALID},
 				{e.alice, carryon.Approval{ActionID: act.ID, Decision: carryon.DecisionReject, Arguments: json.RawMessage(`{}`)}, carryon.EINVALID},
+				{e.alice, carryon.Approval{ActionID: act.ID, Decision: carryon.DecisionApprove, Arguments: json.RawMessage(`{"env":"a\u0000"}`)}, carryon.EINVALID},
+				{e.alice, carryon.Approval{ActionID: act.ID, Decision: carryon.DecisionApprove, Arguments: json.RawMessage(`{"replicas":1e400}`)}, carryon.EINVALID},
 			} {
 				if _, err := svc.Approve(c.ctx, run.ID, c.in); carryon.ErrorCode(err) != c.code {
 					t.Fatalf("Approve(%+v) = %v, want %s", c.in, err, c.code)

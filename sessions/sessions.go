@@ -354,7 +354,7 @@ func validMetadata(m json.RawMessage) error {
 	if len(m) > maxMetadataLen {
 		return carryon.Errorf(carryon.EINVALID, "metadata is %d bytes; the limit is %d", len(m), maxMetadataLen)
 	}
-	var obj map[string]any
+	var obj map[string]json.RawMessage // raw: a number too large for a float is CheckJSONText's to name
 	if err := json.Unmarshal(m, &obj); err != nil || obj == nil {
 		return carryon.Errorf(carryon.EINVALID, "metadata must be a JSON object")
 	}

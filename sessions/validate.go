@@ -49,7 +49,7 @@ func validMessages(msgs []carryon.NewMessage) error {
 			}
 		}
 		if m.Metadata != nil {
-			var obj map[string]any
+			var obj map[string]json.RawMessage // raw: a number too large for a float is CheckJSONText's to name
 			if json.Unmarshal(m.Metadata, &obj) != nil || obj == nil {
 				return carryon.Errorf(carryon.EINVALID, "%s.metadata must be a JSON object", at)
 			}

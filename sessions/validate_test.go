@@ -68,6 +68,39 @@ func TestNULRefusedEverywhere(t *testing.T) {
 	}
 }
 
+// A number beyond a 64-bit float's range (valid JSON, unreadable to a client that decodes
+// doubles) is refused wherever JSON enters a session, naming its path, and nothing is stored; a
+// large integer inside the range and a number too small to tell from zero are kept as written.
+func TestHugeNumbersRefusedEverywhere(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s := f.create(t, f.alice)
+	for _, tc := range []struct {
+		msg  carryon.NewMessage
+		want string
+	}{
+		{carryon.NewMessage{Role: carryon.RoleUser, Content: "x", Metadata: json.RawMessage(`{"tags":[1,1e400]}`)}, "messages[0].metadata.tags[1] is the number 1e400, beyond the range of a 64-bit float"},
+		{carryon.NewMessage{Role: carryon.RoleUser, Content: "x", Metadata: json.RawMessage(`{"n":-` + strings.Repeat("9", 400) + `}`)}, "messages[0].metadata.n is the number -999"},
+		{carryon.NewMessage{Role: carryon.RoleAssistant, ToolCalls: json.RawMessage(`[{"id":"c1","name":"t","arguments":{"p":1.8E308}}]`)}, "messages[0].tool_calls[0].arguments.p is the number 1.8E308"},
+	} {
+		_, err := f.svc.AppendMessages(f.alice, s.ID, carryon.AppendInput{Messages: []carryon.NewMessage{tc.msg}})
+		wantRefused(t, err, tc.want)
+	}
+	_, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.WorkingMemoryPatch{Patch: json.RawMessage(`{"notes":{"x":1E700}}`)})
+	wantRefused(t, err, "patch.notes.x is the number 1E700")
+	_, err = f.svc.Update(f.alice, s.ID, carryon.SessionUpdate{Metadata: json.RawMessage(`{"k":1e309}`)})
+	wantRefused(t, err, "metadata.k is the number 1e309")
+	f.wantUnchanged(t, s.ID, s.Version)
+	const kept = `{"big":18446744073709551617,"max":1.7976931348623157e308,"text":"1e999","tiny":1e-700}`
+	st, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.WorkingMemoryPatch{Patch: json.RawMessage(`{"notes":` + kept + `}`)})
+	if err != nil {
+		t.Fatalf("numbers inside a float's range were refused: %v", err)
+	}
+	if got, _ := json.Marshal(st.WorkingMemory["notes"]); string(got) != kept {
+		t.Fatalf("notes stored as %s, want %s", got, kept)
+	}
+}
+
 // A client's tool calls and tool messages are checked on append: each call has an id, a name
 // and object arguments; the OpenAI shape is refused with a detail that names the expected one; a
 // tool message answers a call earlier in the append or stored before.
