@@ -170,6 +170,7 @@ func (db *DB) runBatch(batch []*member) {
 		if m.err = m.ctx.Err(); m.err != nil {
 			continue
 		}
+		tx.Forget() // what the member before read, it may have rolled back
 		if _, err := c.Exec(ctx, `SAVEPOINT member`); err != nil {
 			fail(append(ok, batch[i:]...), dialect.Normalize(fmt.Errorf("sqlite: savepoint: %w", err)))
 			return

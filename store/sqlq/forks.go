@@ -26,20 +26,8 @@ func (t *Tx) ownLink(ctx context.Context, owner, id, lock string) (store.ForkLin
 		return l, t.Wrap(err, "get session")
 	}
 	l.ParentID = Text(parent)
+	t.rememberKey(owner, id, l.Key)
 	return l, nil
-}
-
-// ownSession checks that the session exists and is the owner's. ENOTFOUND.
-func (t *Tx) ownSession(ctx context.Context, owner, id string) error {
-	_, err := t.ownLink(ctx, owner, id, "")
-	return err
-}
-
-// ownKey returns the key of the owner's session: the small integer its messages, their writes
-// and its memory revisions are stored under (sessions.session_key). ENOTFOUND.
-func (t *Tx) ownKey(ctx context.Context, owner, id string) (int64, error) {
-	l, err := t.ownLink(ctx, owner, id, "")
-	return l.Key, err
 }
 
 // chainInline is how many segments a fork's row holds; a longer chain ends with a tail, the

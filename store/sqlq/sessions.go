@@ -13,15 +13,18 @@ import (
 const sessionCols = `id, owner_id, title, status, version, parent_id, fork_seq, fork_version, created_at,
 	updated_at, last_active_at, expires_at, idle_ttl_seconds, message_count, last_seq, memory_version, metadata, agent, external_id`
 
-func scanSession(r Row) (*carryon.Session, error) {
+func scanSession(r Row) (*carryon.Session, error) { return scanSessionAnd(r) }
+
+// scanSessionAnd reads a row of sessionCols, then the columns after them into extra.
+func scanSessionAnd(r Row, extra ...any) (*carryon.Session, error) {
 	var s carryon.Session
 	var parent, meta, ext *string
 	var status string
 	var created, updated, active, expires int64
-	err := r.Scan(&s.ID, &s.OwnerID, &s.Title, &status, &s.Version, &parent, &s.ForkSeq, &s.ForkVersion,
+	dest := append([]any{&s.ID, &s.OwnerID, &s.Title, &status, &s.Version, &parent, &s.ForkSeq, &s.ForkVersion,
 		&created, &updated, &active, &expires, &s.IdleTTLSeconds, &s.MessageCount, &s.LastSeq,
-		&s.WorkingMemoryVersion, &meta, &s.Agent, &ext)
-	if err != nil {
+		&s.WorkingMemoryVersion, &meta, &s.Agent, &ext}, extra...)
+	if err := r.Scan(dest...); err != nil {
 		return nil, err
 	}
 	s.Status, s.ParentID = carryon.SessionStatus(status), Text(parent)
@@ -79,12 +82,16 @@ const serialSessionKey = `(SELECT coalesce(max(session_key), 0) + 1 FROM session
 // read-check-write of the session is safe: a concurrent writer of the same session waits here and
 // then reads the committed row.
 func (t *Tx) GetSession(ctx context.Context, owner, id string) (*carryon.Session, error) {
-	s, err := scanSession(t.Conn.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ? AND owner_id = ?`+
-		t.lockIfWriting(t.d.LockForUpdate), id, owner))
+	var key int64
+	s, err := scanSessionAnd(t.Conn.QueryRow(ctx, `SELECT `+sessionCols+`, session_key FROM sessions WHERE id = ? AND owner_id = ?`+
+		t.lockIfWriting(t.d.LockForUpdate), id, owner), &key)
 	if errors.Is(err, ErrNoRows) {
 		return nil, NotFound("session", id)
+	} else if err != nil {
+		return nil, t.Wrap(err, "get session")
 	}
-	return s, t.Wrap(err, "get session")
+	t.rememberKey(owner, id, key)
+	return s, nil
 }
 
 // LockSession reads the session with Dialect.LockForUpdate, in a write transaction of a database
@@ -196,6 +203,7 @@ func (t *Tx) DeleteSession(ctx context.Context, owner, id string) error {
 			return err
 		}
 	}
+	t.Forget() // the session's key and memory, and its forks' parents
 	if _, err := t.Conn.Exec(ctx, `DELETE FROM sessions WHERE id = ?`, id); err != nil {
 		return t.Wrap(err, "delete session")
 	}

@@ -102,6 +102,7 @@ type Tx struct {
 	// no row locks.
 	ReadOnly bool
 	d        *Dialect
+	memo     *memo
 }
 
 // NewTx returns the shared statements over c, a transaction of a database d describes.

@@ -26,6 +26,7 @@ func (t *Tx) GetWorkingMemory(ctx context.Context, owner, sessionID string) (car
 	var v int64
 	if mv != nil {
 		v = *mv
+		t.rememberDoc(sessionID, *doc, v)
 	}
 	wm, err := decodeDoc(Text(doc))
 	if err != nil {
@@ -60,7 +61,11 @@ func (t *Tx) InsertWorkingMemoryRevision(ctx context.Context, owner string, r *c
 	_, err = t.Conn.Exec(ctx, `INSERT INTO working_memory (session_id, document, memory_version) VALUES (?, ?, ?)
 		ON CONFLICT (session_id) DO UPDATE SET document = excluded.document, memory_version = excluded.memory_version`,
 		r.SessionID, doc, r.WorkingMemoryVersion)
-	return t.Wrap(err, "store memory")
+	if err != nil {
+		return t.Wrap(err, "store memory")
+	}
+	t.rememberDoc(r.SessionID, doc, r.WorkingMemoryVersion)
+	return nil
 }
 
 // revisionCols are the columns of a memory_revisions row; like a message, a revision names its
@@ -80,13 +85,14 @@ func (t *Tx) revisionDocument(ctx context.Context, r *carryon.WorkingMemoryRevis
 	if r.WorkingMemoryVersion%snapshotEvery == 1 || len(r.Patch) == 0 {
 		return &doc, nil
 	}
-	var prev string
-	var mv int64
-	err := t.Conn.QueryRow(ctx, `SELECT document, memory_version FROM working_memory WHERE session_id = ?`, r.SessionID).Scan(&prev, &mv)
-	if errors.Is(err, ErrNoRows) {
-		return &doc, nil
-	} else if err != nil {
-		return nil, t.Wrap(err, "read memory")
+	prev, mv, ok := t.rememberedDoc(r.SessionID)
+	if !ok {
+		err := t.Conn.QueryRow(ctx, `SELECT document, memory_version FROM working_memory WHERE session_id = ?`, r.SessionID).Scan(&prev, &mv)
+		if errors.Is(err, ErrNoRows) {
+			return &doc, nil
+		} else if err != nil {
+			return nil, t.Wrap(err, "read memory")
+		}
 	}
 	if mv != r.WorkingMemoryVersion-1 {
 		return &doc, nil
