@@ -232,3 +232,57 @@ func TestGroupCommitMembersForgetReads(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Restoring a session without a parent reads its row once: its messages' chain is its own rows,
+// under the key the read of the session gave.
+func TestRestoreReadsOnce(t *testing.T) {
+	ctx := t.Context()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := memoSession("sess_r")
+	err = db.Write(ctx, func(tx store.Tx) error {
+		if err := tx.InsertUser(ctx, user("a")); err != nil {
+			return err
+		}
+		if err := tx.InsertSession(ctx, s); err != nil {
+			return err
+		}
+		return tx.InsertMessages(ctx, "usr_a", []*carryon.Message{memoMessage(s, 1, "one"), memoMessage(s, 2, "two")})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Read(ctx, func(stx store.Tx) error {
+		x := stx.(*tx)
+		rc := &recordingConn{Conn: x.Tx.Conn}
+		x.Tx.Conn = rc
+		cur, err := x.GetSession(ctx, "usr_a", s.ID)
+		if err != nil {
+			return err
+		}
+		cur.LastSeq = 2 // as the write would have stored it
+		last, err := x.LastMessages(ctx, "usr_a", cur, 10)
+		if err != nil {
+			return err
+		}
+		after, err := x.MessagesAfter(ctx, "usr_a", cur, 1, 0)
+		if err != nil {
+			return err
+		}
+		if len(last) != 2 || last[1].Content != "two" || len(after) != 1 || after[0].Content != "two" {
+			t.Errorf("read back %d and %d messages", len(last), len(after))
+		}
+		for _, q := range rc.texts {
+			if strings.Contains(q, "fork_chains") || strings.Contains(q, "FROM sessions") && !strings.HasPrefix(q, "SELECT "+"id, owner_id") {
+				t.Errorf("the restore read the session again: %s", q)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

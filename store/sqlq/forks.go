@@ -90,19 +90,20 @@ func (t *Tx) expand(ctx context.Context, tail *store.ForkSegment) ([]store.ForkS
 	return store.Inherit(segs, tail.Hi), next, nil
 }
 
-// fullChain returns every segment session id reads, its own first, with its last seq: one row
-// for every chainInline levels of the chain.
-func (t *Tx) fullChain(ctx context.Context, owner, id string) ([]store.ForkSegment, int64, error) {
-	segs, tail, last, err := t.chain(ctx, owner, id)
-	for depth := 0; err == nil && tail != nil; depth++ {
+// expandAll appends to the segments segs of session id those its tail stands for, to the root.
+func (t *Tx) expandAll(ctx context.Context, id string, segs []store.ForkSegment, tail *store.ForkSegment) ([]store.ForkSegment, error) {
+	var err error
+	for depth := 0; tail != nil; depth++ {
 		if depth > 100000 {
-			return nil, 0, carryon.Errorf(carryon.EINTERNAL, "fork chain of %s is too deep", id)
+			return nil, carryon.Errorf(carryon.EINTERNAL, "fork chain of %s is too deep", id)
 		}
 		var more []store.ForkSegment
-		more, tail, err = t.expand(ctx, tail)
+		if more, tail, err = t.expand(ctx, tail); err != nil {
+			return nil, err
+		}
 		segs = append(segs, more...)
 	}
-	return segs, last, err
+	return segs, nil
 }
 
 // storeChain stores the segments the fork s inherits from its parent (InsertSession calls it):

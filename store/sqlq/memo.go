@@ -1,6 +1,11 @@
 package sqlq
 
-import "context"
+import (
+	"context"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
+)
 
 // memo is what a write transaction has read and may read again without asking the database: the
 // keys of the sessions it has seen (a session's key and owner never change; a deleted session's
@@ -43,6 +48,17 @@ func (t *Tx) ownKey(ctx context.Context, owner, id string) (int64, error) {
 	}
 	l, err := t.ownLink(ctx, owner, id, "")
 	return l.Key, err
+}
+
+// chainOf is chain of s, a session the transaction has read: one without a parent whose key it
+// remembers needs no query, as its chain is its own rows (s.LastSeq estimates how many).
+func (t *Tx) chainOf(ctx context.Context, owner string, s *carryon.Session) ([]store.ForkSegment, *store.ForkSegment, int64, error) {
+	if t.memo != nil && s.ParentID == "" {
+		if k, ok := t.memo.keys[memoKey(owner, s.ID)]; ok {
+			return store.Chain(store.ForkLink{ID: s.ID, Key: k}, nil), nil, s.LastSeq, nil
+		}
+	}
+	return t.chain(ctx, owner, s.ID)
 }
 
 // ownSession checks that the session exists and is the owner's. ENOTFOUND.

@@ -125,7 +125,7 @@ func (t *Tx) MessagesBefore(ctx context.Context, owner string, s *carryon.Sessio
 }
 
 func (t *Tx) lastBefore(ctx context.Context, owner string, s *carryon.Session, before int64, limit int) ([]*carryon.Message, error) {
-	segs, tail, last, err := t.chain(ctx, owner, s.ID)
+	segs, tail, last, err := t.chainOf(ctx, owner, s)
 	var out []*carryon.Message
 	for depth := 0; err == nil; depth++ {
 		var older []*carryon.Message
@@ -148,7 +148,10 @@ func (t *Tx) lastBefore(ctx context.Context, owner string, s *carryon.Session, b
 // of zero or less means no limit), labelled with s.ID like LastMessages. Ancestors are read only
 // when after lies in their part.
 func (t *Tx) MessagesAfter(ctx context.Context, owner string, s *carryon.Session, after int64, limit int) ([]*carryon.Message, error) {
-	segs, last, err := t.fullChain(ctx, owner, s.ID)
+	segs, tail, last, err := t.chainOf(ctx, owner, s)
+	if err == nil {
+		segs, err = t.expandAll(ctx, s.ID, segs, tail)
+	}
 	if err != nil {
 		return nil, err
 	}
