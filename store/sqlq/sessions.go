@@ -83,8 +83,28 @@ const serialSessionKey = `(SELECT coalesce(max(session_key), 0) + 1 FROM session
 // then reads the committed row.
 func (t *Tx) GetSession(ctx context.Context, owner, id string) (*carryon.Session, error) {
 	var key int64
+	if t.ReadOnly {
+		// A read goes on to the session's messages, which a fork reads through its chain.
+		var segs *string
+		s, err := scanSessionAnd(t.Conn.QueryRow(ctx, `SELECT `+sessionCols+`, session_key, c.segments FROM sessions
+			LEFT JOIN fork_chains c ON c.session_id = id WHERE id = ? AND owner_id = ?`, id, owner), &key, &segs)
+		if errors.Is(err, ErrNoRows) {
+			return nil, NotFound("session", id)
+		} else if err != nil {
+			return nil, t.Wrap(err, "get session")
+		}
+		ms := memoSession{key: key}
+		if s.ParentID != "" && segs != nil {
+			if ms.inherited, ms.tail, err = decodeSegments(*segs); err != nil {
+				return nil, t.Wrap(err, "read fork chain of "+id)
+			}
+			ms.chained = true
+		}
+		t.remember(owner, id, ms)
+		return s, nil
+	}
 	s, err := scanSessionAnd(t.Conn.QueryRow(ctx, `SELECT `+sessionCols+`, session_key FROM sessions WHERE id = ? AND owner_id = ?`+
-		t.lockIfWriting(t.d.LockForUpdate), id, owner), &key)
+		t.d.LockForUpdate, id, owner), &key)
 	if errors.Is(err, ErrNoRows) {
 		return nil, NotFound("session", id)
 	} else if err != nil {
