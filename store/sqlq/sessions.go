@@ -87,7 +87,7 @@ func (t *Tx) GetSession(ctx context.Context, owner, id string) (*carryon.Session
 		// A read goes on to the session's messages, which a fork reads through its chain.
 		var segs *string
 		s, err := scanSessionAnd(t.Conn.QueryRow(ctx, `SELECT `+sessionCols+`, session_key, c.segments FROM sessions
-			LEFT JOIN fork_chains c ON c.session_id = id WHERE id = ? AND owner_id = ?`, id, owner), &key, &segs)
+			LEFT JOIN fork_chains c ON c.session_id = sessions.id WHERE sessions.id = ? AND sessions.owner_id = ?`, id, owner), &key, &segs)
 		if errors.Is(err, ErrNoRows) {
 			return nil, NotFound("session", id)
 		} else if err != nil {
