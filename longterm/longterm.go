@@ -177,6 +177,9 @@ func (s *Service) Put(ctx context.Context, namespace, key string, in carryon.Lon
 	in.RequestID = ""
 	return write(ctx, s, own, "memory.put", namespace+"/"+key, requestID, in, now, func(tx store.Tx) (*carryon.LongTermItem, error) {
 		it.CreatedAt, it.Version = now, 1 // fn may run again
+		if err := tx.LockOwner(ctx, own); err != nil {
+			return nil, err
+		}
 		if old, err := tx.GetLongTermItem(ctx, own, namespace, key, now); err == nil {
 			it.CreatedAt, it.Version = old.CreatedAt, old.Version+1
 		} else if carryon.ErrorCode(err) != carryon.ENOTFOUND {

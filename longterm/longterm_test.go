@@ -19,8 +19,23 @@ import (
 )
 
 // drivers returns the stores the tests run on: SQLite always, PostgreSQL when
-// CARRYON_TEST_POSTGRES_URL names a server (a fresh database, dropped at the end).
+// CARRYON_TEST_POSTGRES_URL names a server (a fresh database, dropped at the end), each holding
+// the users the tests act for (long-term memory is only made for a user who exists).
 func drivers(t *testing.T) map[string]store.Store {
+	out := stores(t)
+	for _, st := range out {
+		for _, id := range []string{"usr_alice", "usr_bob"} {
+			if err := st.Write(t.Context(), func(tx store.Tx) error {
+				return tx.InsertUser(t.Context(), &carryon.User{ID: id, Name: id, CreatedAt: time.Unix(1, 0).UTC()})
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return out
+}
+
+func stores(t *testing.T) map[string]store.Store {
 	out := map[string]store.Store{}
 	db, err := sqlite.Open(t.Context(), ":memory:")
 	if err != nil {

@@ -120,6 +120,9 @@ func insertTx(ctx context.Context, in carryon.NewSession, ttl int64, doc []byte,
 		if found, err := existingTx(ctx, tx, own, in, now); found != nil || err != nil {
 			return found, err
 		}
+		if err := tx.LockOwner(ctx, own); err != nil {
+			return nil, err
+		}
 		sess := &carryon.Session{
 			ID: carryon.NewID(carryon.SessionIDPrefix), OwnerID: own, ExternalID: in.ExternalID, Title: in.Title, Status: carryon.SessionActive,
 			Version: 1, CreatedAt: now, UpdatedAt: now, LastActiveAt: now,

@@ -69,6 +69,13 @@ type Users interface {
 	InsertUser(ctx context.Context, u *carryon.User) error
 	// GetUser finds a user by id or by name. ENOTFOUND.
 	GetUser(ctx context.Context, idOrName string) (*carryon.User, error)
+	// LockOwner checks that the user exists and is not being forgotten, and in a write
+	// transaction of a database that locks rows holds the user's row shared to the end, so that
+	// forgetting the user (store.Forgetting's MarkForgetting) waits for the transaction. A write
+	// that makes something new for a user (a session, a fork, a long-term item) calls it first: a
+	// request that authenticated before a forget started makes nothing the forget has already
+	// passed. EUNAUTHORIZED when the user is gone or being forgotten.
+	LockOwner(ctx context.Context, userID string) error
 	// ListUsers returns every user ordered by name.
 	ListUsers(ctx context.Context) ([]*carryon.User, error)
 	// InsertKey stores a new key. ENOTFOUND when the user does not exist.

@@ -2,10 +2,12 @@ package users_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/longterm"
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/users"
@@ -70,6 +72,62 @@ func TestForgetUserRules(t *testing.T) {
 	}
 	// The name is free again.
 	if _, _, err := svc.CreateUser(trusted, carryon.NewUser{Name: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A request that authenticated before its user's forget started makes nothing afterwards: a
+// session or a long-term item made for the user once the forget has marked it, or after it ended,
+// is refused with EUNAUTHORIZED and nothing is stored, so no row outlives the forget.
+func TestNothingMadeForAForgottenUser(t *testing.T) {
+	t.Parallel()
+	bare, st := newService(t)
+	trusted := carryon.NewTrustedContext(context.Background())
+	root, _, err := bare.CreateUser(trusted, carryon.NewUser{Name: "root", Admin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, _, err := bare.CreateUser(trusted, carryon.NewUser{Name: "bob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := sessions.New(st, sessions.Config{})
+	svc := users.New(st, nil).ForgetWith(sess)
+	mem := longterm.New(st, nil)
+	asBob := carryon.NewContextWithUser(context.Background(), bob) // authenticated before the forget
+	if _, err := sess.Create(asBob, carryon.NewSession{Title: "before"}); err != nil {
+		t.Fatal(err)
+	}
+	makeSomething := func(when string) {
+		t.Helper()
+		if _, err := sess.Create(asBob, carryon.NewSession{Title: when}); carryon.ErrorCode(err) != carryon.EUNAUTHORIZED {
+			t.Errorf("a session made %s: %v, want %s", when, err, carryon.EUNAUTHORIZED)
+		}
+		if _, err := mem.Put(asBob, "notes", "k", carryon.LongTermPut{Value: json.RawMessage(`"v"`)}); carryon.ErrorCode(err) != carryon.EUNAUTHORIZED {
+			t.Errorf("a long-term item made %s: %v, want %s", when, err, carryon.EUNAUTHORIZED)
+		}
+	}
+	err = st.Write(context.Background(), func(tx store.Tx) error {
+		_, err := tx.MarkForgetting(context.Background(), bob.ID, time.Now().UTC().Truncate(time.Microsecond))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	makeSomething("while the user is forgotten")
+	asRoot := carryon.NewContextWithUser(context.Background(), root)
+	if r, err := svc.ForgetUser(asRoot, bob.ID); err != nil || r.Deleted.Sessions != 1 {
+		t.Fatalf("the forget: %+v, %v", r, err)
+	}
+	makeSomething("after the user was forgotten")
+	err = st.Read(context.Background(), func(tx store.Tx) error {
+		left, err := tx.ForgetSessions(context.Background(), bob.ID, 10)
+		if err != nil || len(left) > 0 {
+			t.Errorf("sessions of bob after the forget: %v, %v", left, err)
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }

@@ -13,6 +13,7 @@ var dialect = &sqlq.Dialect{
 	Name:              "postgres",
 	Codes:             codes,
 	LockForUpdate:     " FOR NO KEY UPDATE",
+	LockForShare:      " FOR SHARE",
 	LockForDelete:     " FOR UPDATE",
 	LockToClaim:       " FOR NO KEY UPDATE OF r SKIP LOCKED",
 	LongTermSearch:    longTermSearch,

@@ -74,6 +74,10 @@ type Dialect struct {
 	// (PostgreSQL: " FOR NO KEY UPDATE"), so that writers of one row queue and each reads what the
 	// previous one committed. Empty where write transactions are serialised (SQLite).
 	LockForUpdate string
+	// LockForShare ends a read of a row that must stay as read until the transaction ends, while
+	// others may read it too (PostgreSQL: " FOR SHARE", which makes an UPDATE or DELETE of the
+	// row wait). Empty where writers are serialised.
+	LockForShare string
 	// LockForDelete ends a read of a row the transaction deletes or replaces (PostgreSQL:
 	// " FOR UPDATE", which also blocks new references to the row). Empty where writers are
 	// serialised.

@@ -54,6 +54,17 @@ func (t *Tx) GetUser(ctx context.Context, idOrName string) (*carryon.User, error
 	return u, t.Wrap(err, "get user")
 }
 
+// LockOwner checks that the user exists and is not being forgotten, with Dialect.LockForShare
+// in a write transaction. EUNAUTHORIZED.
+func (t *Tx) LockOwner(ctx context.Context, userID string) error {
+	var one int
+	err := t.Conn.QueryRow(ctx, `SELECT 1 FROM users WHERE id = ? AND forgetting_at IS NULL`+t.lockIfWriting(t.d.LockForShare), userID).Scan(&one)
+	if errors.Is(err, ErrNoRows) {
+		return carryon.Errorf(carryon.EUNAUTHORIZED, "user %s no longer exists: it has been deleted or is being forgotten", userID)
+	}
+	return t.Wrap(err, "lock user")
+}
+
 // ListUsers returns every user ordered by name (bytewise), but those being forgotten.
 func (t *Tx) ListUsers(ctx context.Context) ([]*carryon.User, error) {
 	return scanAll(t, ctx, "list users", scanUser, `SELECT `+userCols+` FROM users WHERE forgetting_at IS NULL ORDER BY name`)

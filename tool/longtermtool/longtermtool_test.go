@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/longterm"
+	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/store/sqlite"
 	"github.com/carryon-hub/carryon/tool"
 	"github.com/carryon-hub/carryon/tool/longtermtool"
@@ -21,6 +23,13 @@ func TestRememberRecallForOwnerOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	for _, id := range []string{"usr_a", "usr_b"} {
+		if err := db.Write(t.Context(), func(tx store.Tx) error {
+			return tx.InsertUser(t.Context(), &carryon.User{ID: id, Name: id, CreatedAt: time.Unix(1, 0).UTC()})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	reg, err := tool.NewRegistry(longtermtool.Tools()...)
 	if err != nil {
 		t.Fatal(err)
