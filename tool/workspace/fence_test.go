@@ -258,3 +258,31 @@ func TestClaimModes(t *testing.T) {
 		}
 	}
 }
+
+// A run's writes do not make its workspace again once it was removed with its session (deleted,
+// purged or forgotten while the run was in a tool call): the attempt claimed the workspace
+// before its first call, so a missing one is gone, and its files must not outlive the session.
+func TestRemovedWorkspaceStaysRemoved(t *testing.T) {
+	t.Parallel()
+	ws := filepath.Join(t.TempDir(), "sess_gone")
+	a1 := tool.Fence{RunID: "run_a", Attempt: 1}
+	if err := workspace.Claim(ws, a1); err != nil {
+		t.Fatal(err)
+	}
+	if err := fencedWrite(ws, a1, "notes.txt", "before"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(ws); err != nil { // the session's deletion
+		t.Fatal(err)
+	}
+	if err := fencedWrite(ws, a1, "notes.txt", "after"); carryon.ErrorCode(err) != carryon.ENOTFOUND || !strings.Contains(err.Error(), "workspace is gone") {
+		t.Fatalf("a write after the workspace was removed: %v", err)
+	}
+	_, err := workspace.ListFiles().Call(context.Background(), tool.Call{Args: json.RawMessage(`{}`), Workspace: ws, Fence: a1})
+	if carryon.ErrorCode(err) != carryon.ENOTFOUND {
+		t.Fatalf("a listing after the workspace was removed: %v", err)
+	}
+	if _, err := os.Lstat(ws); !os.IsNotExist(err) {
+		t.Fatalf("the run's tools made the removed workspace again: %v", err)
+	}
+}

@@ -57,9 +57,9 @@ func (listFiles) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 	if err != nil {
 		return tool.Result{}, err
 	}
-	root, err := openRoot(c.Workspace, true)
+	root, err := openRoot(c.Workspace, createFor(c))
 	if err != nil {
-		return tool.Result{}, describe("list_files", name, err)
+		return tool.Result{}, gone("list_files", name, err)
 	}
 	defer root.Close()
 	if _, err := root.Stat(rel); err != nil {

@@ -151,6 +151,21 @@ func openRoot(workspace string, create bool) (*os.Root, error) {
 	return os.OpenRoot(workspace)
 }
 
+// createFor reports whether a tool call may create its workspace: only a call outside a run. A
+// run's attempt claimed the workspace (and so made it) before its first tool call, so a missing
+// workspace under a run was removed since, with its session (deleted, purged or forgotten), and
+// a write must not make it again: its files would outlive the session.
+func createFor(c tool.Call) bool { return c.Fence.IsZero() }
+
+// gone is describe for the opening of a workspace, which under a run is missing only because
+// its session was deleted.
+func gone(op, name string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return carryon.Errorf(carryon.ENOTFOUND, "%s: the session's workspace is gone (the session was deleted)", op)
+	}
+	return describe(op, name, err)
+}
+
 // describe turns an error of a file operation on name into one the model can act on.
 func describe(op, name string, err error) error {
 	var ce *carryon.Error

@@ -61,9 +61,9 @@ func (writeFile) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 		return tool.Result{}, carryon.Errorf(carryon.ETOOLARGE,
 			"write_file: the content is %d bytes; at most %d bytes can be written at once", len(content), MaxWriteBytes)
 	}
-	root, err := openRoot(c.Workspace, true)
+	root, err := openRoot(c.Workspace, createFor(c))
 	if err != nil {
-		return tool.Result{}, describe("write_file", args.Path, err)
+		return tool.Result{}, gone("write_file", args.Path, err)
 	}
 	defer root.Close()
 	release, err := guard(root, c.Fence) // refuse a stale attempt before touching anything
