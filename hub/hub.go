@@ -139,7 +139,7 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 		IdleTTL: opt.IdleTTL, PurgeAfter: opt.PurgeAfter, ClosedRetention: opt.ClosedRetention, IdempotencyTTL: opt.RequestIDTTL,
 		Workspaces: opt.Workspaces, Logger: opt.Logger, Agents: opt.Agents, MaxSessionsPerUser: opt.MaxSessionsPerUser,
 		OnSweep: func(res sessions.SweepResult, err error) {
-			tel.Swept("sessions", err, map[string]int64{"sessions": int64(res.Sessions), "request_ids": res.RequestIDs, "over_limit": int64(res.OverLimit), "users_forgotten": int64(res.Forgotten)})
+			tel.Swept("sessions", err, map[string]int64{"sessions": int64(res.Sessions), "request_ids": res.RequestIDs, "over_limit": int64(res.OverLimit), "users_forgotten": int64(res.Forgotten), "orphan_workspaces": int64(res.OrphanWorkspaces)})
 		},
 	})
 	h.Users.ForgetWith(h.Sessions)

@@ -20,6 +20,9 @@ type SweepResult struct {
 	OverLimit int
 	// Forgotten is how many users whose forgetting had been cut off were finished.
 	Forgotten int
+	// OrphanWorkspaces is how many workspace directories of sessions that no longer exist were
+	// removed (see OrphanGrace).
+	OrphanWorkspaces int
 }
 
 // Sweep deletes every session that expired more than PurgeAfter ago, with everything in it (its
@@ -27,7 +30,8 @@ type SweepResult struct {
 // is not expired: it is kept until it is deleted, or, with a ClosedRetention, until that long
 // after it was closed. With a MaxSessionsPerUser, it then deletes each user's least recently
 // active sessions beyond it. First it finishes forgetting the users whose forget was cut off
-// (ForgetMarked). Each session is deleted in its own transaction.
+// (ForgetMarked). Each session is deleted in its own transaction. Last it removes the workspace
+// directories left over by sessions that no longer exist (OrphanGrace).
 func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 	var res SweepResult
 	var err, forgetErr error
@@ -71,6 +75,9 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 		}
 	}
 	if res.OverLimit, err = s.sweepOverLimit(ctx); err != nil {
+		return res, err
+	}
+	if res.OrphanWorkspaces, err = s.sweepOrphanWorkspaces(ctx); err != nil {
 		return res, err
 	}
 	now := s.now()

@@ -186,3 +186,35 @@ func TestFailedWorkspaceRemovalIsLogged(t *testing.T) {
 		t.Fatalf("logged: %q", log)
 	}
 }
+
+// The sweeper removes the workspace directories left by sessions that no longer exist (a crash
+// between a deletion and its directory's removal, say) once they have been untouched for
+// OrphanGrace, and keeps the directories of stored sessions and those touched since.
+func TestSweepRemovesOrphanWorkspaces(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	dir, log := f.withWorkspaces(t)
+	live := f.create(t, f.alice)
+	long := time.Now().Add(-2 * sessions.OrphanGrace)
+	for id, when := range map[string]time.Time{live.ID: long, "sess_orphan": long, "sess_fresh": time.Now(), "notes": long} {
+		put(t, dir, id, map[string]string{"a.txt": "private"})
+		if err := os.Chtimes(filepath.Join(dir, id), when, when); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := f.svc.Sweep(f.alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OrphanWorkspaces != 1 {
+		t.Errorf("the sweep removed %d orphan workspaces, want 1", res.OrphanWorkspaces)
+	}
+	for id, want := range map[string]bool{live.ID: true, "sess_orphan": false, "sess_fresh": true, "notes": true} {
+		if got := exists(t, filepath.Join(dir, id)); got != want {
+			t.Errorf("%s exists: %v, want %v", id, got, want)
+		}
+	}
+	if !strings.Contains(log.String(), "session_id=sess_orphan") {
+		t.Errorf("the removal is not logged: %s", log)
+	}
+}

@@ -9,6 +9,9 @@ type Retention interface {
 	// recently active sessions of their owner (by LastActiveAt, then ID), least recently active
 	// first. max must be positive.
 	SessionsOverLimit(ctx context.Context, max, limit int) ([]SessionRef, error)
+	// ExistingSessions returns which of ids name a stored session, whoever owns it: the sweeper
+	// checks the workspace directories against it.
+	ExistingSessions(ctx context.Context, ids []string) (map[string]bool, error)
 	// CountSessions returns how many sessions the owner has.
 	CountSessions(ctx context.Context, owner string) (int64, error)
 	// TableStats returns every table of the schema (the database's own catalog, so a table a

@@ -2,6 +2,7 @@ package sqlq
 
 import (
 	"context"
+	"strings"
 
 	"github.com/carryon-hub/carryon/store"
 )
@@ -17,6 +18,31 @@ func (t *Tx) SessionsOverLimit(ctx context.Context, max, limit int) ([]store.Ses
 	}, `SELECT owner_id, id FROM (SELECT owner_id, id, last_active_at,
 		row_number() OVER (PARTITION BY owner_id ORDER BY last_active_at DESC, id DESC) AS n FROM sessions) AS r
 		WHERE n > ? ORDER BY last_active_at, id`+limitArg, max, Limit(limit))
+}
+
+// ExistingSessions returns which of ids name a stored session, in one query a hundred ids.
+func (t *Tx) ExistingSessions(ctx context.Context, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for len(ids) > 0 {
+		n := min(len(ids), 100)
+		args := make([]any, n)
+		for i, id := range ids[:n] {
+			args[i] = id
+		}
+		found, err := scanAll(t, ctx, "existing sessions", func(r Row) (string, error) {
+			var id string
+			err := r.Scan(&id)
+			return id, err
+		}, `SELECT id FROM sessions WHERE id IN (?`+strings.Repeat(", ?", n-1)+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range found {
+			out[id] = true
+		}
+		ids = ids[n:]
+	}
+	return out, nil
 }
 
 // CountSessions returns how many sessions the owner has.

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -8,6 +9,24 @@ import (
 )
 
 func testRetention(t *testing.T, open func(t *testing.T) store.Store) {
+	t.Run("ExistingSessions", func(t *testing.T) {
+		st := open(t)
+		ctx := t.Context()
+		insertSession(t, st, newSession(ownerA, "sess_a", at(0)))
+		insertSession(t, st, newSession(ownerB, "sess_b", at(0)))
+		ids := []string{"sess_a", "sess_none"}
+		for i := range 250 { // more than one query's worth
+			ids = append(ids, fmt.Sprintf("sess_x%d", i))
+		}
+		ids = append(ids, "sess_b")
+		read(t, st, func(tx store.Tx) error {
+			got, err := tx.ExistingSessions(ctx, ids)
+			if err != nil || len(got) != 2 || !got["sess_a"] || !got["sess_b"] {
+				t.Fatalf("ExistingSessions = %v, %v; want sess_a and sess_b, whoever owns them", got, err)
+			}
+			return nil
+		})
+	})
 	t.Run("SessionsOverLimit", func(t *testing.T) {
 		st := open(t)
 		ctx := t.Context()
