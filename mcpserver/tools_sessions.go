@@ -23,6 +23,7 @@ type (
 	createSessionArgs struct {
 		Title         string                `json:"title,omitempty" jsonschema:"a title for people"`
 		WorkingMemory carryon.WorkingMemory `json:"working_memory,omitempty" jsonschema:"the initial working memory: goal, plan, next_action, notes and any free keys"`
+		ExternalID    string                `json:"external_id,omitempty" jsonschema:"your own id for the session (printable text, at most 200 characters, unique among your sessions): a create with one you used before returns that session unchanged, so one call creates or finds it"`
 		RequestID     string                `json:"request_id,omitempty" jsonschema:"an idempotency key: a retry with the same one returns the same session"`
 	}
 	messageArg struct {
@@ -148,7 +149,7 @@ func (s *server) getSession(ctx context.Context, in getSessionArgs) (any, error)
 func (s *server) createSession(ctx context.Context, in createSessionArgs) (any, error) {
 	ctx, rc := withReceipt(ctx)
 	sess, err := s.sessions.Create(ctx, carryon.NewSession{Title: in.Title, WorkingMemory: in.WorkingMemory,
-		WriteOptions: carryon.WriteOptions{RequestID: in.RequestID}})
+		ExternalID: in.ExternalID, WriteOptions: carryon.WriteOptions{RequestID: in.RequestID}})
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ func TestToolsList(t *testing.T) {
 	}{
 		"list_sessions":         {true, true, "-", []string{"status", "limit", "cursor"}},
 		"get_session":           {true, true, "-", []string{"session_id", "messages"}},
-		"create_session":        {false, false, "false", []string{"title", "working_memory", "request_id"}},
+		"create_session":        {false, false, "false", []string{"title", "working_memory", "external_id", "request_id"}},
 		"append_messages":       {false, false, "false", []string{"session_id", "messages", "expected_version", "request_id"}},
 		"update_working_memory": {false, true, "false", []string{"session_id", "patch", "expected_version", "request_id"}},
 		"remember":              {false, true, "true", []string{"namespace", "key", "value", "text"}},
@@ -279,5 +279,18 @@ func TestRememberKeepsNumbers(t *testing.T) {
 	}
 	if !strings.Contains(text(res), `"value":{"n":12345678901234567891}`) {
 		t.Fatalf("the number changed: %s", text(res))
+	}
+}
+
+// create_session with an external id creates the session once: a repeat (without a request id)
+// answers the same session unchanged, as the HTTP route does.
+func TestCreateSessionExternalID(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, options{})
+	cs := e.connect(e.aliceKey)
+	ticket := ok(t, cs, "create_session", map[string]any{"title": "ticket 7", "external_id": "TICKET-7"})
+	found := ok(t, cs, "create_session", map[string]any{"title": "other title", "external_id": "TICKET-7"})
+	if id, _ := ticket["id"].(string); id == "" || found["id"] != id || found["title"] != "ticket 7" || found["external_id"] != "TICKET-7" {
+		t.Fatalf("create_session with an external id: %v, then %v", ticket, found)
 	}
 }
