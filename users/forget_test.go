@@ -13,6 +13,20 @@ import (
 	"github.com/carryon-hub/carryon/users"
 )
 
+// rootAndBob makes an admin, root, and a user, bob, with bob's key.
+func rootAndBob(t *testing.T, svc *users.Service) (root, bob *carryon.User, bobKey string) {
+	t.Helper()
+	trusted := carryon.NewTrustedContext(context.Background())
+	root, _, err := svc.CreateUser(trusted, carryon.NewUser{Name: "root", Admin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bob, bobKey, err = svc.CreateUser(trusted, carryon.NewUser{Name: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	return root, bob, bobKey
+}
+
 // TestForgetUserRules: only an admin forgets, never itself; a forget needs a Forgetter; a user
 // whose forget was cut off after the first step is invisible by name and id, and ForgetUser with
 // its id continues the forget to the end.
@@ -20,14 +34,7 @@ func TestForgetUserRules(t *testing.T) {
 	t.Parallel()
 	bare, st := newService(t)
 	trusted := carryon.NewTrustedContext(context.Background())
-	root, _, err := bare.CreateUser(trusted, carryon.NewUser{Name: "root", Admin: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bob, bobKey, err := bare.CreateUser(trusted, carryon.NewUser{Name: "bob"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, bob, bobKey := rootAndBob(t, bare)
 	if _, err := bare.ForgetUser(trusted, "bob"); carryon.ErrorCode(err) != carryon.EUNAVAILABLE {
 		t.Fatalf("ForgetUser without a Forgetter: %v", err)
 	}
@@ -45,7 +52,7 @@ func TestForgetUserRules(t *testing.T) {
 	}
 
 	// A forget cut off after its first step (the mark), as a crash would leave it.
-	err = st.Write(context.Background(), func(tx store.Tx) error {
+	err := st.Write(context.Background(), func(tx store.Tx) error {
 		_, err := tx.MarkForgetting(context.Background(), bob.ID, time.Now().UTC().Truncate(time.Microsecond))
 		return err
 	})
@@ -82,15 +89,7 @@ func TestForgetUserRules(t *testing.T) {
 func TestNothingMadeForAForgottenUser(t *testing.T) {
 	t.Parallel()
 	bare, st := newService(t)
-	trusted := carryon.NewTrustedContext(context.Background())
-	root, _, err := bare.CreateUser(trusted, carryon.NewUser{Name: "root", Admin: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bob, _, err := bare.CreateUser(trusted, carryon.NewUser{Name: "bob"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, bob, _ := rootAndBob(t, bare)
 	sess := sessions.New(st, sessions.Config{})
 	svc := users.New(st, nil).ForgetWith(sess)
 	mem := longterm.New(st, nil)
@@ -107,7 +106,7 @@ func TestNothingMadeForAForgottenUser(t *testing.T) {
 			t.Errorf("a long-term item made %s: %v, want %s", when, err, carryon.EUNAUTHORIZED)
 		}
 	}
-	err = st.Write(context.Background(), func(tx store.Tx) error {
+	err := st.Write(context.Background(), func(tx store.Tx) error {
 		_, err := tx.MarkForgetting(context.Background(), bob.ID, time.Now().UTC().Truncate(time.Microsecond))
 		return err
 	})

@@ -74,14 +74,20 @@ func prepare(b *testing.B, db *sql.DB, q string) *sql.Stmt {
 	return st
 }
 
+// turnStatements prepares the statements of a turn's write: the session read, the insert of a
+// message, the update of the session.
+func turnStatements(b *testing.B, db *sql.DB) (get, ins, upd *sql.Stmt) {
+	return prepare(b, db, `SELECT id, owner, title, version, last, n, meta, created, updated FROM s WHERE id = ? AND owner = ?`),
+		prepare(b, db, `INSERT INTO m VALUES (?, ?, 'user', '', ?, '', NULL, '', 0, 0, 12, NULL, ?, ?)`),
+		prepare(b, db, `UPDATE s SET version = ?, last = ?, n = ?, updated = ? WHERE id = ? AND owner = ? AND version = ?`)
+}
+
 // BenchmarkWriteTurn is one turn's write transaction (four statements, prepared).
 func BenchmarkWriteTurn(b *testing.B) {
 	for _, engine := range engines {
 		b.Run(engine, func(b *testing.B) {
 			db := open(b, engine)
-			get := prepare(b, db, `SELECT id, owner, title, version, last, n, meta, created, updated FROM s WHERE id = ? AND owner = ?`)
-			ins := prepare(b, db, `INSERT INTO m VALUES (?, ?, 'user', '', ?, '', NULL, '', 0, 0, 12, NULL, ?, ?)`)
-			upd := prepare(b, db, `UPDATE s SET version = ?, last = ?, n = ?, updated = ? WHERE id = ? AND owner = ? AND version = ?`)
+			get, ins, upd := turnStatements(b, db)
 			b.ResetTimer()
 			for i := range b.N {
 				if err := write(db, get, ins, upd, i); err != nil {
@@ -98,9 +104,7 @@ func BenchmarkReadTail(b *testing.B) {
 	for _, engine := range engines {
 		b.Run(engine, func(b *testing.B) {
 			db := open(b, engine)
-			get := prepare(b, db, `SELECT id, owner, title, version, last, n, meta, created, updated FROM s WHERE id = ? AND owner = ?`)
-			ins := prepare(b, db, `INSERT INTO m VALUES (?, ?, 'user', '', ?, '', NULL, '', 0, 0, 12, NULL, ?, ?)`)
-			upd := prepare(b, db, `UPDATE s SET version = ?, last = ?, n = ?, updated = ? WHERE id = ? AND owner = ? AND version = ?`)
+			get, ins, upd := turnStatements(b, db)
 			for i := range 1000 {
 				if err := write(db, get, ins, upd, i); err != nil {
 					b.Fatal(err)

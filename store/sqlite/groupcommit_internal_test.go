@@ -35,6 +35,24 @@ func waitPending(t *testing.T, db *DB, n int) {
 	}
 }
 
+// holdLead starts a Write that runs fn only once release is called, so that the writers started
+// meanwhile queue behind it and commit together in the next batch; release returns its error.
+func holdLead(ctx context.Context, db *DB, fn func(tx store.Tx) error) (release func() error) {
+	let, first, started := make(chan struct{}), make(chan error, 1), make(chan struct{})
+	go func() {
+		first <- db.Write(ctx, func(tx store.Tx) error {
+			close(started)
+			<-let // hold the lead while the others queue
+			return fn(tx)
+		})
+	}()
+	<-started
+	return func() error {
+		close(let)
+		return <-first
+	}
+}
+
 // The writers that queue behind a running transaction commit together in the next one, and each
 // keeps its own outcome: a failing, a panicking and a cancelled member change nothing and fail
 // nobody else; a member reads its own writes and those of the members before it.
@@ -46,16 +64,7 @@ func TestGroupCommitMembers(t *testing.T) {
 	defer db.Close()
 	ctx := t.Context()
 
-	release := make(chan struct{})
-	first, started := make(chan error, 1), make(chan struct{})
-	go func() {
-		first <- db.Write(ctx, func(tx store.Tx) error {
-			close(started)
-			<-release // hold the lead while the others queue
-			return tx.InsertUser(ctx, user("first"))
-		})
-	}()
-	<-started
+	release := holdLead(ctx, db, func(tx store.Tx) error { return tx.InsertUser(ctx, user("first")) })
 
 	var mu sync.Mutex
 	txs := map[store.Tx]bool{}
@@ -120,8 +129,7 @@ func TestGroupCommitMembers(t *testing.T) {
 	}
 	cancel() // the cancelled member leaves the queue before its batch starts
 	waitPending(t, db, len(members)-1)
-	close(release)
-	if err := <-first; err != nil {
+	if err := release(); err != nil {
 		t.Fatalf("first: %v", err)
 	}
 	for i, m := range members {

@@ -159,16 +159,7 @@ func TestGroupCommitMembersForgetReads(t *testing.T) {
 	if err := db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("a")) }); err != nil {
 		t.Fatal(err)
 	}
-	release := make(chan struct{})
-	first, started := make(chan error, 1), make(chan struct{})
-	go func() {
-		first <- db.Write(ctx, func(tx store.Tx) error {
-			close(started)
-			<-release // hold the lead while the others queue
-			return nil
-		})
-	}()
-	<-started
+	release := holdLead(ctx, db, func(store.Tx) error { return nil })
 	boom := errors.New("boom")
 	sess, other := memoSession("sess_s"), memoSession("sess_t")
 	fns := []func(tx store.Tx) error{
@@ -197,8 +188,7 @@ func TestGroupCommitMembersForgetReads(t *testing.T) {
 		go func() { errs[i] <- db.Write(ctx, fn) }()
 		waitPending(t, db, i+1)
 	}
-	close(release)
-	if err := <-first; err != nil {
+	if err := release(); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-errs[0]; !errors.Is(err, boom) {
