@@ -142,6 +142,7 @@ func TestAnotherUsersKey(t *testing.T) {
 		"update_working_memory": {"session_id": id, "patch": map[string]any{"goal": "hijacked"}},
 		"start_run":             {"session_id": id, "message": "hijack"},
 		"forget":                {"namespace": "prefs", "key": "fuel"},
+		"delete_message":        {"session_id": id, "seq": 1},
 	} {
 		noSecret(name, toolError(t, bob, name, args, "not_found"))
 	}

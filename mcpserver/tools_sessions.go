@@ -104,6 +104,8 @@ func (s *server) addSessionTools(srv *mcp.Server) {
 		// stored revisions, so nothing is destroyed.
 		Annotations: hints("Update the working memory", false, true, false),
 	}, nil, s.updateWorkingMemory)
+
+	addDeleteMessage(s, srv)
 }
 
 // bound sets the range of the integer property name.

@@ -40,6 +40,7 @@ func TestToolsList(t *testing.T) {
 		"remember":              {false, true, "true", []string{"namespace", "key", "value", "text"}},
 		"recall":                {true, true, "-", []string{"query", "namespace", "limit"}},
 		"forget":                {false, true, "true", []string{"namespace", "key"}},
+		"delete_message":        {false, false, "true", []string{"session_id", "seq", "expected_version", "request_id"}},
 		"start_run":             {false, false, "true", []string{"session_id", "message", "request_id", "expected_version"}},
 	}
 	if len(byName) != len(want) {
@@ -293,4 +294,33 @@ func TestCreateSessionExternalID(t *testing.T) {
 	if id, _ := ticket["id"].(string); id == "" || found["id"] != id || found["title"] != "ticket 7" || found["external_id"] != "TICKET-7" {
 		t.Fatalf("create_session with an external id: %v, then %v", ticket, found)
 	}
+}
+
+// delete_message hides one message and moves the session to its next version; a repeat is
+// not_found, a repeat with its request_id is answered from the first; the other message stays.
+func TestDeleteMessageTool(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, options{})
+	cs := e.connect(e.aliceKey)
+	id, _ := ok(t, cs, "create_session", map[string]any{"title": "oops"})["id"].(string)
+	ok(t, cs, "append_messages", map[string]any{"session_id": id, "messages": []any{
+		map[string]any{"role": "user", "content": "my password is hunter2"},
+		map[string]any{"role": "user", "content": "please continue"}}})
+	del := map[string]any{"session_id": id, "seq": 1, "expected_version": 2, "request_id": "d1"}
+	first := ok(t, cs, "delete_message", del)
+	again := ok(t, cs, "delete_message", del)
+	if first["version"] != float64(3) || first["replayed"] != false || again["replayed"] != true || again["version"] != first["version"] {
+		t.Fatalf("delete_message, then its repeat: %v, %v", first, again)
+	}
+	toolError(t, cs, "delete_message", map[string]any{"session_id": id, "seq": 1}, "not_found")
+	got := ok(t, cs, "get_session", map[string]any{"session_id": id})
+	msgs, _ := got["messages"].([]any)
+	if len(msgs) != 1 || strings.Contains(toJSONString(got), "hunter2") || got["message_count"] != float64(1) {
+		t.Fatalf("the session after the delete: %v", got)
+	}
+}
+
+func toJSONString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

@@ -63,7 +63,7 @@ func TestMCPInspector(t *testing.T) {
 			for _, tl := range list["tools"].([]any) {
 				names = append(names, tl.(map[string]any)["name"].(string))
 			}
-			if len(names) != 9 || !strings.Contains(strings.Join(names, " "), "get_session") {
+			if len(names) != 10 || !strings.Contains(strings.Join(names, " "), "delete_message") {
 				t.Fatalf("tools/list: %v", names)
 			}
 
