@@ -17,8 +17,8 @@ import (
 // the last), a lone UTF-16 surrogate in a \u escape (encoding/json replaces it with U+FFFD), a
 // number beyond a 64-bit float's range (a json.Number keeps it as written), and a field name
 // that matches a field only when case is ignored (encoding/json matches {"Messages": …} to
-// messages). Names are compared after unescaping, so "a" and "\u0061" are
-// the same name. body must be one JSON value; anything else is reported as malformed.
+// messages). Names are compared after unescaping, so "a" and "\u0061" are the same name. body
+// must be one JSON value; anything else is reported as malformed.
 func checkStrict(body []byte, t reflect.Type) error {
 	s := &strictScanner{data: body}
 	s.space()

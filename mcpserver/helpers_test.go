@@ -43,6 +43,8 @@ type options struct {
 	runWait time.Duration
 	// requireVersion is the server's --require-version.
 	requireVersion bool
+	// writes counts the tools' writes (mcpserver.Config.Writes).
+	writes mcpserver.WriteCounter
 }
 
 func newEnv(t *testing.T, opt options) *env {
@@ -76,7 +78,7 @@ func newEnv(t *testing.T, opt options) *env {
 	t.Cleanup(func() { stopWork(); <-worked })
 	handler := httpapi.NewServer(httpapi.Config{
 		Sessions: ss, Users: us, Runs: rs, LongTerm: lt, Registry: prometheus.NewRegistry(), RequireVersion: opt.requireVersion,
-		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: lt, RunWait: opt.runWait, RequireVersion: opt.requireVersion}),
+		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: lt, RunWait: opt.runWait, RequireVersion: opt.requireVersion, Writes: opt.writes}),
 	})
 	e.srv = httptest.NewServer(handler)
 	t.Cleanup(e.srv.Close)

@@ -68,6 +68,15 @@ type Config struct {
 	// client itself (a server that cannot be reached), which the user needs to see; a server
 	// keeps them in its log.
 	ShowInternalErrors bool
+	// Writes counts how the tools' writes end (a replay, a conflict), as the API's routes do:
+	// telemetry.Telemetry; nil counts nothing.
+	Writes WriteCounter
+}
+
+// WriteCounter counts how a write through a front door ended: front is "mcp" here, replayed
+// says it was answered from its request id, code is the carryon error code or "".
+type WriteCounter interface {
+	Write(front string, replayed bool, code string)
 }
 
 // server holds the services the handlers call.
@@ -79,6 +88,7 @@ type server struct {
 	logger   *slog.Logger
 	showErrs bool
 	needVer  bool
+	writes   WriteCounter
 }
 
 // New returns the MCP server with carryon's tools, resource templates and prompt. It panics when
@@ -88,7 +98,7 @@ func New(cfg Config) *mcp.Server {
 		panic("mcpserver.New: Config.Sessions is required")
 	}
 	s := &server{sessions: cfg.Sessions, runs: cfg.Runs, longTerm: cfg.LongTerm, runWait: cfg.RunWait,
-		logger: cfg.Logger, showErrs: cfg.ShowInternalErrors, needVer: cfg.RequireVersion}
+		logger: cfg.Logger, showErrs: cfg.ShowInternalErrors, needVer: cfg.RequireVersion, writes: cfg.Writes}
 	if s.runWait <= 0 {
 		s.runWait = DefaultRunWait
 	}

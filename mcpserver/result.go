@@ -41,7 +41,11 @@ func addTool[In any](s *server, srv *mcp.Server, t *mcp.Tool, edit func(*jsonsch
 		if err != nil {
 			return s.toolError(ctx, t.Name, err), nil
 		}
-		out, err := call(caller(ctx, req.Extra), in)
+		ctx, rc := withReceipt(caller(ctx, req.Extra)) // the tool's writes fill it in
+		out, err := call(ctx, in)
+		if s.writes != nil && !t.Annotations.ReadOnlyHint {
+			s.writes.Write("mcp", rc.Replayed, carryon.ErrorCode(err))
+		}
 		if err != nil {
 			return s.toolError(ctx, t.Name, err), nil
 		}
@@ -164,8 +168,12 @@ func (s *server) versioned(expected *int64) error {
 	return nil
 }
 
-// withReceipt returns ctx with a write receipt for the service to fill in.
+// withReceipt returns ctx with a write receipt for the service to fill in: the one ctx has
+// already, or a new one.
 func withReceipt(ctx context.Context) (context.Context, *carryon.WriteReceipt) {
+	if r := carryon.ReceiptFromContext(ctx); r != nil {
+		return ctx, r
+	}
 	r := &carryon.WriteReceipt{}
 	return carryon.NewContextWithReceipt(ctx, r), r
 }

@@ -3,8 +3,10 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -323,4 +325,38 @@ func TestDeleteMessageTool(t *testing.T) {
 func toJSONString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// writeLog is a WriteCounter that keeps what it was told.
+type writeLog struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (w *writeLog) Write(front string, replayed bool, code string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.got = append(w.got, fmt.Sprintf("%s replayed=%v code=%s", front, replayed, code))
+}
+
+// The tools' writes are counted as the API's are: a replay from a request id, a conflict by its
+// code; reads are not counted.
+func TestToolWritesCounted(t *testing.T) {
+	t.Parallel()
+	log := &writeLog{}
+	e := newEnv(t, options{writes: log})
+	cs := e.connect(e.aliceKey)
+	id, _ := ok(t, cs, "create_session", map[string]any{"title": "counted"})["id"].(string)
+	args := map[string]any{"session_id": id, "request_id": "a1", "messages": []any{map[string]any{"role": "user", "content": "hi"}}}
+	ok(t, cs, "append_messages", args)
+	ok(t, cs, "append_messages", args)
+	toolError(t, cs, "append_messages", map[string]any{"session_id": id, "expected_version": 1,
+		"messages": []any{map[string]any{"role": "user", "content": "stale"}}}, "version_conflict")
+	ok(t, cs, "get_session", map[string]any{"session_id": id})
+	want := []string{"mcp replayed=false code=", "mcp replayed=false code=", "mcp replayed=true code=", "mcp replayed=false code=version_conflict"}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if !slices.Equal(log.got, want) {
+		t.Fatalf("counted %q, want %q", log.got, want)
+	}
 }

@@ -92,7 +92,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"kind"}),
 		replays: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "carryon_request_id_replays_total",
-			Help: "Writes answered from a stored answer because their request id was seen before, by front door (http).",
+			Help: "Writes answered from a stored answer because their request id was seen before, by front door (http, mcp).",
 		}, []string{"front"}),
 		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "carryon_write_conflicts_total",
@@ -113,7 +113,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, k := range []string{"sessions", "request_ids", "long_term_items"} {
 		m.purged.WithLabelValues(k)
 	}
-	m.replays.WithLabelValues("http")
+	for _, front := range []string{"http", "mcp"} {
+		m.replays.WithLabelValues(front)
+	}
 	for code := range conflictCodes {
 		m.conflicts.WithLabelValues(code)
 	}

@@ -155,7 +155,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Agents:  set,
 		Context: h.Preview,
 		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Logger: log,
-			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody}),
+			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody, Writes: tel}),
 		UI:     webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
 		OpenAI: openaiapi.New(openaiapi.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
 	})
