@@ -34,18 +34,19 @@ func TestLongTermCommandsPerUser(t *testing.T) {
 	if out := ok(alice, "memory", "put", "prefs", "editor", "vim", "--text", "alice prefers the vim editor", "--ttl", "720h"); !strings.Contains(out, "remembered prefs/editor") {
 		t.Fatalf("put: %s", out)
 	}
+	// The checks look for the items' own words, not the bare names: a random id may spell "bob".
 	for name, key := range map[string]string{"alice": alice, "bob": bob} {
 		other := map[string]string{"alice": "bob", "bob": "alice"}[name]
-		if out := ok(key, "memory", "get", "u1", "k"); !strings.Contains(out, name) || strings.Contains(out, other) {
+		if out := ok(key, "memory", "get", "u1", "k"); !strings.Contains(out, "editors of "+name) || strings.Contains(out, "editors of "+other) {
 			t.Fatalf("%s get u1/k:\n%s", name, out)
 		}
 		out := ok(key, "memory", "ls", "--namespace", "u1")
-		if strings.Contains(out, "u10") || strings.Contains(out, other) || strings.Count(out, "\n") != 3 {
+		if strings.Contains(out, "u10") || strings.Contains(out, `"who":"`+other) || strings.Count(out, "\n") != 3 {
 			t.Fatalf("%s ls --namespace u1:\n%s", name, out)
 		}
 		for _, q := range [][]string{{"*"}, {"%"}, {}, {"shared", "editors"}, {"vim"}, {`"`}} {
 			args := append([]string{"memory", "search", "--json"}, q...)
-			if out := ok(key, args...); strings.Contains(out, other) || name == "bob" && strings.Contains(out, "vim") {
+			if out := ok(key, args...); strings.Contains(out, "editors of "+other) || name == "bob" && strings.Contains(out, "vim editor") {
 				t.Fatalf("%s search %q:\n%s", name, q, out)
 			}
 		}
@@ -68,7 +69,7 @@ func TestLongTermCommandsPerUser(t *testing.T) {
 				t.Fatalf("alice's reply: %q", reply)
 			}
 		case "bob":
-			if strings.Contains(reply, "alice") || strings.Contains(export, "alice") {
+			if strings.Contains(reply, "alice prefers") || strings.Contains(export, "alice prefers") || strings.Contains(export, "editors of alice") {
 				t.Fatalf("bob's session holds alice's memory:\n%s\n%s", reply, export)
 			}
 		}
