@@ -12,16 +12,23 @@ import (
 	"github.com/carryon-hub/carryon/store/sqlite"
 )
 
+// memStore opens an in-memory SQLite store, closed when the test ends.
+func memStore(t *testing.T) *sqlite.DB {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 // The rule on a real store: the first write runs and stores its answer; a repeat answers it and
 // runs nothing; another request with the id is EKEYREUSED; an error stores nothing; Replace
 // changes the answer of the same request only.
 func TestWriteAndReplace(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(context.Background(), ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := memStore(t)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	req := idempotency.Request{Owner: "usr_a", ID: "k", Op: "op", Target: "t", Input: map[string]int{"n": 1}, Now: now, TTL: time.Hour}
 	runs := 0
@@ -79,11 +86,7 @@ func TestWriteAndReplace(t *testing.T) {
 // reference that nothing resolves is an internal error, not a wrong answer.
 func TestReferenceAnswers(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(context.Background(), ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := memStore(t)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	plain := idempotency.Request{Owner: "usr_a", ID: "old", Op: "op", Target: "t", Input: 1, Now: now, TTL: time.Hour}
 	byRef := plain

@@ -68,6 +68,22 @@ func (p *paced) talk(n int) {
 	}
 }
 
+// pacedTalk starts a run that talks on a paced model over st, with poll as Config.Poll, once
+// setup (if any) has shaped the service: the env, the pace, the service, the run's session and
+// the run.
+func pacedTalk(t *testing.T, st store.Store, poll time.Duration, setup ...func(*runs.Service)) (*hubEnv, *paced, *runs.Service, *carryon.Session, *carryon.Run) {
+	t.Helper()
+	e := newHubEnv(t, st, sessions.Config{})
+	p := newPaced()
+	svc := pacedRunner(t, st, e.sess, e.data, p, runs.Config{Poll: poll, LeaseTTL: time.Hour})
+	for _, f := range setup {
+		f(svc)
+	}
+	work(t, svc)
+	s, run := e.startRun(t, svc, "talk")
+	return e, p, svc, s, run
+}
+
 // pacedRunner is a run manager over st whose model is p, with every delta its own event.
 func pacedRunner(t *testing.T, st store.Store, sess *sessions.Service, data string, p *paced, cfg runs.Config) *runs.Service {
 	t.Helper()
@@ -161,12 +177,8 @@ func follow(t *testing.T, ctx context.Context, svc *runs.Service, runID string, 
 func TestManyStreamsOneRun(t *testing.T) {
 	t.Parallel()
 	st := &counting{Store: drivers()[0].open(t)}
-	e := newHubEnv(t, st, sessions.Config{})
-	p := newPaced()
 	// No poll in the test's time: only the wake-ups of the run's writes may make reads.
-	svc := pacedRunner(t, st, e.sess, e.data, p, runs.Config{Poll: time.Hour, LeaseTTL: time.Hour})
-	work(t, svc)
-	_, run := e.startRun(t, svc, "talk")
+	e, p, svc, _, run := pacedTalk(t, st, time.Hour)
 	p.talk(10)
 	before := int64(len(storedEvents(t, st, run.ID)))
 
@@ -226,12 +238,7 @@ func TestManyStreamsOneRun(t *testing.T) {
 func TestStreamsBehindTheFollower(t *testing.T) {
 	t.Parallel()
 	st := drivers()[0].open(t)
-	e := newHubEnv(t, st, sessions.Config{})
-	p := newPaced()
-	svc := pacedRunner(t, st, e.sess, e.data, p, runs.Config{Poll: 20 * time.Millisecond, LeaseTTL: time.Hour})
-	runs.SetFollowBuffer(svc, 4)
-	work(t, svc)
-	_, run := e.startRun(t, svc, "talk")
+	e, p, svc, _, run := pacedTalk(t, st, 20*time.Millisecond, func(svc *runs.Service) { runs.SetFollowBuffer(svc, 4) })
 	ctx, cancel := context.WithTimeout(e.alice, time.Minute)
 	defer cancel()
 
@@ -281,12 +288,7 @@ func TestStreamsBehindTheFollower(t *testing.T) {
 // with the context's error, and the run's follower stops with its last stream.
 func TestStreamLeavesWhileWaiting(t *testing.T) {
 	t.Parallel()
-	st := drivers()[0].open(t)
-	e := newHubEnv(t, st, sessions.Config{})
-	p := newPaced()
-	svc := pacedRunner(t, st, e.sess, e.data, p, runs.Config{Poll: 20 * time.Millisecond, LeaseTTL: time.Hour})
-	work(t, svc)
-	_, run := e.startRun(t, svc, "talk")
+	e, p, svc, _, run := pacedTalk(t, drivers()[0].open(t), 20*time.Millisecond)
 	p.talk(1)
 	ctx, cancel := context.WithCancel(e.alice)
 	es, err := svc.Events(ctx, run.ID, 0, true)
@@ -361,12 +363,7 @@ func TestStreamsOnTwoInstances(t *testing.T) {
 // deletion to the run's streams), and a stream opened after the deletion is refused.
 func TestStreamOfADeletedRun(t *testing.T) {
 	t.Parallel()
-	st := drivers()[0].open(t)
-	e := newHubEnv(t, st, sessions.Config{})
-	p := newPaced()
-	svc := pacedRunner(t, st, e.sess, e.data, p, runs.Config{Poll: 20 * time.Millisecond, LeaseTTL: time.Hour})
-	work(t, svc)
-	s, run := e.startRun(t, svc, "talk")
+	e, p, svc, s, run := pacedTalk(t, drivers()[0].open(t), 20*time.Millisecond)
 	defer close(p.next)
 	p.talk(1)
 	ctx, cancel := context.WithTimeout(e.alice, time.Minute)
