@@ -35,32 +35,60 @@ import (
 	"github.com/carryon-hub/carryon/tool/workspace"
 )
 
-// Hub is what the engine writes through; every call is fenced by the run's attempt.
+// Hub is what the engine writes through; every call is fenced by the run's attempt. Each write
+// stores the events that report it in its own transaction, and returns them stored (seq and time
+// set) for the engine to yield: a change and its event commit together or not at all, and no
+// change can be made without its event.
 type Hub interface {
-	// AppendMessages appends messages for the run (the summary of cut history).
-	AppendMessages(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error)
+	// AppendMessages appends messages for the run (the summary of cut history) with their
+	// message.appended event.
+	AppendMessages(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) ([]carryon.Event, error)
 	// WorkingMemoryPreview returns the session's working memory as it will be once the merge
 	// patches are applied in order, storing nothing (the step's patches are stored by CommitStep).
 	WorkingMemoryPreview(ctx context.Context, run *carryon.Run, patches []json.RawMessage) (carryon.WorkingMemory, error)
-	// PlanStep stores the model's answer: the assistant message and its calls as pending actions.
-	PlanStep(ctx context.Context, run *carryon.Run, assistant carryon.NewMessage, actions []*carryon.Action) (*carryon.AppendResult, error)
+	// PlanStep stores the model's answer that calls tools: the call's text deltas (model.delta
+	// events), the assistant message and its calls as pending actions, and message.appended.
+	PlanStep(ctx context.Context, run *carryon.Run, p Plan) ([]carryon.Event, error)
 	// StepActions returns the journaled actions of one step of the run, by index.
 	StepActions(ctx context.Context, run *carryon.Run, step int) ([]*carryon.Action, error)
-	// StartAction journals a call as started, durably, right before it runs.
-	StartAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error
-	// FinishAction journals how a call ended, or that it waits (for a client's output or a
-	// user's approval).
-	FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error
-	// CommitStep stores the step's checkpoint in one transaction: the working memory changes its
-	// tools made (merge patches, applied in order), its last messages, and the run's step, usage
-	// and, for the final answer, its reply. The result's WorkingMemory is set when the memory
-	// changed.
-	CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage, patches []json.RawMessage) (*carryon.AppendResult, error)
+	// StartAction journals a call as started with its tool.started event, durably, right before
+	// it runs.
+	StartAction(ctx context.Context, run *carryon.Run, a *carryon.Action) ([]carryon.Event, error)
+	// FinishAction journals how a call ended with its tool.finished event, or that it waits (for
+	// a client's output or a user's approval; no event: the run's end reports it).
+	FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) ([]carryon.Event, error)
+	// CommitStep stores the step's checkpoint in one transaction: the text deltas of a final
+	// answer, the working memory changes its tools made (merge patches, applied in order; one
+	// memory.updated when the memory changed), its last messages (message.appended), and the
+	// run's step, usage and, for the final answer, its reply.
+	CommitStep(ctx context.Context, run *carryon.Run, c Commit) ([]carryon.Event, error)
 	// StopRequested says whether the run was asked to stop: "", "cancel" or "interrupt".
 	StopRequested(ctx context.Context, run *carryon.Run) (string, error)
-	// AppendEvent stores an event of the run (setting its seq and time) before the engine yields
-	// it; an error ends the run at once.
-	AppendEvent(ctx context.Context, run *carryon.Run, ev *carryon.Event) error
+	// Preview hands a model delta that is not stored yet to the run's live followers; the next
+	// PlanStep or CommitStep stores it, with the same data, among its Deltas. It stores nothing
+	// and cannot fail.
+	Preview(ctx context.Context, run *carryon.Run, ev carryon.Event)
+}
+
+// Plan is what PlanStep stores: the model's answer with tool calls.
+type Plan struct {
+	// Deltas are the data of the model call's model.delta events, in order.
+	Deltas []json.RawMessage
+	// Assistant is the model's message, its tool calls included.
+	Assistant carryon.NewMessage
+	// Actions are the calls, pending.
+	Actions []*carryon.Action
+}
+
+// Commit is what CommitStep stores: the end of a step.
+type Commit struct {
+	// Deltas are the data of the model call's model.delta events when the step is the final
+	// answer (a step with tool calls stored them with its Plan).
+	Deltas []json.RawMessage
+	// Messages are the step's last messages: the tool results, or the final answer.
+	Messages []carryon.NewMessage
+	// Patches are the working memory changes of the step's update_working_memory calls.
+	Patches []json.RawMessage
 }
 
 // Config shapes the loop.
@@ -131,35 +159,29 @@ type ErrStopped struct{ Reason string }
 
 func (e *ErrStopped) Error() string { return "run stopped: " + e.Reason }
 
-// emitFunc stores one event through the Hub and yields it. It fails when the event could not be
-// stored (the run was fenced off, the database is gone) or when the consumer stopped
+// emitFunc yields events the Hub stored with their change. It fails when the consumer stopped
 // (errConsumerStopped); the step that called it returns at once.
-type emitFunc func(ctx context.Context, t carryon.EventType, data any) error
+type emitFunc func(evs []carryon.Event) error
 
 // errConsumerStopped ends a run whose consumer returned false: nothing more is written or yielded.
 var errConsumerStopped = errors.New("the consumer of the run's events stopped")
 
 // Run executes run from the step after run.Step (its last checkpoint), yielding each event once the
-// Hub has stored it. It ends without an error when the model gave its final answer (run.Reply
-// holds it), or with one error: *ErrStopped when asked to stop, *NeedsApproval when an action cut
-// off by a crash cannot be settled or its tool asks for approval, *NeedsOutputs when the model
-// called client tools (the run's NewRun.Tools), the Hub's error when an event or a write could not be stored
-// (EFENCED once another runner took the run over). It stops at the first failure and as soon as
-// its consumer stops (then it yields nothing more). run.Step, run.Usage and run.Reply are kept
-// current.
+// Hub has stored it with the change it reports (a model delta is previewed to the run's live
+// followers first, and stored and yielded with the step's next write). It ends without an error
+// when the model gave its final answer (run.Reply holds it), or with one error: *ErrStopped when
+// asked to stop, *NeedsApproval when an action cut off by a crash cannot be settled or its tool
+// asks for approval, *NeedsOutputs when the model called client tools (the run's NewRun.Tools),
+// the Hub's error when a write could not be stored (EFENCED once another runner took the run
+// over). It stops at the first failure and as soon as its consumer stops (then it yields nothing
+// more). run.Step, run.Usage and run.Reply are kept current.
 func (e *Engine) Run(ctx context.Context, hub Hub, run *carryon.Run) iter.Seq2[carryon.Event, error] {
 	return func(yield func(carryon.Event, error) bool) {
-		emit := func(ctx context.Context, t carryon.EventType, data any) error {
-			b, err := json.Marshal(data)
-			if err != nil {
-				return fmt.Errorf("encode event %s: %w", t, err)
-			}
-			ev := carryon.Event{RunID: run.ID, Type: t, Data: b}
-			if err := hub.AppendEvent(ctx, run, &ev); err != nil {
-				return err
-			}
-			if !yield(ev, nil) {
-				return errConsumerStopped
+		emit := func(evs []carryon.Event) error {
+			for _, ev := range evs {
+				if !yield(ev, nil) {
+					return errConsumerStopped
+				}
 			}
 			return nil
 		}
@@ -204,7 +226,7 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 		return false, err
 	}
 	if len(actions) == 0 {
-		resp, err := e.ask(ctx, hub, run, step, emit)
+		resp, deltas, err := e.ask(ctx, hub, run, step, emit)
 		if err != nil {
 			return false, err
 		}
@@ -214,21 +236,20 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 				return false, errors.New("the model answered with nothing")
 			}
 			run.Step, run.Reply = step, resp.Text
-			res, err := hub.CommitStep(ctx, run, []carryon.NewMessage{{Role: carryon.RoleAssistant, Content: resp.Text}}, nil)
+			evs, err := hub.CommitStep(ctx, run, Commit{Deltas: deltas, Messages: []carryon.NewMessage{{Role: carryon.RoleAssistant, Content: resp.Text}}})
 			if err != nil {
 				run.Step, run.Reply = step-1, ""
 				return false, err
 			}
 			failpoint.Hit(failpoint.StepCommitted)
-			// The answer is committed: a stop that comes now is too late to cancel the run.
-			return true, emit(context.WithoutCancel(ctx), carryon.EventMessageAppended, res)
+			return true, emit(evs)
 		}
 		actions = e.plan(run, step, resp.ToolCalls)
-		res, err := hub.PlanStep(ctx, run, assistantCall(resp), actions)
+		evs, err := hub.PlanStep(ctx, run, Plan{Deltas: deltas, Assistant: assistantCall(resp), Actions: actions})
 		if err != nil {
 			return false, err
 		}
-		if err := emit(ctx, carryon.EventMessageAppended, res); err != nil {
+		if err := emit(evs); err != nil {
 			return false, err
 		}
 	}
@@ -237,67 +258,63 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 		return false, err
 	}
 	run.Step = step
-	res, err := hub.CommitStep(ctx, run, msgs, patches)
+	evs, err := hub.CommitStep(ctx, run, Commit{Messages: msgs, Patches: patches})
 	if err != nil {
 		run.Step = step - 1
 		return false, err
 	}
 	failpoint.Hit(failpoint.StepCommitted)
-	if res.WorkingMemory != nil {
-		if err := emit(ctx, carryon.EventWorkingMemoryUpdated, res.WorkingMemory.WorkingMemory); err != nil {
-			return false, err
-		}
-	}
-	return false, emit(ctx, carryon.EventMessageAppended, res)
+	return false, emit(evs)
 }
 
 // ask builds the context (storing a summary of cut history first, if one is due) and streams one
-// model call.
-func (e *Engine) ask(ctx context.Context, hub Hub, run *carryon.Run, step int, emit emitFunc) (model.Response, error) {
+// model call. It returns the answer and the data of its model.delta events, for the step's next
+// write to store.
+func (e *Engine) ask(ctx context.Context, hub Hub, run *carryon.Run, step int, emit emitFunc) (model.Response, []json.RawMessage, error) {
 	cctx, err := e.builder.Build(ctx, run.SessionID, contextbuild.Options{Model: e.cfg.Model, Summarize: true})
 	if err != nil {
-		return model.Response{}, fmt.Errorf("build the context: %w", err)
+		return model.Response{}, nil, fmt.Errorf("build the context: %w", err)
 	}
 	if cctx.NewSummary != nil {
-		res, err := hub.AppendMessages(ctx, run, []carryon.NewMessage{*cctx.NewSummary})
+		evs, err := hub.AppendMessages(ctx, run, []carryon.NewMessage{*cctx.NewSummary})
 		if err != nil {
-			return model.Response{}, fmt.Errorf("store the summary: %w", err)
+			return model.Response{}, nil, fmt.Errorf("store the summary: %w", err)
 		}
-		if err := emit(ctx, carryon.EventMessageAppended, res); err != nil {
-			return model.Response{}, err
+		if err := emit(evs); err != nil {
+			return model.Response{}, nil, err
 		}
 	}
-	resp, err := e.callModel(ctx, cctx.Request(e.specs(run)), step, emit)
+	resp, deltas, err := e.callModel(ctx, hub, run, cctx.Request(e.specs(run)), step)
 	run.Usage.InputTokens += resp.Usage.InputTokens
 	run.Usage.OutputTokens += resp.Usage.OutputTokens
-	return resp, err
+	return resp, deltas, err
 }
 
-// callModel streams one model call, emitting deltas coalesced into events. A failing emit ends the
-// call at once (the provider's stream is abandoned) and is returned as it is; a provider's error is
-// named after the provider.
-func (e *Engine) callModel(ctx context.Context, req model.Request, step int, emit emitFunc) (model.Response, error) {
+// callModel streams one model call. Its text is coalesced into deltas of at most one a
+// DeltaEvery, each previewed to the run's live followers at once and returned for the step's next
+// write to store; a provider's error is named after the provider.
+func (e *Engine) callModel(ctx context.Context, hub Hub, run *carryon.Run, req model.Request, step int) (model.Response, []json.RawMessage, error) {
 	var resp model.Response
+	var deltas []json.RawMessage
 	var pending strings.Builder
 	last, first := time.Now(), true
-	flush := func() error {
+	flush := func() {
 		last = time.Now()
 		if pending.Len() == 0 {
-			return nil
+			return
 		}
-		text := pending.String()
+		b, _ := json.Marshal(deltaData{Step: step, Text: pending.String()})
 		pending.Reset()
-		return emit(ctx, carryon.EventModelDelta, map[string]any{"step": step, "text": text})
+		deltas = append(deltas, b)
+		hub.Preview(ctx, run, carryon.Event{RunID: run.ID, Type: carryon.EventModelDelta, Data: b, CreatedAt: e.now()})
 	}
 	for c, err := range e.provider.Stream(ctx, req) {
 		if err != nil {
-			if ferr := flush(); ferr != nil {
-				return resp, ferr
-			}
+			flush()
 			if _, named := model.AsError(err); !named {
 				err = fmt.Errorf("model %s: %w", e.provider.Name(), err)
 			}
-			return resp, err // a *model.Error names its provider itself
+			return resp, deltas, err // a *model.Error names its provider itself
 		}
 		if first {
 			first = false
@@ -307,9 +324,7 @@ func (e *Engine) callModel(ctx context.Context, req model.Request, step int, emi
 			resp.Text += c.Delta
 			pending.WriteString(c.Delta)
 			if time.Since(last) >= e.cfg.DeltaEvery {
-				if err := flush(); err != nil {
-					return resp, err
-				}
+				flush()
 			}
 		}
 		resp.ToolCalls = append(resp.ToolCalls, c.ToolCalls...)
@@ -320,7 +335,14 @@ func (e *Engine) callModel(ctx context.Context, req model.Request, step int, emi
 			resp.FinishReason = c.FinishReason
 		}
 	}
-	return resp, flush()
+	flush()
+	return resp, deltas, nil
+}
+
+// deltaData is the data of a model.delta event.
+type deltaData struct {
+	Step int    `json:"step"`
+	Text string `json:"text"`
 }
 
 // specs are the tools offered to the model in a run: the engine's, then the run's client tools.

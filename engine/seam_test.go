@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/engine"
 	"github.com/carryon-hub/carryon/model"
 	"github.com/carryon-hub/carryon/model/scripted"
 	"github.com/carryon-hub/carryon/tool"
@@ -34,7 +35,8 @@ func (t *talker) Stream(ctx context.Context, req model.Request) iter.Seq2[model.
 }
 
 // recordingHub is an engine.Hub that records what the engine asks of it, with writes that succeed
-// until failAt (the n-th event, from 1; 0 never) and events that then fail with errDatabaseGone.
+// until one would store the failAt-th event (from 1; 0 never), which fails with errDatabaseGone,
+// its events with it.
 type recordingHub struct {
 	mu      sync.Mutex
 	calls   []string
@@ -57,9 +59,34 @@ func (h *recordingHub) recorded() []string {
 	return append([]string(nil), h.calls...)
 }
 
-func (h *recordingHub) AppendMessages(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) (*carryon.AppendResult, error) {
-	h.record("append")
-	return &carryon.AppendResult{}, nil
+// write records a write of call storing events of types, or its failure.
+func (h *recordingHub) write(call string, types ...carryon.EventType) ([]carryon.Event, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.failAt > 0 && h.events+len(types) >= h.failAt {
+		h.calls = append(h.calls, call+" failed")
+		return nil, errDatabaseGone
+	}
+	var out []carryon.Event
+	for _, t := range types {
+		h.events++
+		out = append(out, carryon.Event{Type: t, Seq: int64(h.events)})
+	}
+	h.calls = append(h.calls, call)
+	return out, nil
+}
+
+// deltas is n model.delta event types.
+func deltas(n int) []carryon.EventType {
+	out := make([]carryon.EventType, n)
+	for i := range out {
+		out[i] = carryon.EventModelDelta
+	}
+	return out
+}
+
+func (h *recordingHub) AppendMessages(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) ([]carryon.Event, error) {
+	return h.write("append", carryon.EventMessageAppended)
 }
 
 func (h *recordingHub) WorkingMemoryPreview(ctx context.Context, run *carryon.Run, patches []json.RawMessage) (carryon.WorkingMemory, error) {
@@ -67,17 +94,20 @@ func (h *recordingHub) WorkingMemoryPreview(ctx context.Context, run *carryon.Ru
 	return carryon.WorkingMemory{}, nil
 }
 
-func (h *recordingHub) PlanStep(ctx context.Context, run *carryon.Run, assistant carryon.NewMessage, actions []*carryon.Action) (*carryon.AppendResult, error) {
-	h.record("plan")
+func (h *recordingHub) PlanStep(ctx context.Context, run *carryon.Run, p engine.Plan) ([]carryon.Event, error) {
+	evs, err := h.write("plan", append(deltas(len(p.Deltas)), carryon.EventMessageAppended)...)
+	if err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
 	if h.actions == nil {
 		h.actions = map[int][]*carryon.Action{}
 	}
-	for _, a := range actions {
+	for _, a := range p.Actions {
 		h.actions[a.Step] = append(h.actions[a.Step], a)
 	}
 	h.mu.Unlock()
-	return &carryon.AppendResult{}, nil
+	return evs, nil
 }
 
 func (h *recordingHub) StepActions(ctx context.Context, run *carryon.Run, step int) ([]*carryon.Action, error) {
@@ -86,36 +116,24 @@ func (h *recordingHub) StepActions(ctx context.Context, run *carryon.Run, step i
 	return h.actions[step], nil
 }
 
-func (h *recordingHub) StartAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error {
-	h.record("start " + a.Tool)
-	return nil
+func (h *recordingHub) StartAction(ctx context.Context, run *carryon.Run, a *carryon.Action) ([]carryon.Event, error) {
+	return h.write("start "+a.Tool, carryon.EventToolStarted)
 }
 
-func (h *recordingHub) FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) error {
-	h.record("finish " + a.Tool)
-	return nil
+func (h *recordingHub) FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) ([]carryon.Event, error) {
+	return h.write("finish "+a.Tool, carryon.EventToolFinished)
 }
 
-func (h *recordingHub) CommitStep(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage, patches []json.RawMessage) (*carryon.AppendResult, error) {
-	h.record("commit")
-	return &carryon.AppendResult{}, nil
+func (h *recordingHub) CommitStep(ctx context.Context, run *carryon.Run, c engine.Commit) ([]carryon.Event, error) {
+	return h.write("commit", append(deltas(len(c.Deltas)), carryon.EventMessageAppended)...)
 }
 
 func (h *recordingHub) StopRequested(ctx context.Context, run *carryon.Run) (string, error) {
 	return "", nil
 }
 
-func (h *recordingHub) AppendEvent(ctx context.Context, run *carryon.Run, ev *carryon.Event) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.events++
-	if h.failAt > 0 && h.events >= h.failAt {
-		h.calls = append(h.calls, "event failed "+string(ev.Type))
-		return errDatabaseGone
-	}
-	h.calls = append(h.calls, "event "+string(ev.Type))
-	ev.Seq = int64(h.events)
-	return nil
+func (h *recordingHub) Preview(ctx context.Context, run *carryon.Run, ev carryon.Event) {
+	h.record("preview " + string(ev.Type))
 }
 
 // seamRun is a run on a new session of f holding the user's message.
@@ -131,10 +149,10 @@ func seamRun(t *testing.T, f *fixture, message string) *carryon.Run {
 	return &carryon.Run{ID: carryon.NewID("run_"), SessionID: s.ID, OwnerID: "usr_alice", Status: carryon.RunRunning, Attempt: 1}
 }
 
-// TestConsumerStopsEarly: a consumer that stops after the first event (the model's first words)
-// ends the run there: no tool call is planned or run, nothing more is stored or yielded, and the
-// iterator does not panic. (On cac1ba6 the step went on after the consumer had stopped, planned
-// and ran the tools, and yielded its error to a consumer that had returned false.)
+// TestConsumerStopsEarly: a consumer that stops after the first event (the model's first words,
+// stored with the step's plan) ends the run there: no tool call runs, nothing more is stored or
+// yielded, and the iterator does not panic. (On cac1ba6 the step went on after the consumer had
+// stopped, planned and ran the tools, and yielded its error to a consumer that had returned false.)
 func TestConsumerStopsEarly(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, &talker{}, "scripted")
@@ -151,15 +169,15 @@ func TestConsumerStopsEarly(t *testing.T) {
 		}
 		break
 	}
-	if got, want := hub.recorded(), []string{"event model.delta"}; n != 1 || len(got) != 1 || got[0] != want[0] {
-		t.Fatalf("after the consumer stopped at event %d the engine went on: %q", n, got)
+	if got, want := strings.Join(hub.recorded(), ", "), "preview model.delta, plan"; n != 1 || got != want {
+		t.Fatalf("after the consumer stopped at event %d the engine went on: %q, want %q", n, got, want)
 	}
 }
 
-// TestEventWriteFailsMidStep: when storing an event fails in the middle of a step (a database
-// failover), the run ends at once with that error, yielded once: the step's tool calls are not
-// planned or run. (On cac1ba6 the engine ignored the failure of its consumer's write and went on
-// running tools.)
+// TestEventWriteFailsMidStep: when a write fails in the middle of a step (a database failover),
+// the run ends at once with that error, yielded once, and nothing of the failed write is yielded:
+// the step's tool calls do not run. (On cac1ba6 the engine ignored the failure of its consumer's
+// write and went on running tools.)
 func TestEventWriteFailsMidStep(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, &talker{}, "scripted")
@@ -176,8 +194,8 @@ func TestEventWriteFailsMidStep(t *testing.T) {
 	if len(errs) != 1 || !errors.Is(errs[0], errDatabaseGone) {
 		t.Fatalf("errors = %v, want one that is the store's", errs)
 	}
-	if got := hub.recorded(); len(got) != 1 {
-		t.Fatalf("the engine went on after a failed event write: %q", got)
+	if got, want := strings.Join(hub.recorded(), ", "), "preview model.delta, plan failed"; got != want {
+		t.Fatalf("after a failed write the engine did %q, want %q", got, want)
 	}
 }
 

@@ -127,7 +127,7 @@ func (e *Engine) wait(ctx context.Context, hub Hub, run *carryon.Run, a *carryon
 		return nil
 	}
 	a.Status, a.Attempt = carryon.ActionWaiting, run.Attempt
-	if err := hub.FinishAction(ctx, run, a); err != nil {
+	if _, err := hub.FinishAction(ctx, run, a); err != nil {
 		return fmt.Errorf("journal tool call %s as waiting: %w", a.Tool, err)
 	}
 	return nil
@@ -162,10 +162,11 @@ func (e *Engine) settle(ctx context.Context, hub Hub, run *carryon.Run, a *carry
 		case err == nil && outcome == tool.Applied:
 			now := e.now()
 			a.Status, a.Result, a.FinishedAt, a.Attempt = carryon.ActionSucceeded, "done (completed before an interruption; the result was checked)", &now, run.Attempt
-			if err := hub.FinishAction(ctx, run, a); err != nil {
+			evs, err := hub.FinishAction(ctx, run, a)
+			if err != nil {
 				return err
 			}
-			return emit(ctx, carryon.EventToolFinished, a)
+			return emit(evs)
 		case err == nil && outcome == tool.NotApplied:
 			return e.execute(ctx, hub, run, a, staged, emit)
 		}
@@ -198,10 +199,11 @@ func (e *Engine) describe(name string) string {
 // executeTraced is execute inside its span.
 func (e *Engine) executeTraced(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, staged *stagedMemory, emit emitFunc) error {
 	a.Status, a.Attempt, a.StartedAt = carryon.ActionStarted, run.Attempt, e.now()
-	if err := hub.StartAction(ctx, run, a); err != nil {
+	evs, err := hub.StartAction(ctx, run, a)
+	if err != nil {
 		return fmt.Errorf("journal tool call %s: %w", a.Tool, err)
 	}
-	if err := emit(ctx, carryon.EventToolStarted, a); err != nil {
+	if err := emit(evs); err != nil {
 		return err
 	}
 	failpoint.Hit(failpoint.ActionStarted)
@@ -220,11 +222,12 @@ func (e *Engine) executeTraced(ctx context.Context, hub Hub, run *carryon.Run, a
 	} else {
 		a.Status, a.Result, a.Error = carryon.ActionSucceeded, clip(res.Content), ""
 	}
-	if err := hub.FinishAction(tctx, run, a); err != nil {
+	evs, err = hub.FinishAction(tctx, run, a)
+	if err != nil {
 		return fmt.Errorf("journal tool result %s: %w", a.Tool, err)
 	}
 	failpoint.Hit(failpoint.ActionFinished)
-	return emit(tctx, carryon.EventToolFinished, a)
+	return emit(evs)
 }
 
 // toolContext is ctx for a tool call, minus a user's stop: cancelled with ctx's cause unless that

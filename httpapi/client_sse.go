@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -42,6 +43,10 @@ type sseStream struct {
 	follow bool
 	// last is the seq of the last event yielded (or the afterSeq the stream started from).
 	last int64
+	// previewed holds the data of the model deltas yielded as previews (no id, Seq 0) whose stored
+	// copies have not come yet: a stored copy is skipped, so a stream that reconnects in the
+	// middle of a model call yields its text once.
+	previewed []json.RawMessage
 
 	body     io.ReadCloser
 	rd       *bufio.Reader
@@ -138,7 +143,19 @@ func (st *sseStream) Next() (*carryon.Event, bool, error) {
 		if !ok {
 			continue // an event already yielded, sent again after a reconnect
 		}
-		st.last, st.failures = e.Seq, 0
+		st.failures = 0
+		if e.Seq == 0 {
+			st.previewed = append(st.previewed, e.Data)
+			return e, true, nil
+		}
+		st.last = e.Seq
+		if len(st.previewed) > 0 {
+			if e.Type == carryon.EventModelDelta && bytes.Equal(e.Data, st.previewed[0]) {
+				st.previewed = st.previewed[1:]
+				continue
+			}
+			st.previewed = nil
+		}
 		if e.Type == carryon.EventRunFinished || e.Type == carryon.EventRunFailed {
 			st.done = true
 			st.drop()
@@ -243,6 +260,9 @@ func (st *sseStream) event(f *frame) (*carryon.Event, bool, error) {
 	}
 	if e.RunID == "" {
 		e.RunID = st.runID
+	}
+	if f.id == "" && e.Seq == 0 {
+		return &e, true, nil // a model delta previewed before it is stored
 	}
 	if e.Seq <= st.last {
 		return nil, false, nil

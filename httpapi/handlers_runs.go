@@ -197,7 +197,13 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, rs carryon
 				return
 			}
 			b, _ := json.Marshal(n.e)
-			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", n.e.Seq, n.e.Type, b)
+			if n.e.Seq == 0 {
+				// A model delta previewed before it is stored: no id, so a client that resumes
+				// does so after the last stored event, and gets the delta's stored copy then.
+				fmt.Fprintf(w, "event: %s\ndata: %s\n\n", n.e.Type, b)
+			} else {
+				fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", n.e.Seq, n.e.Type, b)
+			}
 		}
 		if err := rc.Flush(); err != nil {
 			return

@@ -209,8 +209,9 @@ func (g *schemaGen) success(rt *Route) obj {
 }
 
 // sseResponse is a 200 answer of Server-Sent Events. Each event has id (the event's seq), event
-// (its type) and data (the Event as JSON); a failure ends the stream with an event named error
-// whose data is a Problem. x-event-schema is the schema of one event as {id, event, data} with
+// (its type) and data (the Event as JSON), but a model delta previewed before it is stored, which
+// has no id (and seq 0 in its data); a failure ends the stream with an event named error whose
+// data is a Problem. x-event-schema is the schema of one event as {id, event, data} with
 // data decoded, as OpenAPI 3.2's itemSchema would say it.
 func sseResponse(description string, extra obj) obj {
 	headers := obj{"X-Request-Id": header("X-Request-Id"),
@@ -221,11 +222,16 @@ func sseResponse(description string, extra obj) obj {
 	r := obj{"description": description, "headers": headers}
 	r["content"] = obj{"text/event-stream": obj{
 		"schema": obj{"type": "string", "description": "Server-Sent Events: `id` is the event's seq, `event` its type, `data` the Event as JSON. " +
+			"A `model.delta` may first come without `id` (seq 0): a preview of the model's words, sent as they are said, before the step's write stores them; " +
+			"a live stream then skips their stored copies, and a stream resumed with Last-Event-ID gets the stored copies. " +
 			"A failure ends the stream with `event: error` and a Problem as data. A comment line every 15 seconds keeps an idle connection open."},
 		"x-event-schema": obj{"oneOf": []any{
 			obj{"type": "object", "additionalProperties": false, "required": []string{"id", "event", "data"}, "properties": obj{
 				"id":    obj{"type": "string", "pattern": "^[0-9]+$"},
 				"event": obj{"$ref": "#/components/schemas/Event/properties/type"},
+				"data":  obj{"$ref": "#/components/schemas/Event"}}},
+			obj{"type": "object", "additionalProperties": false, "required": []string{"event", "data"}, "properties": obj{
+				"event": obj{"const": string(carryon.EventModelDelta)},
 				"data":  obj{"$ref": "#/components/schemas/Event"}}},
 			obj{"type": "object", "additionalProperties": false, "required": []string{"event", "data"}, "properties": obj{
 				"event": obj{"const": "error"},

@@ -401,12 +401,22 @@ func decodeSearchCursor(c string, in carryon.LongTermSearch) (int, error) {
 	return offset, nil
 }
 
-// Sweep removes the items of every user that have expired and returns how many.
+// Sweep removes the items of every user that have expired and returns how many. It looks in a
+// read transaction first, and writes only when there is something to remove.
 func (s *Service) Sweep(ctx context.Context) (int64, error) {
+	now := s.clock()
+	expired := false
+	if err := s.st.Read(ctx, func(tx store.Tx) error {
+		var err error
+		expired, err = tx.HasExpiredLongTermItems(ctx, now)
+		return err
+	}); err != nil || !expired {
+		return 0, err
+	}
 	var n int64
 	err := s.st.Write(ctx, func(tx store.Tx) error {
 		var err error
-		n, err = tx.PurgeExpiredLongTermItems(ctx, s.clock())
+		n, err = tx.PurgeExpiredLongTermItems(ctx, now)
 		return err
 	})
 	return n, err

@@ -120,7 +120,7 @@ func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval
 	if err != nil {
 		return nil, err
 	}
-	s.notify.publish(runID)
+	s.notify.local(runID)
 	s.Wake()
 	return run, nil
 }

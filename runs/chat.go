@@ -76,7 +76,7 @@ func (s *Service) Chat(ctx context.Context, in carryon.ChatInput) (*carryon.Chat
 	if ans.Result != nil {
 		return ans.Result, nil
 	}
-	s.notify.publish(ans.RunID)
+	s.notify.local(ans.RunID)
 	s.Wake()
 	done, err := s.Wait(ctx, ans.RunID)
 	if err != nil {

@@ -200,7 +200,7 @@ func (s *Service) SubmitToolOutputs(ctx context.Context, runID string, in carryo
 	if err != nil {
 		return nil, err
 	}
-	s.notify.publish(runID)
+	s.notify.local(runID)
 	s.Wake()
 	return run, nil
 }
@@ -218,7 +218,16 @@ func callIDs(acts []*carryon.Action) string {
 }
 
 // expireWaiting fails the runs that waited for tool outputs longer than Config.ToolOutputTimeout.
+// It looks in a read transaction first and writes only when there are some.
 func (s *Service) expireWaiting(ctx context.Context) error {
+	stale := false
+	if err := s.st.Read(ctx, func(tx store.Tx) error {
+		runs, err := tx.StaleRequiresAction(ctx, s.now().Add(-s.cfg.ToolOutputTimeout), 1)
+		stale = len(runs) > 0
+		return err
+	}); err != nil || !stale {
+		return err
+	}
 	var failed []*carryon.Run
 	err := s.st.Write(ctx, func(tx store.Tx) error {
 		failed = failed[:0]
@@ -237,7 +246,7 @@ func (s *Service) expireWaiting(ctx context.Context) error {
 		return nil
 	})
 	for _, r := range failed {
-		s.notify.publish(r.ID)
+		s.notify.local(r.ID)
 		if err == nil {
 			s.cfg.Telemetry.RunEnded(r.Agent, carryon.RunFailed)
 		}

@@ -322,6 +322,10 @@ func (c *countingStore) Write(ctx context.Context, fn func(store.Tx) error) erro
 	return c.Store.Write(ctx, func(tx store.Tx) error { return fn(countingTx{tx, c}) })
 }
 
+func (c *countingStore) Read(ctx context.Context, fn func(store.Tx) error) error {
+	return c.Store.Read(ctx, func(tx store.Tx) error { return fn(countingTx{tx, c}) })
+}
+
 func (c countingTx) RunnableRuns(ctx context.Context, now time.Time, limit int) ([]*carryon.Run, error) {
 	c.s.mu.Lock()
 	c.s.limits = append(c.s.limits, limit)

@@ -1,7 +1,9 @@
 package runs
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -19,7 +21,7 @@ type broker struct {
 }
 
 // notifyChannel is the channel run changes are announced on; the payload is the run id.
-const notifyChannel = "carryon_runs"
+const notifyChannel = store.RunsChannel
 
 func newBroker(remote store.Notifier) *broker {
 	return &broker{subs: map[string]map[chan struct{}]struct{}{}, remote: remote}
@@ -43,7 +45,9 @@ func (b *broker) subscribe(runID string) (chan struct{}, func()) {
 	}
 }
 
-// publish wakes the followers of the run here and, through the Notifier, everywhere.
+// publish wakes the followers of the run here and, through the Notifier, everywhere: for a change
+// that stores no event (a stop request). A transaction that stores an event of the run tells the
+// other processes itself (store.RunsChannel), so after it only local is called.
 func (b *broker) publish(runID string) {
 	b.local(runID)
 	if b.remote != nil {
@@ -96,6 +100,12 @@ type stream struct {
 	buf    []*carryon.Event
 	done   bool
 	closed bool
+
+	// liveAt and liveSent are the previews this stream sent from and how many; sent holds the
+	// data of those whose stored copies have not come yet, to skip them.
+	liveAt   previewKey
+	liveSent int
+	sent     []json.RawMessage
 }
 
 func (st *stream) Next() (*carryon.Event, bool, error) {
@@ -103,6 +113,13 @@ func (st *stream) Next() (*carryon.Event, bool, error) {
 		if len(st.buf) > 0 {
 			e := st.buf[0]
 			st.buf = st.buf[1:]
+			if e.Seq == 0 {
+				return e, true, nil // a preview: the cursor stays at the stored event it follows
+			}
+			if st.skip(e) {
+				st.after = e.Seq
+				continue
+			}
 			st.after = e.Seq
 			if e.Type == carryon.EventRunFinished || e.Type == carryon.EventRunFailed {
 				st.done = true
@@ -124,6 +141,20 @@ func (st *stream) Next() (*carryon.Event, bool, error) {
 			return nil, false, err
 		}
 	}
+}
+
+// skip says whether e is the stored copy of the stream's next unmatched preview; any other stored
+// event ends the matching (the previews were lost with their runner: what is stored goes on).
+func (st *stream) skip(e *carryon.Event) bool {
+	if len(st.sent) == 0 {
+		return false
+	}
+	if e.Type == carryon.EventModelDelta && bytes.Equal(e.Data, st.sent[0]) {
+		st.sent = st.sent[1:]
+		return true
+	}
+	st.sent = nil
+	return false
 }
 
 // follow fills st.buf from the follower, or reads the store itself when it is too far behind, or
@@ -155,6 +186,21 @@ func (st *stream) follow() error {
 		f.mu.Unlock()
 		st.done = true
 		return nil
+	case f.started && st.after == f.pos:
+		key, live := st.s.previews.since(st.runID, st.after)
+		if key != st.liveAt {
+			st.liveAt, st.liveSent = key, 0
+		}
+		if len(live) > st.liveSent {
+			for _, e := range live[st.liveSent:] {
+				c := *e
+				st.buf = append(st.buf, &c)
+				st.sent = append(st.sent, e.Data)
+			}
+			st.liveSent = len(live)
+			f.mu.Unlock()
+			return nil
+		}
 	}
 	changed := f.changed
 	behind := f.started && need <= f.base

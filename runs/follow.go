@@ -55,8 +55,22 @@ type follower struct {
 	floor    int64             // no reading back below it: the events before it did not come back
 	err      error             // the poll that failed
 	marks    map[*stream]int64 // each stream's cursor: it has every event up to it
-	changed  chan struct{}     // closed (and replaced) after every poll
+	changed  chan struct{}     // closed (and replaced) after every poll and preview
 	polledAt time.Time         // when the last poll ended
+
+}
+
+// wake wakes the streams of the run's follower in this process, if it has one, without a poll
+// (a preview came).
+func (fs *followers) wake(owner, runID string) {
+	fs.mu.Lock()
+	f := fs.m[owner+"\x00"+runID]
+	fs.mu.Unlock()
+	if f != nil {
+		f.mu.Lock()
+		f.broadcast()
+		f.mu.Unlock()
+	}
 }
 
 // join adds st to the follower of its run, starting one when it is the first.

@@ -123,6 +123,7 @@ func drain(es carryon.EventStream) ([]*carryon.Event, error) {
 }
 
 // sameEvents fails the test unless got are the events of all after the cursor, in order.
+// A model delta may come as its preview (Seq 0, the same data) in place of its stored copy.
 func sameEvents(t *testing.T, what string, got, all []*carryon.Event, after int64) {
 	t.Helper()
 	want := all[min(after, int64(len(all))):]
@@ -131,6 +132,9 @@ func sameEvents(t *testing.T, what string, got, all []*carryon.Event, after int6
 	}
 	for i, e := range got {
 		w := want[i]
+		if e.Seq == 0 && w.Type == carryon.EventModelDelta && e.Type == w.Type && string(e.Data) == string(w.Data) {
+			continue // a preview of the stored delta, sent before it was stored
+		}
 		if e.Seq != w.Seq || e.Type != w.Type || string(e.Data) != string(w.Data) || !e.CreatedAt.Equal(w.CreatedAt) {
 			t.Fatalf("%s after %d: event %d = %d %s %s, want %d %s %s", what, after, i, e.Seq, e.Type, e.Data, w.Seq, w.Type, w.Data)
 		}

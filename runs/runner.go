@@ -103,9 +103,10 @@ func (s *Service) checkStop(ctx context.Context, r *running) {
 	}
 }
 
-// claimAll takes as many runnable runs as it has free workers for, in one write transaction. On
-// PostgreSQL the candidates are locked with SKIP LOCKED, so instances claiming at the same time
-// take different runs instead of queueing on the same rows.
+// claimAll takes as many runnable runs as it has free workers for, in one write transaction,
+// after a read has found that there are some. On PostgreSQL the candidates are locked with SKIP
+// LOCKED, so instances claiming at the same time take different runs instead of queueing on the
+// same rows.
 func (s *Service) claimAll(ctx context.Context) error {
 	s.mu.Lock()
 	free := s.cfg.Workers - len(s.running)
@@ -113,10 +114,14 @@ func (s *Service) claimAll(ctx context.Context) error {
 	if free <= 0 {
 		return nil
 	}
+	// Look first, write only when there is something to take: an idle server commits nothing.
+	if found, err := s.anyRunnable(ctx, free); err != nil || !found {
+		return err
+	}
 	var claimed []*carryon.Run
 	var st claimStats
 	err := s.st.Write(ctx, func(tx store.Tx) error {
-		claimed, st = claimed[:0], claimStats{takeovers: map[string]bool{}} // fn may run again after a deadlock
+		claimed, st = claimed[:0], claimStats{takeovers: map[string]bool{}, started: map[string]int64{}} // fn may run again after a deadlock
 		now := s.now()
 		cands, err := tx.RunnableRuns(ctx, now, free)
 		if err != nil {
@@ -141,11 +146,12 @@ func (s *Service) claimAll(ctx context.Context) error {
 	}
 	for _, r := range st.ended {
 		s.cfg.Telemetry.RunEnded(r.Agent, carryon.RunFailed)
-		s.notify.publish(r.ID) // its streams end now, not at their next poll
+		s.notify.local(r.ID) // its streams end now, not at their next poll
 	}
 	for _, run := range claimed {
+		seq := st.started[run.ID]
 		s.cfg.Telemetry.RunClaimed(run, st.takeovers[run.ID])
-		s.notify.publish(run.ID)
+		s.notify.local(run.ID)
 		s.slots <- struct{}{}
 		runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 		s.mu.Lock()
@@ -162,19 +168,37 @@ func (s *Service) claimAll(ctx context.Context) error {
 				<-s.slots
 				s.Wake()
 			}()
-			s.execute(runCtx, run)
+			s.execute(runCtx, run, seq)
 		}()
 	}
 	return nil
 }
 
+// anyRunnable says, from a read transaction, whether a run that this process does not execute
+// already is runnable now (the claim reads again under the write lock).
+func (s *Service) anyRunnable(ctx context.Context, limit int) (bool, error) {
+	found := false
+	err := s.st.Read(ctx, func(tx store.Tx) error {
+		cands, err := tx.RunnableRuns(ctx, s.now(), limit)
+		for _, c := range cands {
+			if s.runningHere(c.ID) == nil {
+				found = true
+			}
+		}
+		return err
+	})
+	return found, err
+}
+
 var errShutdown = errors.New("the server is shutting down")
 
-// claimStats is what one claimAll did besides claiming, for the metrics: the runs taken over
-// (by id) and the runs it failed (parked, or whose profile is gone).
+// claimStats is what one claimAll did besides claiming: for the metrics, the runs taken over
+// (by id) and the runs it failed (parked, or whose profile is gone); for the runners, the seq of
+// each claimed run's run.started event.
 type claimStats struct {
 	takeovers map[string]bool
 	ended     []*carryon.Run
+	started   map[string]int64
 }
 
 // claim takes a runnable run for this process in tx: a new attempt with a lease. It returns nil
@@ -247,12 +271,18 @@ func (s *Service) claim(ctx context.Context, tx store.Tx, c *carryon.Run, now ti
 	if err := keepSessionAlive(ctx, tx, r, now); err != nil {
 		return nil, err
 	}
-	return r, appendEvent(ctx, tx, r.OwnerID, r.ID, carryon.EventRunStarted, map[string]any{"attempt": r.Attempt, "runner": s.cfg.Instance}, now)
+	e := &carryon.Event{RunID: r.ID, Type: carryon.EventRunStarted, Data: mustJSON(map[string]any{"attempt": r.Attempt, "runner": s.cfg.Instance}), CreatedAt: now}
+	if err := tx.AppendEvent(ctx, r.OwnerID, e); err != nil {
+		return nil, fmt.Errorf("store event %s: %w", e.Type, err)
+	}
+	st.started[r.ID] = e.Seq
+	return r, nil
 }
 
-// execute runs the engine on a claimed run, heartbeating its lease, and records how it ended. A
-// panic fails the run (its stack goes to the log) and never takes the process down.
-func (s *Service) execute(ctx context.Context, run *carryon.Run) {
+// execute runs the engine on a claimed run whose run.started event is seq, heartbeating its lease,
+// and records how it ended. A panic fails the run (its stack goes to the log) and never takes the
+// process down.
+func (s *Service) execute(ctx context.Context, run *carryon.Run, seq int64) {
 	ctx, span := s.cfg.Telemetry.StartRun(ctx, run)
 	log := s.log.With("run", run.ID, "session", run.SessionID, "attempt", run.Attempt)
 	if id := span.TraceID(); id != "" {
@@ -281,13 +311,14 @@ func (s *Service) execute(ctx context.Context, run *carryon.Run) {
 	if err != nil {
 		runErr = err
 	} else {
-		for _, err := range eng.Run(ctx, &hub{s: s, attempt: run.Attempt, span: span}, run) {
+		for _, err := range eng.Run(ctx, &hub{s: s, attempt: run.Attempt, span: span, last: seq}, run) {
 			if err != nil {
 				runErr = err
 			}
 		}
 	}
 	stopHB()
+	s.previews.clear(run.ID, run.Attempt) // what the attempt previewed and did not store is lost
 	status, msg := carryon.RunSucceeded, ""
 	var stopped *engine.ErrStopped
 	var approval *engine.NeedsApproval
@@ -350,7 +381,7 @@ func (s *Service) finish(ctx context.Context, run *carryon.Run, status carryon.R
 		r.Step, r.Usage = run.Step, run.Usage
 		return finishTx(ctx, tx, r, r.Attempt, status, reply, msg, now)
 	})
-	s.notify.publish(run.ID)
+	s.notify.local(run.ID)
 	return err
 }
 

@@ -58,14 +58,15 @@ type Config struct {
 
 // Service implements carryon.RunService.
 type Service struct {
-	st      store.Store
-	sess    *sessions.Service
-	agents  Agents
-	cfg     Config
-	log     *slog.Logger
-	notify  *broker
-	follows followers
-	wake    chan struct{}
+	st       store.Store
+	sess     *sessions.Service
+	agents   Agents
+	cfg      Config
+	log      *slog.Logger
+	notify   *broker
+	follows  followers
+	previews previews
+	wake     chan struct{}
 
 	mu      sync.Mutex
 	running map[string]*running // runs executing in this process
@@ -163,7 +164,7 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 		s.stopHere(id, &engine.ErrStopped{Reason: "interrupt"})
 		s.notify.publish(id) // a runner in another process learns of the stop at once
 	}
-	s.notify.publish(run.ID)
+	s.notify.local(run.ID)
 	s.Wake()
 	return run, nil
 }

@@ -81,11 +81,19 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 		return res, err
 	}
 	now := s.now()
-	err = s.st.Write(ctx, func(tx store.Tx) error {
+	expired := false
+	err = s.st.Read(ctx, func(tx store.Tx) error {
 		var err error
-		res.RequestIDs, err = tx.SweepIdempotency(ctx, now)
+		expired, err = tx.HasExpiredIdempotency(ctx, now)
 		return err
 	})
+	if err == nil && expired { // look first: an idle server commits nothing
+		err = s.st.Write(ctx, func(tx store.Tx) error {
+			var err error
+			res.RequestIDs, err = tx.SweepIdempotency(ctx, now)
+			return err
+		})
+	}
 	if err == nil {
 		err = forgetErr
 	}

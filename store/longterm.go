@@ -58,6 +58,9 @@ type LongTerm interface {
 	// PurgeExpiredLongTermItems removes, across owners, every item that expired before t and
 	// returns how many. It is for the system sweeper only.
 	PurgeExpiredLongTermItems(ctx context.Context, before time.Time) (int64, error)
+	// HasExpiredLongTermItems says whether an item of any owner expired before t, so that the
+	// sweeper writes only when there is something to remove. It works in a Read transaction.
+	HasExpiredLongTermItems(ctx context.Context, before time.Time) (bool, error)
 }
 
 // CheckOwner refuses an empty owner: drivers call it first in every LongTerm method.

@@ -2,6 +2,12 @@ package store
 
 import "context"
 
+// RunsChannel is the channel a run's changes are announced on; the payload is the run id. A
+// driver with a Notifier sends it from the transaction that stores a run event (so it is
+// delivered when, and only if, the event commits); the run manager sends it for changes without
+// an event (a stop request).
+const RunsChannel = "carryon_runs"
+
 // Notifier is implemented by drivers whose database can wake other processes (PostgreSQL's
 // LISTEN/NOTIFY). Without one, processes see each other's changes by polling.
 type Notifier interface {

@@ -233,4 +233,7 @@ type Idempotency interface {
 	DeleteIdempotency(ctx context.Context, owner, key string) error
 	// SweepIdempotency removes every record that expired before t and returns how many.
 	SweepIdempotency(ctx context.Context, before time.Time) (int64, error)
+	// HasExpiredIdempotency says whether a record expired before t, so that a sweeper writes only
+	// when there is something to remove. It works in a Read transaction.
+	HasExpiredIdempotency(ctx context.Context, before time.Time) (bool, error)
 }

@@ -22,13 +22,18 @@ func crashTask() string {
 	return "New task: ship the notes\n/tool write_file " + string(args) + "\n/tool test_tally {}"
 }
 
-// crashServer starts a server with the test tools, a short lease and optional failpoints.
-func crashServer(t *testing.T, data string, failpoints string) *server {
+// crashServer starts a server with the test tools, a short lease and optional failpoints, on the
+// SQLite database of data, or on the PostgreSQL database dsn when it is set.
+func crashServer(t *testing.T, data string, failpoints string, dsn ...string) *server {
 	env := []string{"CARRYON_TEST_TOOLS=1"}
 	if failpoints != "" {
 		env = append(env, "CARRYON_FAILPOINT="+failpoints)
 	}
-	return startServerEnv(t, data, env, "--lease-ttl", "1s")
+	args := []string{"--lease-ttl", "1s"}
+	if len(dsn) > 0 && dsn[0] != "" {
+		args = append(args, "--db", dsn[0])
+	}
+	return startServerEnv(t, data, env, args...)
 }
 
 // waitExit waits for a server process that is expected to kill itself at a failpoint.
@@ -46,22 +51,27 @@ func waitExit(t *testing.T, srv *server) {
 	}
 }
 
+// crashPoint is a failpoint of the crash matrix, and what the journal must say of the action it
+// cut off (index, and a part of its result), showing how recovery settled it.
+type crashPoint struct {
+	point  string
+	index  int
+	result string
+}
+
 // TestCrashPointMatrix kills a real server at each point of a step with SIGKILL (from inside,
 // through a failpoint), restarts it, and checks that the run completes with every effect exactly
 // once: the files hold the intended content, the idempotent counter counted once, the working
-// memory changed once, and no message is stored twice.
+// memory changed once, and no message is stored twice; that the run's event log says exactly what
+// is stored (checkEvents); and that the Responses API shows the run as it shows the same run
+// without a crash. On both stores. (On 9e1964c a kill after the final answer's commit left a
+// succeeded run with two message.appended events of three, and its response incomplete.)
 func TestCrashPointMatrix(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
-	// For each point: the failpoint, and what the journal must say of the action it cut off
-	// (index, and a part of its result), showing how recovery settled it.
-	points := map[string]struct {
-		point  string
-		index  int
-		result string
-	}{
+	points := map[string]crashPoint{
 		"started before the tool runs (reconcilable)":  {failpoint.ActionStarted + "@3", 2, "wrote"},
 		"midway through a multi-chunk file write":      {failpoint.WriteMidway, 2, "wrote"},
 		"after the file write, before succeeded":       {failpoint.ActionRan + "@3", 2, "the result was checked"},
@@ -73,17 +83,44 @@ func TestCrashPointMatrix(t *testing.T) {
 		"after the tools' step was committed":          {failpoint.StepCommitted + "@1", 3, "counted (1 in all)"},
 		"after the final answer, before the run ended": {failpoint.StepCommitted + "@2", 3, "counted (1 in all)"},
 	}
+	for _, store := range []string{"sqlite", "postgres"} {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			dsn := func() string { return "" }
+			if store == "postgres" {
+				dsn = func() string { return pgDatabase(t) }
+			}
+			crashPoints(t, points, dsn)
+		})
+	}
+}
+
+// crashPoints runs the crash matrix's points on the database each call of dsn makes ("" for the
+// data directory's SQLite), beside a run of the same task without a crash.
+func crashPoints(t *testing.T, points map[string]crashPoint, dsn func() string) {
+	baseline := func() string {
+		data := t.TempDir()
+		srv := crashServer(t, data, "", dsn())
+		key := localKey(t, data)
+		sid := must(t, srv.url, key, "POST", "/v1/sessions", map[string]any{}, 201).json(t)["id"].(string)
+		runID := must(t, srv.url, key, "POST", "/v1/sessions/"+sid+"/runs", map[string]any{"message": crashTask()}, 202).json(t)["id"].(string)
+		if run := waitRun(t, srv, key, runID); run["status"] != "succeeded" {
+			t.Fatalf("the run without a crash: %v", run)
+		}
+		checkEvents(t, srv, key, sid, runID)
+		return responseView(t, srv, key, runID)
+	}()
 	for name, c := range points {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			data := t.TempDir()
-			srv := crashServer(t, data, c.point)
+			data, db := t.TempDir(), dsn()
+			srv := crashServer(t, data, c.point, db)
 			key := localKey(t, data)
 			sid := must(t, srv.url, key, "POST", "/v1/sessions", map[string]any{}, 201).json(t)["id"].(string)
 			runID := must(t, srv.url, key, "POST", "/v1/sessions/"+sid+"/runs", map[string]any{"message": crashTask()}, 202).json(t)["id"].(string)
 			waitExit(t, srv)
 
-			srv = crashServer(t, data, "")
+			srv = crashServer(t, data, "", db)
 			run := waitRun(t, srv, key, runID)
 			if run["status"] != "succeeded" {
 				t.Fatalf("run after restart: %v\nlogs:\n%s", run, srv.logs)
@@ -114,6 +151,10 @@ func TestCrashPointMatrix(t *testing.T) {
 			}
 			if a := acts[c.index].(map[string]any); !strings.Contains(a["result"].(string), c.result) {
 				t.Fatalf("action %d (%v) result %q, want it to say %q", c.index, a["tool"], a["result"], c.result)
+			}
+			checkEvents(t, srv, key, sid, runID)
+			if got := responseView(t, srv, key, runID); got != baseline {
+				t.Fatalf("the response after the crash:\n%s\nwithout a crash:\n%s", got, baseline)
 			}
 		})
 	}

@@ -26,6 +26,11 @@ func (t *Tx) AppendEvent(ctx context.Context, owner string, e *carryon.Event) er
 		return t.Wrap(err, "append event")
 	}
 	e.Seq = seq
+	if t.d.NotifyRunEvent != "" {
+		if _, err := t.Conn.Exec(ctx, t.d.NotifyRunEvent, e.RunID); err != nil {
+			return t.Wrap(err, "notify run event")
+		}
+	}
 	return nil
 }
 

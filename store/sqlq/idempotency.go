@@ -106,3 +106,18 @@ func (t *Tx) SweepIdempotency(ctx context.Context, before time.Time) (int64, err
 	n, err := t.Conn.Exec(ctx, `DELETE FROM idempotency WHERE expires_at < ?`, Micros(before))
 	return n, t.Wrap(err, "sweep idempotency")
 }
+
+// HasExpiredIdempotency says whether a record expired before t.
+func (t *Tx) HasExpiredIdempotency(ctx context.Context, before time.Time) (bool, error) {
+	return t.exists(ctx, "expired idempotency", `SELECT 1 FROM idempotency WHERE expires_at < ? LIMIT 1`, Micros(before))
+}
+
+// exists says whether query, which selects a constant, has a row.
+func (t *Tx) exists(ctx context.Context, what, query string, args ...any) (bool, error) {
+	var one int
+	err := t.Conn.QueryRow(ctx, query, args...).Scan(&one)
+	if errors.Is(err, ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, t.Wrap(err, what)
+}

@@ -148,3 +148,8 @@ func (t *Tx) SearchLongTermItems(ctx context.Context, owner string, q store.Long
 		FROM `+s.From+` WHERE `+s.Match+` AND `+w+`
 		ORDER BY score DESC, m.updated_at DESC, m.namespace, m.key`+limitArg, all...)
 }
+
+// HasExpiredLongTermItems says whether an item of any owner expired before t.
+func (t *Tx) HasExpiredLongTermItems(ctx context.Context, before time.Time) (bool, error) {
+	return t.exists(ctx, "expired memory items", `SELECT 1 FROM memories WHERE expires_at IS NOT NULL AND expires_at < ? LIMIT 1`, Micros(before))
+}

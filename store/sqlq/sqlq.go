@@ -95,6 +95,10 @@ type Dialect struct {
 	// its value). Otherwise (SQLite) a new key is one more than the largest, a varint of a byte
 	// or two.
 	RandomSessionKeys bool
+	// NotifyRunEvent, when set, is a statement taking a run id that AppendEvent runs after it
+	// stored the run's event, in the same transaction (PostgreSQL: pg_notify on
+	// store.RunsChannel, delivered at commit, once a transaction and run).
+	NotifyRunEvent string
 }
 
 // Tx implements store.Tx with the shared statements over one transaction of a driver. A driver

@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
@@ -95,6 +96,20 @@ func testIdempotency(t *testing.T, open func(t *testing.T) store.Store) {
 		for i, owner := range []string{ownerA, ownerB, ownerA} {
 			put(&store.IdempotencyRecord{OwnerID: owner, Key: "sweep_" + string(rune('a'+i)), Fingerprint: "fp",
 				State: store.IdemDone, CreatedAt: at(0), ExpiresAt: at(10 * (i + 1))})
+		}
+		for _, c := range []struct {
+			before time.Time
+			want   bool
+		}{{at(10), false}, {at(11), true}} { // 10 is not before 10
+			var has bool
+			read(t, st, func(tx store.Tx) error {
+				var err error
+				has, err = tx.HasExpiredIdempotency(ctx, c.before)
+				return err
+			})
+			if has != c.want {
+				t.Fatalf("HasExpiredIdempotency(%v) = %v, want %v", c.before, has, c.want)
+			}
 		}
 		var n int64
 		write(t, st, func(tx store.Tx) error {

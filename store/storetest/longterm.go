@@ -250,6 +250,20 @@ func testLongTerm(t *testing.T, open func(t *testing.T) store.Store) {
 				t.Fatalf("search %q after expiry = %v", text, got)
 			}
 		}
+		for _, c := range []struct {
+			before time.Time
+			want   bool
+		}{{at(10), false}, {at(11), true}} { // 10 is not before 10
+			var has bool
+			read(t, m.st, func(tx store.Tx) error {
+				var err error
+				has, err = tx.HasExpiredLongTermItems(t.Context(), c.before)
+				return err
+			})
+			if has != c.want {
+				t.Fatalf("HasExpiredLongTermItems(%v) = %v, want %v", c.before, has, c.want)
+			}
+		}
 		var n int64
 		write(t, m.st, func(tx store.Tx) error {
 			var err error
