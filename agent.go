@@ -29,11 +29,14 @@ type Agent struct {
 	// ToolPatterns are the profile's globs over tool names (path.Match syntax).
 	ToolPatterns []string `json:"tool_patterns"`
 	// Tools are the built-in tools the patterns select, with the effect class and approval they run
-	// with; tools of MCP servers are found when a run starts and are not listed here.
+	// with. Tools of MCP servers are found when a run starts and are not listed by GET /v1/agents;
+	// `carryon agents check` lists them here too, as their servers list them.
 	Tools []AgentTool `json:"tools"`
-	// Effects override tools' effect classes by tool name (MCP tools are unsafe unless said otherwise).
+	// Effects override tools' effect classes by tool name or glob (MCP tools are unsafe unless
+	// said otherwise): an exact name wins over a glob, a longer glob over a shorter one.
 	Effects map[string]EffectClass `json:"effects,omitempty"`
-	// Approval says, by tool name, whether a call waits for a user first: always or never.
+	// Approval says, by tool name or glob (as Effects), whether a call waits for a user first:
+	// always or never.
 	Approval map[string]string `json:"approval,omitempty"`
 	// MCPServers are the MCP servers the patterns name tools of.
 	MCPServers    []AgentMCPServer `json:"mcp_servers,omitempty"`
@@ -51,6 +54,8 @@ type AgentTool struct {
 	Effect EffectClass `json:"effect"`
 	// Approval is always or never.
 	Approval string `json:"approval"`
+	// MCPServer names the MCP server that offers the tool; "" for a built-in tool.
+	MCPServer string `json:"mcp_server,omitempty"`
 }
 
 // AgentMCPServer is an MCP server a profile uses, without its secrets: the environment variables

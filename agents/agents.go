@@ -3,7 +3,11 @@
 // profile made from the server's flags when there is no file, the canonical digest of each
 // profile's definition, the public view of a profile (carryon.Agent, never a secret), and the
 // resolution of a profile's tools: the built-in tools and the tools of named tool.Sources (MCP
-// servers), selected by the profile's globs, with its effect overrides applied.
+// servers), selected by the profile's globs, with its rules (effects and approval, by name or
+// glob) applied; and the check that every key of those rules, and every entry of its tools,
+// matches a tool the profile really has: a built-in one at load, an MCP server's when the server
+// lists its tools, where a key that matches nothing refuses the run's tools rather than leave the
+// tool it meant to the default.
 //
 // It is named agents, not profile, because that is the word of the API (`GET /v1/agents`, the
 // `agent` field of sessions and runs) and of the file (its `agents:` key): one word per concept.
@@ -97,23 +101,23 @@ type Profile struct {
 	Instructions string
 	// Tools are globs over tool names (path.Match syntax).
 	Tools []string
-	// Effects override tools' effect classes by tool name.
+	// Effects override tools' effect classes by tool name or glob (see Rule).
 	Effects map[string]carryon.EffectClass
-	// Approval is always or never by tool name (never when absent).
+	// Approval is always or never by tool name or glob (never when no key matches; see Rule).
 	Approval       map[string]string
 	MaxSteps       int
 	ContextBudget  int
 	RunTokenBudget int
 	// Digest is the digest of the profile's canonical definition (see Digest).
 	Digest string
+	// src is where the profile's keys are written, for the errors found when a server lists its
+	// tools; nil for the profile of the flags.
+	src *keySource
 }
 
-// ApprovalOf returns the approval of a tool: always or never.
+// ApprovalOf returns the approval of a tool: always or never (see Rule).
 func (p *Profile) ApprovalOf(toolName string) string {
-	if a, ok := p.Approval[toolName]; ok {
-		return a
-	}
-	return carryon.ApprovalNever
+	return p.Rule(toolName, "").Approval
 }
 
 // MCPServers returns the names of the MCP servers the profile's globs name tools of, sorted.

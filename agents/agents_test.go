@@ -174,6 +174,13 @@ func TestFileErrors(t *testing.T) {
 		{"unknown provider key", "providers:\n  p: {kind: openai, base_url: \"http://x\", apikey: K}\nagents:\n  default: {provider: p}\n", nil,
 			[]string{`agents.yaml:2: providers.p.apikey: unknown key "apikey"`}},
 		{"not a mapping", "- a\n- b\n", nil, []string{"agents.yaml:1:", "mapping is expected"}},
+		{"unknown server key", good + "mcp_servers:\n  s: {commmand: [a]}\n", nil, []string{`agents.yaml:7: mcp_servers.s.commmand: unknown key "commmand"`}},
+		{"unknown key in JSON", `{"providers": {"p": {"kind": "scripted"}}, "agents": {"default": {"provider": "p", "approvals": {"x": "always"}}}}`, nil,
+			[]string{`agents.default.approvals: unknown key "approvals"`}},
+		{"unknown key in a second document", good + "---\nagents:\n  default: {provider: p, temperature: 1}\n", nil,
+			[]string{`agents.yaml:8: agents.default.temperature: unknown key "temperature"`}},
+		{"unknown key through a merge", "providers:\n  p: {kind: scripted, <<: {colour: red}}\nagents:\n  default: {provider: p}\n", nil,
+			[]string{`unknown key "colour"`}},
 		{"two problems in order", "providers:\n  p: {kind: openai}\nagents:\n  default:\n    provider: p\n    max_steps: 0\n", nil,
 			[]string{"agents.yaml:2: providers.p: needs api_key_env", "; agents.yaml:6: agents.default.max_steps"}},
 	}
@@ -308,9 +315,9 @@ func TestToolsFromSources(t *testing.T) {
 		"files":  source{tools: []tool.Tool{named("files__write_file"), named("files__read_text_file"), named("other__x")}},
 		"search": source{tools: []tool.Tool{named("search__web_search")}}, // default does not use it
 	}
-	got, err := agents.Tools(t.Context(), def, builtin(), sources)
-	if err != nil {
-		t.Fatal(err)
+	got, missing, err := agents.Tools(t.Context(), def, builtin(), sources)
+	if err != nil || missing != nil {
+		t.Fatal(err, missing)
 	}
 	var names []string
 	effects := map[string]carryon.EffectClass{}
@@ -327,7 +334,7 @@ func TestToolsFromSources(t *testing.T) {
 	}
 	// write_file keeps reconciling under an override.
 	r, _ := set.Profile("researcher")
-	got, _ = agents.Tools(t.Context(), r, builtin(), nil)
+	got, _, _ = agents.Tools(t.Context(), r, builtin(), nil)
 	for _, tl := range got {
 		if tl.Name() == "read_file" && tl.Effect() != carryon.EffectIdempotent {
 			t.Fatalf("read_file's effect %s, want the override", tl.Effect())
@@ -335,14 +342,15 @@ func TestToolsFromSources(t *testing.T) {
 	}
 	// A source that fails leaves its tools out and says so.
 	down := errors.New("connection refused")
-	got, err = agents.Tools(t.Context(), def, builtin(), map[string]tool.Source{"files": source{err: down}})
-	if !errors.Is(err, down) || !strings.Contains(err.Error(), "MCP server files") || len(got) != 3 {
-		t.Fatalf("a failing source: %d tools, %v", len(got), err)
+	got, missing, err = agents.Tools(t.Context(), def, builtin(), map[string]tool.Source{"files": source{err: down}})
+	if err != nil || !errors.Is(missing, down) || !strings.Contains(missing.Error(), "MCP server files") || len(got) != 3 {
+		t.Fatalf("a failing source: %d tools, %v, %v", len(got), missing, err)
 	}
 	// A source's tool may not take a built-in's name.
-	got, err = agents.Tools(t.Context(), def, builtin(), map[string]tool.Source{"files": source{tools: []tool.Tool{named("read_file")}}})
-	if err == nil || !strings.Contains(err.Error(), "read_file") || len(got) != 3 || got[0].Effect() != carryon.EffectRead {
-		t.Fatalf("a source's tool named like a built-in: %d tools, %v", len(got), err)
+	got, missing, err = agents.Tools(t.Context(), def, builtin(), map[string]tool.Source{"files": source{tools: []tool.Tool{
+		named("read_file"), named("files__write_file"), named("files__read_text_file")}}})
+	if err != nil || missing == nil || !strings.Contains(missing.Error(), "read_file") || len(got) != 5 || got[0].Effect() != carryon.EffectRead {
+		t.Fatalf("a source's tool named like a built-in: %d tools, %v, %v", len(got), missing, err)
 	}
 }
 

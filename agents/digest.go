@@ -79,8 +79,8 @@ func (s *Set) view(p *Profile, builtin []tool.Tool) *carryon.Agent {
 	prov := s.Providers[p.Provider]
 	a := &carryon.Agent{
 		Name: p.Name, Provider: prov.Name, ProviderKind: prov.Kind, Model: p.Model, Instructions: p.Instructions,
-		ToolPatterns: slices.Clone(p.Tools), Tools: []carryon.AgentTool{},
-		MaxSteps: p.MaxSteps, ContextBudget: p.ContextBudget, Digest: p.Digest,
+		ToolPatterns: slices.Clone(p.Tools),
+		MaxSteps:     p.MaxSteps, ContextBudget: p.ContextBudget, Digest: p.Digest,
 	}
 	if len(p.Effects) > 0 {
 		a.Effects = p.Effects
@@ -88,9 +88,7 @@ func (s *Set) view(p *Profile, builtin []tool.Tool) *carryon.Agent {
 	if len(p.Approval) > 0 {
 		a.Approval = p.Approval
 	}
-	for _, t := range Select(p, builtin) {
-		a.Tools = append(a.Tools, carryon.AgentTool{Name: t.Name(), Effect: t.Effect(), Approval: p.ApprovalOf(t.Name())})
-	}
+	a.Tools = toolViews(p, Select(p, builtin), nil)
 	for _, name := range p.MCPServers() {
 		m := s.MCPServers[name]
 		ms := carryon.AgentMCPServer{Name: m.Name, Transport: m.Transport(), Command: m.Command, URL: m.URL,

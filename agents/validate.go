@@ -241,36 +241,44 @@ func (v *validator) agent(at, name string, r *rawAgent, raw *rawFile, set *Set) 
 		*lim.out = *lim.in
 	}
 	p.Tools = v.globs(at+".tools", r.Tools, raw)
+	p.src = &keySource{file: v.file, pos: v.pos}
 	p.Effects = map[string]carryon.EffectClass{}
 	for _, t := range sortedKeys(r.Effects) {
-		e := carryon.EffectClass(r.Effects[t])
-		if !v.toolKey(at+".effects."+t, t, p.Tools) {
+		e, kat := carryon.EffectClass(r.Effects[t]), at+".effects."+t
+		if !v.toolKey(kat, t, p, raw) {
 			continue
 		}
 		switch e {
 		case carryon.EffectRead, carryon.EffectIdempotent, carryon.EffectUnsafe:
 		case carryon.EffectReconcilable:
+			if isGlob(t) {
+				v.fail(kat, "reconcilable is for one tool that can check the world: name it, not a glob")
+				continue
+			}
 			if _, ok := v.builtinTool(t).(tool.Reconciler); !ok {
-				v.fail(at+".effects."+t, "reconcilable needs a tool that can check the world; %s cannot", t)
+				v.fail(kat, "reconcilable needs a tool that can check the world; %s cannot", t)
 				continue
 			}
 		default:
-			v.fail(at+".effects."+t, "must be read, idempotent, reconcilable or unsafe, not %q", e)
+			v.fail(kat, "must be read, idempotent, reconcilable or unsafe, not %q", e)
 			continue
 		}
 		p.Effects[t] = e
 	}
 	p.Approval = map[string]string{}
 	for _, t := range sortedKeys(r.Approval) {
-		a := r.Approval[t]
-		if !v.toolKey(at+".approval."+t, t, p.Tools) {
+		a, kat := r.Approval[t], at+".approval."+t
+		if !v.toolKey(kat, t, p, raw) {
 			continue
 		}
 		if a != carryon.ApprovalAlways && a != carryon.ApprovalNever {
-			v.fail(at+".approval."+t, "must be always or never, not %q", a)
+			v.fail(kat, "must be always or never, not %q", a)
 			continue
 		}
 		p.Approval[t] = a
+	}
+	for _, pr := range p.ambiguities(v.selectedBuiltins(p.Tools)) {
+		v.fail(at+"."+pr.path, "%s", pr.msg)
 	}
 	return p
 }
@@ -296,24 +304,81 @@ func (v *validator) globs(at string, globs []string, raw *rawFile) []string {
 			}
 			continue
 		}
-		if !strings.ContainsAny(g, `*?[\`) && v.builtinTool(g) == nil {
-			v.fail(gat, "%q is not a built-in tool (built in: %s) nor SERVER__TOOL of an MCP server", g, strings.Join(v.builtinNames(), ", "))
+		switch {
+		case !isGlob(g) && v.builtinTool(g) == nil:
+			v.fail(gat, "%q is not a built-in tool (%s) nor SERVER__TOOL of an MCP server", g, suggest(g, v.builtinNames(), "built in:"))
+		case isGlob(g) && !matchesAny(g, v.builtinNames()):
+			v.fail(gat, "%q matches no built-in tool (built in: %s); a glob over an MCP server's tools starts with its name, such as files__*", g, strings.Join(v.builtinNames(), ", "))
 		}
 	}
 	return globs
 }
 
-// toolKey checks a tool name used as a key of effects or approval.
-func (v *validator) toolKey(at, name string, globs []string) bool {
-	if !nameRE.MatchString(name) {
-		v.fail(at, "is not a tool name (1 to 64 letters, digits, _ or -)")
+// keyRE is what a key of effects or approval may hold: a tool's characters and path.Match's.
+var keyRE = regexp.MustCompile(`^[a-zA-Z0-9_\-*?\[\]^!\\]{1,128}$`)
+
+// toolKey checks a key of effects or approval: a tool's name, or a glob over tools' names, that
+// matches a tool of profile p. A built-in tool is known now; a key that names tools of one of the
+// profile's MCP servers is checked when the server lists them (see Tools).
+func (v *validator) toolKey(at, key string, p *Profile, raw *rawFile) bool {
+	if _, err := path.Match(key, ""); err != nil || !keyRE.MatchString(key) || !isGlob(key) && !nameRE.MatchString(key) {
+		v.fail(at, "is not a tool name (1 to 64 letters, digits, _ or -) nor a glob over tool names (path.Match syntax, such as files__*)")
 		return false
 	}
-	if !selected(globs, name) {
-		v.fail(at, "the agent's tools do not include %s", name)
-		return false
+	servers := p.MCPServers()
+	builtins := v.selectedBuiltins(p.Tools)
+	server, named := serverOf(key)
+	if isGlob(key) {
+		switch {
+		case matchesAny(key, builtins):
+		case named && slices.Contains(servers, server):
+		case !named && len(servers) > 0:
+		default:
+			v.fail(at, "matches none of the agent's tools (%s)", suggest(key, builtins, "they are:"))
+			return false
+		}
+		return true
 	}
-	return true
+	switch {
+	case named && slices.Contains(servers, server) && selected(p.Tools, key):
+		return true // checked when the server lists its tools
+	case slices.Contains(builtins, key):
+		return true
+	case named && slices.Contains(servers, server):
+		v.fail(at, "the agent's tools do not include %s (no entry of its tools selects it: %s)", key, entries(p.Tools))
+	case v.builtinTool(key) != nil:
+		v.fail(at, "the agent's tools do not include %s (a built-in tool that no entry of its tools selects: %s)", key, entries(p.Tools))
+	case named && raw.MCPServers[server] != nil:
+		v.fail(at, "the agent's tools do not include %s (no entry of its tools names MCP server %s)", key, server)
+	default:
+		candidates := slices.Clone(builtins)
+		for _, g := range p.Tools {
+			if _, ok := serverOf(g); ok {
+				candidates = append(candidates, g)
+			}
+		}
+		v.fail(at, "the agent's tools do not include %s (%s)", key, suggest(key, candidates, "its tools:"))
+	}
+	return false
+}
+
+// entries says a profile's tools entries, "[]" for none.
+func entries(globs []string) string {
+	if len(globs) == 0 {
+		return "[]"
+	}
+	return strings.Join(globs, ", ")
+}
+
+// selectedBuiltins are the names of the built-in tools the globs select.
+func (v *validator) selectedBuiltins(globs []string) []string {
+	var out []string
+	for _, t := range v.builtin {
+		if selected(globs, t.Name()) {
+			out = append(out, t.Name())
+		}
+	}
+	return out
 }
 
 func (v *validator) builtinTool(name string) tool.Tool {

@@ -1,8 +1,10 @@
 package hub
 
 import (
+	"context"
 	"log/slog"
 
+	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/agents"
 	"github.com/carryon-hub/carryon/tool"
 	"github.com/carryon-hub/carryon/tool/mcptool"
@@ -31,4 +33,22 @@ func mcpSources(set *agents.Set, log *slog.Logger) (sources map[string]tool.Sour
 		sources[name] = s
 	}
 	return sources, close, nil
+}
+
+// AgentTools starts (or reaches) the MCP servers the profiles of set use, lists their tools, and
+// returns the view of every profile with every tool a run of it would get now, the servers' tools
+// included, each with the effect class and approval it runs with (agents.Set.ListTools, whose
+// error names each key of the file that matches none of the listed tools). The servers are
+// stopped before it returns. getenv decides the built-in tools (BuiltinTools); log gets the
+// servers' stderr (nil discards). `carryon agents check` prints its answer.
+func AgentTools(ctx context.Context, set *agents.Set, getenv func(string) string, log *slog.Logger) (*carryon.AgentList, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	sources, closeSources, err := mcpSources(set, log)
+	if err != nil {
+		return nil, err
+	}
+	defer closeSources()
+	return set.ListTools(ctx, BuiltinTools(getenv), sources)
 }

@@ -122,9 +122,16 @@ func (p *profiles) Engine(ctx context.Context, name string) (*engine.Engine, err
 // engine builds an engine for a run of pr's profile.
 func (p *profiles) engine(ctx context.Context, pr *profileRun) (*engine.Engine, error) {
 	prof := pr.profile
-	tools, err := agents.Tools(ctx, prof, p.builtin, p.sources)
+	tools, missing, err := agents.Tools(ctx, prof, p.builtin, p.sources)
+	if missing != nil {
+		p.log.Warn("a run goes on without the tools of an MCP server that did not answer", "agent", prof.Name, "err", missing)
+	}
 	if err != nil {
-		p.log.Warn("a run goes on without the tools of an MCP server that did not answer", "agent", prof.Name, "err", err)
+		// A rule of the file that matches none of the listed tools would leave the tool it was
+		// meant for to the default (no approval, unsafe or the server's hint): the run fails
+		// instead, before any call, and the operator is told.
+		p.log.Error("a run cannot start: the agents file names tools its MCP servers do not list", "agent", prof.Name, "err", err)
+		return nil, err
 	}
 	reg, err := tool.NewRegistry(tools...)
 	if err != nil {

@@ -254,42 +254,71 @@ func TestAgentsFileFromEnv(t *testing.T) {
 }
 
 // TestAgentsCheck runs `carryon agents check` on a good file, a wrong one and a missing secret.
+// It starts the file's MCP server (this binary over stdio), lists its tools and prints the
+// effect class and approval every tool runs with, MCP tools included; a key that matches none of
+// the listed tools is an error with its line and the nearest names.
 func TestAgentsCheck(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	file := writeFile(t, dir, "agents.yaml", `
-providers:
-  claude: {kind: anthropic, api_key_env: MY_CLAUDE_KEY}
-mcp_servers:
-  files: {command: [mcp-files, /srv], env: {LOG: quiet}, call_timeout: 10s}
+	entry, _ := counterMCP(t, filepath.Join(dir, "count"))
+	entry = strings.TrimSuffix(entry, "}") + ", call_timeout: 10s}"
+	const profiles = `
 agents:
   default:
     provider: claude
-    tools: [read_file, "files__*"]
-    effects: {files__read_text_file: read}
-    approval: {files__write_file: always}
-`)
-	var out, errOut bytes.Buffer
-	err := run(t.Context(), []string{"agents", "check", file}, envMap(map[string]string{"MY_CLAUDE_KEY": "sk-ant-xyz"}), nil, &out, &errOut)
+    tools: [read_file, "counter__*"]
+    effects: {counter__peek: read}
+    approval: {counter__bump: always}
+  helper:
+    provider: claude
+    tools: [list_files, "counter__*"]
+    approval: {"*": always, "counter__p*": never}
+`
+	file := writeFile(t, dir, "agents.yaml", "providers:\n  claude: {kind: anthropic, api_key_env: MY_CLAUDE_KEY}\nmcp_servers:\n  "+entry+profiles)
+	check := func(file string, args ...string) (string, error) {
+		var out bytes.Buffer
+		err := run(t.Context(), append([]string{"agents", "check", file}, args...), envMap(map[string]string{"MY_CLAUDE_KEY": "sk-ant-xyz"}), nil, &out, io.Discard)
+		return out.String(), err
+	}
+	out, err := check(file)
 	if err != nil {
 		t.Fatalf("check: %v", err)
 	}
-	for _, want := range []string{"1 agent profiles, valid", "default", "claude (anthropic)", "claude-sonnet-4-5", "sha256:",
-		"read_file (read)", "tools of MCP server files (stdio)", "files__read_text_file (read)", "files__write_file (unsafe, approval always)"} {
-		if !strings.Contains(out.String(), want) {
-			t.Fatalf("check output lacks %q:\n%s", want, out.String())
+	rows := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		rows[strings.Join(strings.Fields(line), " ")] = true
+	}
+	for _, want := range []string{"AGENT TOOL FROM EFFECT APPROVAL",
+		"default read_file built in read never",
+		"default counter__bump counter (stdio) unsafe always",
+		"default counter__peek counter (stdio) read never",
+		"helper list_files built in read always (*)",
+		"helper counter__bump counter (stdio) unsafe always (*)",
+		"helper counter__peek counter (stdio) unsafe never (counter__p*)",
+	} {
+		if !rows[want] {
+			t.Fatalf("check output lacks the row %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out.String(), "sk-ant-xyz") {
-		t.Fatalf("check printed the key:\n%s", out.String())
+	for _, want := range []string{"2 agent profiles, valid\n", "claude (anthropic)", "claude-sonnet-4-5", "sha256:"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("check output lacks %q:\n%s", want, out)
+		}
 	}
-	out.Reset()
-	if err := run(t.Context(), []string{"agents", "check", file, "--json"}, envMap(map[string]string{"MY_CLAUDE_KEY": "k"}), nil, &out, &errOut); err != nil {
+	if strings.Contains(out, "sk-ant-xyz") {
+		t.Fatalf("check printed the key:\n%s", out)
+	}
+	out, err = check(file, "--json")
+	if err != nil {
 		t.Fatal(err)
 	}
 	var list struct {
 		Items []struct {
-			Name       string
+			Name  string
+			Tools []struct {
+				Name, Effect, Approval string
+				MCPServer              string `json:"mcp_server"`
+			}
 			MCPServers []struct {
 				Name               string
 				EnvKeys            []string `json:"env_keys"`
@@ -297,15 +326,38 @@ agents:
 			} `json:"mcp_servers"`
 		}
 	}
-	if err := json.Unmarshal(out.Bytes(), &list); err != nil || len(list.Items) != 1 || len(list.Items[0].MCPServers) != 1 ||
-		list.Items[0].MCPServers[0].CallTimeoutSeconds != 10 || !slices.Equal(list.Items[0].MCPServers[0].EnvKeys, []string{"LOG"}) {
-		t.Fatalf("check --json: %v %s", err, out.String())
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Items) != 2 || len(list.Items[0].MCPServers) != 1 ||
+		list.Items[0].MCPServers[0].CallTimeoutSeconds != 10 || !slices.Equal(list.Items[0].MCPServers[0].EnvKeys, []string{counterServerEnv}) ||
+		len(list.Items[0].Tools) != 3 || list.Items[0].Tools[1].Name != "counter__bump" || list.Items[0].Tools[1].MCPServer != "counter" || list.Items[0].Tools[1].Approval != "always" {
+		t.Fatalf("check --json: %v %s", err, out)
+	}
+
+	// A key that matches none of the tools the server lists: its line, and the nearest name.
+	typo := writeFile(t, dir, "typo.yaml", strings.Replace(strings.Replace(string(mustRead(t, file)), "counter__bump: always", "counter__bmup: always", 1), "counter__peek: read", "counter__peak: read", 1))
+	var stderr bytes.Buffer
+	_, err = check(typo)
+	if code := report(err, &stderr); code != 1 || strings.TrimSpace(stderr.String()) != "carryon: "+typo+":9: agents.default.effects.counter__peak: the agent's tools do not include counter__peak: MCP server counter lists no such tool (nearest: counter__peek); "+
+		typo+":10: agents.default.approval.counter__bmup: the agent's tools do not include counter__bmup: MCP server counter lists no such tool (nearest: counter__bump) (invalid_request)" {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	// --no-mcp checks the rest without the server, and says what it could not list.
+	out, err = check(typo, "--no-mcp")
+	if err != nil || !strings.Contains(out, "valid (the MCP servers' tools not listed: --no-mcp)") ||
+		!strings.Contains(strings.Join(strings.Fields(out), " "), "default counter__bmup counter (stdio), not listed unsafe always") {
+		t.Fatalf("--no-mcp: %v\n%s", err, out)
+	}
+	// A server that cannot start: named, with the way around it.
+	down := writeFile(t, dir, "down.yaml", "providers:\n  claude: {kind: anthropic, api_key_env: MY_CLAUDE_KEY}\nmcp_servers:\n  counter: {command: ["+dir+"/no-such-server]}"+profiles)
+	stderr.Reset()
+	_, err = check(down)
+	if code := report(err, &stderr); code != 1 || !strings.Contains(stderr.String(), "MCP server counter: ") || !strings.Contains(stderr.String(), "with --no-mcp the rest of the file is checked without them") {
+		t.Fatalf("a server that cannot start: exit %d, stderr %q", code, stderr.String())
 	}
 
 	// Without the key: the variable is named, the exit status is 1.
-	var stderr bytes.Buffer
+	stderr.Reset()
 	err = run(t.Context(), []string{"agents", "check", file}, envMap(nil), nil, io.Discard, io.Discard)
-	if code := report(err, &stderr); code != 1 || !strings.Contains(stderr.String(), "agents.yaml:3: providers.claude.api_key_env: names MY_CLAUDE_KEY, which is not set") ||
+	if code := report(err, &stderr); code != 1 || !strings.Contains(stderr.String(), "agents.yaml:2: providers.claude.api_key_env: names MY_CLAUDE_KEY, which is not set") ||
 		!strings.HasSuffix(strings.TrimSpace(stderr.String()), "(invalid_request)") || !strings.HasPrefix(stderr.String(), "carryon: ") {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
@@ -314,8 +366,17 @@ agents:
 	if code := report(run(t.Context(), []string{"agents", "check"}, envMap(nil), nil, io.Discard, io.Discard), &stderr); code != 2 {
 		t.Fatalf("agents check without a file: exit %d", code)
 	}
-	out.Reset()
-	if err := run(t.Context(), []string{"agents", "--help"}, envMap(nil), nil, &out, io.Discard); err != nil || !strings.Contains(out.String(), "carryon agents check agents.yaml") {
-		t.Fatalf("help: %v\n%s", err, out.String())
+	var help bytes.Buffer
+	if err := run(t.Context(), []string{"agents", "--help"}, envMap(nil), nil, &help, io.Discard); err != nil || !strings.Contains(help.String(), "carryon agents check agents.yaml") {
+		t.Fatalf("help: %v\n%s", err, help.String())
 	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -150,7 +150,7 @@ Usage:
   carryon runs ls --session ID | runs show RUN_ID            a session's runs; a run and its tool journal
   carryon context SESSION_ID                                 what the model would be sent now, with tokens
   carryon memory put|get|rm|ls|search ...                    the user's long-term memory (namespaces, search)
-  carryon agents check FILE                                  validate an agents file and print its profiles
+  carryon agents check FILE                                  validate an agents file; print every tool's rules
   carryon mcp [--server URL] [--key KEY]                     the MCP server over stdio, for desktop clients
   carryon migrate [--data DIR] [--db DSN]                    bring the database schema up to date
   carryon backup --to FILE [--data DIR]                      a consistent copy of a live SQLite deployment

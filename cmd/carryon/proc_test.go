@@ -21,6 +21,9 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(counterServerEnv) != "" {
+		os.Exit(serveCounter())
+	}
 	dir, err := os.MkdirTemp("", "carryon-bin-")
 	if err != nil {
 		panic(err)
