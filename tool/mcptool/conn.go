@@ -60,7 +60,7 @@ func (s *Server) transport() (mcp.Transport, *exec.Cmd, *tail) {
 	// A grandchild (npx starts node) may keep stderr open after the child is gone; do not wait for it.
 	cmd.WaitDelay = terminateGrace
 	ownProcessGroup(cmd)
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}, cmd, errs
+	return &stdioTransport{cmd: cmd, grace: terminateGrace, log: s.log}, cmd, errs
 }
 
 // environ is the environment of a stdio server: the inherited variables that are set, then extra.

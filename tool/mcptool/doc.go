@@ -84,6 +84,15 @@
 // text block already holds the same JSON (as servers are asked to send it). The text is cut at
 // MaxResultBytes (read_file's limit) on a rune boundary with a note.
 //
+// One message of a stdio server is at most MaxMessageBytes (16 MiB, the go-sdk's frame limit, past
+// which the SDK would drop the connection and fail every call in flight). carryon reads a longer
+// message in pieces without holding it whole: an answer to a call becomes a result with the start
+// of its text, up to MaxResultBytes, and the note "[truncated: the MCP server's answer was N
+// bytes, more than the 16777216 bytes carryon reads in one message; this is the first M bytes of
+// its text]"; other content and structured content are left out, and an error answer keeps only
+// its size. Any other oversize message (a request, a notification) is dropped with a warning.
+// The connection and the other calls carry on.
+//
 // Failures are errors whose text is written for the model, which the engine journals as a
 // failed action and shows to the model as "error: <text>", so the run goes on and the model can
 // react:
