@@ -77,6 +77,11 @@
 // (re)starting the server, is bounded by Config.CallTimeout (default 60 s); starting and
 // initialising the server alone by ConnectTimeout (default 60 s).
 //
+// A server has at most Config.MaxConcurrentCalls calls in flight (default
+// DefaultMaxConcurrentCalls, 4), from all the runs that use it. A call beyond them waits for one
+// to end, within its own timeout and its caller's context; when they end first it fails as not
+// made, and the server never sees it. A call frees its slot when it returns, timed out or not.
+//
 // The result's text content is joined with newlines; other content is summarised one per line:
 // "[image image/png, 1234 bytes]", "[audio audio/wav, 10 bytes]", "[resource link <uri> "name",
 // mime: description]", an embedded text resource as "[resource <uri>, mime]" and its text, a

@@ -211,3 +211,15 @@ func hardTools(t *testing.T, cfg mcptool.Config) (*mcptool.Server, map[string]to
 	}
 	return s, m
 }
+
+// receive returns the error a call sends on errc, failing t when none comes within within.
+func receive(t *testing.T, errc <-chan error, within time.Duration) error {
+	t.Helper()
+	select {
+	case err := <-errc:
+		return err
+	case <-time.After(within):
+		t.Fatalf("no answer within %s", within)
+		return nil
+	}
+}

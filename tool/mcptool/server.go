@@ -38,6 +38,8 @@ type Server struct {
 	wg     sync.WaitGroup
 	// listing serialises tool list refreshes (a semaphore a waiter can give up on).
 	listing chan struct{}
+	// slots holds a token per call in flight (MaxConcurrentCalls of them at most).
+	slots chan struct{}
 
 	invalid error // cfg's Validate error, returned by every use
 
@@ -70,7 +72,8 @@ func New(cfg Config, log *slog.Logger) *Server {
 	}
 	log = log.With("mcp_server", cfg.Name)
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, log: log, ctx: ctx, cancel: cancel, listing: make(chan struct{}, 1)}
+	s := &Server{cfg: cfg, log: log, ctx: ctx, cancel: cancel, listing: make(chan struct{}, 1),
+		slots: make(chan struct{}, cfg.maxConcurrentCalls())}
 	s.client = mcp.NewClient(&mcp.Implementation{Name: "carryon", Version: "1"}, &mcp.ClientOptions{
 		Logger: log,
 		// carryon offers the server nothing (no roots, sampling or elicitation).
@@ -242,6 +245,19 @@ func (s *Server) end(sess *session, err error) {
 		defer s.wg.Done()
 		sess.close()
 	}()
+}
+
+// acquire takes one of the server's call slots, waiting while ctx allows; release gives it back.
+func (s *Server) acquire(ctx context.Context) (release func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
+	}
+	select {
+	case s.slots <- struct{}{}:
+		return func() { <-s.slots }, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 // succeeded resets the backoff after a call the server answered.

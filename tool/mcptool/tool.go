@@ -106,6 +106,18 @@ func (t *Tool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 	defer context.AfterFunc(s.ctx, func() { abort(errClosed) })()
 	cctx, cancel := context.WithTimeoutCause(octx, timeout, errTimedOut)
 	defer cancel()
+	release, err := s.acquire(cctx)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return tool.Result{}, context.Cause(ctx)
+		case context.Cause(cctx) == errTimedOut:
+			return tool.Result{}, fmt.Errorf("%s: MCP server %q had its %d calls in flight for all of %s; the call was not made",
+				t.name, s.cfg.Name, cap(s.slots), timeout)
+		}
+		return tool.Result{}, fmt.Errorf("%s: the call was not made: %s", t.name, plain(err))
+	}
+	defer release()
 	sess, err := s.session(cctx)
 	if err != nil {
 		switch {
