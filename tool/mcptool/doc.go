@@ -31,6 +31,17 @@
 // closed, then SIGTERM, then SIGKILL of the process group, each after 2 s) and must be called at
 // shutdown.
 //
+// A server that is alive but stuck is restarted too (stdio and Transport servers; see
+// health.go). Many stdio servers handle one request at a time, so one call that never ends
+// would make every later call, from every run, time out. After a call goes unanswered (its
+// timeout ran out, or its caller gave up) the server is pinged; when it does not answer within
+// a quarter of CallTimeout (between 250 ms and 5 s), or when 3 calls in a row time out with no
+// answer between, its process group is killed and the next use starts a new one. Its calls in
+// flight fail at once with "MCP server "x" stopped answering and was restarted during the call
+// (why); the call may or may not have taken effect". A call that arrives while the ping is out
+// waits for its verdict within its own timeout, so no call waits behind a stuck one for longer
+// than its own timeout.
+//
 // # Tool lists
 //
 // Tools lists the server's tools, following nextCursor to the last page, and caches the list
@@ -105,8 +116,11 @@
 //   - isError: "<tool>: " and the result's text.
 //   - a JSON-RPC error answer (an unknown tool, bad parameters): "<tool>: MCP server "x" refused
 //     the call: <message>".
-//   - no answer within CallTimeout: the request is cancelled and the error says the call "may
-//     or may not have taken effect"; the server stays connected.
+//   - no answer within CallTimeout: the SDK sends the server notifications/cancelled with the
+//     request's id (and the reason "context deadline exceeded") and the error says the call "may
+//     or may not have taken effect"; the server is pinged, and restarted if it does not answer
+//     (see Servers).
+//   - the server is restarted for not answering during the call: the same warning, and why.
 //   - the server dies or the connection breaks during the call: the same warning, and the next
 //     use reconnects.
 //   - the server cannot be started or reached: "the call was not made" and why.
