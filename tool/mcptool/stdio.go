@@ -61,6 +61,7 @@ type procStdin struct {
 	grace time.Duration
 }
 
+// Write writes p to the server's stdin.
 func (w *procStdin) Write(p []byte) (int, error) { return w.stdin.Write(p) }
 
 // Close closes stdin and waits for the process to exit; after grace it sends SIGTERM, after
