@@ -74,7 +74,10 @@ type MCPServer struct {
 	TrustAnnotations bool
 	// CallTimeout bounds one tool call (0: the MCP client's default).
 	CallTimeout time.Duration
-	headers     map[string]string
+	// MaxConcurrentCalls is how many calls the server has in flight at most (0: the MCP client's
+	// default).
+	MaxConcurrentCalls int
+	headers            map[string]string
 }
 
 // Headers returns the headers to send to an HTTP server, their values read from the variables of

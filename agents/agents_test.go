@@ -167,6 +167,8 @@ func TestFileErrors(t *testing.T) {
 		{"server with neither", good + "mcp_servers:\n  s: {env: {A: b}}\n", nil, []string{"mcp_servers.s: needs command (a stdio server) or url"}},
 		{"bad timeout", good + "mcp_servers:\n  s: {command: [a], call_timeout: 0s}\n", nil, []string{"mcp_servers.s.call_timeout: must be more than 0"}},
 		{"timeout not a duration", good + "mcp_servers:\n  s: {command: [a], call_timeout: soon}\n", nil, []string{"agents.yaml:7: mcp_servers.s.call_timeout:"}},
+		{"no calls at once", good + "mcp_servers:\n  s: {command: [a], max_concurrent_calls: 0}\n", nil,
+			[]string{"agents.yaml:7: mcp_servers.s.max_concurrent_calls: must be 1 or more, not 0"}},
 		{"no default", "providers:\n  p: {kind: scripted}\nagents:\n  writer: {provider: p}\n", nil, []string{"agents.yaml:3: agents: no agent is named default"}},
 		{"no agents", "providers:\n  p: {kind: scripted}\n", nil, []string{"agents: the file defines no agent"}},
 		{"syntax", "agents:\n  default: {provider: p\n", nil, []string{"agents.yaml:2"}},
@@ -399,5 +401,20 @@ func TestDocsExample(t *testing.T) {
 		if !strings.Contains(string(page), n+" ") || !strings.Contains(string(page), got.Digest[:len("sha256:")+4]+"…") {
 			t.Fatalf("the page does not show %s's digest %s", n, got.Digest)
 		}
+	}
+}
+
+func TestMaxConcurrentCalls(t *testing.T) {
+	t.Parallel()
+	src := "providers:\n  p: {kind: scripted}\nmcp_servers:\n  s: {command: [a], max_concurrent_calls: 2}\n  d: {command: [b]}\nagents:\n  default: {provider: p}\n"
+	set, err := agents.Parse("a.yaml", []byte(src), agents.Options{Getenv: getenv(nil), Builtin: builtin()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := set.MCPServers["s"].MaxConcurrentCalls; got != 2 {
+		t.Errorf("max_concurrent_calls: 2 gives %d", got)
+	}
+	if got := set.MCPServers["d"].MaxConcurrentCalls; got != 0 {
+		t.Errorf("no max_concurrent_calls gives %d, want 0 (the client's default)", got)
 	}
 }

@@ -47,6 +47,7 @@ type rawServer struct {
 	HeadersEnv       map[string]string `yaml:"headers_env"`
 	TrustAnnotations bool              `yaml:"trust_annotations"`
 	CallTimeout      *string           `yaml:"call_timeout"`
+	MaxConcurrent    *int              `yaml:"max_concurrent_calls"`
 }
 
 type rawAgent struct {

@@ -186,6 +186,12 @@ func (v *validator) server(at, name string, r *rawServer, used bool) *MCPServer 
 	if r.CallTimeout != nil {
 		s.CallTimeout = v.duration(at+".call_timeout", *r.CallTimeout, time.Nanosecond)
 	}
+	if r.MaxConcurrent != nil {
+		if *r.MaxConcurrent < 1 {
+			v.fail(at+".max_concurrent_calls", "must be 1 or more, not %d", *r.MaxConcurrent)
+		}
+		s.MaxConcurrentCalls = *r.MaxConcurrent
+	}
 	return s
 }
 

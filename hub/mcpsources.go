@@ -23,7 +23,7 @@ func mcpSources(set *agents.Set, log *slog.Logger) (sources map[string]tool.Sour
 	sources = map[string]tool.Source{}
 	for name, m := range set.MCPServers {
 		cfg := mcptool.Config{Name: name, Command: m.Command, Env: m.Env, URL: m.URL, Headers: m.Headers(),
-			TrustAnnotations: m.TrustAnnotations, CallTimeout: m.CallTimeout}
+			TrustAnnotations: m.TrustAnnotations, CallTimeout: m.CallTimeout, MaxConcurrentCalls: m.MaxConcurrentCalls}
 		if err := cfg.Validate(); err != nil {
 			close()
 			return nil, nil, err

@@ -17,6 +17,11 @@ const (
 	// DefaultConnectTimeout bounds starting and initialising a server when Config.ConnectTimeout
 	// is zero. It is generous because a command such as `npx -y pkg` may first download pkg.
 	DefaultConnectTimeout = 60 * time.Second
+	// DefaultMaxConcurrentCalls is how many calls one server has in flight at most when
+	// Config.MaxConcurrentCalls is zero: enough for the parallel calls of a few runs, few enough
+	// that a server that stops answering holds only that many calls, the others failing as not
+	// made when their timeout ends while they wait.
+	DefaultMaxConcurrentCalls = 4
 )
 
 // Config describes one MCP server. Exactly one of Command, URL and Transport is set.
@@ -49,6 +54,10 @@ type Config struct {
 	CallTimeout time.Duration
 	// ConnectTimeout bounds starting and initialising the server; 0 means DefaultConnectTimeout.
 	ConnectTimeout time.Duration
+	// MaxConcurrentCalls is how many tool calls the server has in flight at most; a call beyond
+	// them waits for one to end, within its own timeout and context. 0 means
+	// DefaultMaxConcurrentCalls.
+	MaxConcurrentCalls int
 }
 
 var (
@@ -107,6 +116,9 @@ func (c Config) Validate() error {
 	if c.CallTimeout < 0 || c.ConnectTimeout < 0 {
 		return bad("timeouts must not be negative")
 	}
+	if c.MaxConcurrentCalls < 0 {
+		return bad("max_concurrent_calls must be 1 or more (0 for the default, %d)", DefaultMaxConcurrentCalls)
+	}
 	return nil
 }
 
@@ -115,6 +127,13 @@ func (c Config) callTimeout() time.Duration {
 		return c.CallTimeout
 	}
 	return DefaultCallTimeout
+}
+
+func (c Config) maxConcurrentCalls() int {
+	if c.MaxConcurrentCalls > 0 {
+		return c.MaxConcurrentCalls
+	}
+	return DefaultMaxConcurrentCalls
 }
 
 func (c Config) connectTimeout() time.Duration {

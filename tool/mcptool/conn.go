@@ -41,6 +41,13 @@ type session struct {
 	started time.Time
 	done    chan struct{} // closed once the session is over (see Server.end)
 	endOnce sync.Once
+	// ctx ends when the session does, its cause saying why; the calls on the session end with it.
+	ctx  context.Context
+	stop context.CancelCauseFunc
+
+	// Guarded by Server.mu (see health.go):
+	probe    chan struct{} // while a ping checks the server after an unanswered call; closed after
+	timeouts int           // calls in a row that timed out
 }
 
 // transport returns a new transport to the server, and the command it will start (stdio only).
@@ -60,7 +67,7 @@ func (s *Server) transport() (mcp.Transport, *exec.Cmd, *tail) {
 	// A grandchild (npx starts node) may keep stderr open after the child is gone; do not wait for it.
 	cmd.WaitDelay = terminateGrace
 	ownProcessGroup(cmd)
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}, cmd, errs
+	return &stdioTransport{cmd: cmd, grace: terminateGrace, log: s.log}, cmd, errs
 }
 
 // environ is the environment of a stdio server: the inherited variables that are set, then extra.
@@ -89,7 +96,8 @@ func (s *Server) open(ctx context.Context) (*session, error) {
 		}
 		return nil, fmt.Errorf("cannot start MCP server %q: %w%s", s.cfg.Name, describeCause(ctx, err), errs.note())
 	}
-	return &session{cs: cs, cmd: cmd, stderr: errs, started: time.Now(), done: make(chan struct{})}, nil
+	sctx, stop := context.WithCancelCause(context.Background())
+	return &session{cs: cs, cmd: cmd, stderr: errs, started: time.Now(), done: make(chan struct{}), ctx: sctx, stop: stop}, nil
 }
 
 // describeCause names a timeout of ctx rather than the bare context error.
@@ -100,11 +108,16 @@ func describeCause(ctx context.Context, err error) error {
 	return err
 }
 
-// close ends the session: the SDK closes stdin and waits for the process (then signals it); the
-// process group is killed at the end so no grandchild outlives it. It never blocks for more than
-// a few terminateGrace periods.
-func (ss *session) close() {
+// close ends the session: the calls on it end at once, then the connection is closed (stdin,
+// then SIGTERM, then SIGKILL for a stdio server) and the process group is killed, so that no
+// grandchild outlives it. With kill, for a server that stopped answering, the process group is
+// killed first. It never blocks for more than a few terminateGrace periods.
+func (ss *session) close(kill bool) {
 	ss.endOnce.Do(func() {
+		ss.stop(errClosed)
+		if kill && ss.cmd != nil && ss.cmd.Process != nil {
+			killProcessGroup(ss.cmd)
+		}
 		finished := make(chan struct{})
 		go func() { _ = ss.cs.Close(); close(finished) }()
 		select {

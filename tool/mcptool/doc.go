@@ -31,6 +31,17 @@
 // closed, then SIGTERM, then SIGKILL of the process group, each after 2 s) and must be called at
 // shutdown.
 //
+// A server that is alive but stuck is restarted too (stdio and Transport servers; see
+// health.go). Many stdio servers handle one request at a time, so one call that never ends
+// would make every later call, from every run, time out. After a call goes unanswered (its
+// timeout ran out, or its caller gave up) the server is pinged; when it does not answer within
+// a quarter of CallTimeout (between 250 ms and 5 s), or when 3 calls in a row time out with no
+// answer between, its process group is killed and the next use starts a new one. Its calls in
+// flight fail at once with "MCP server "x" stopped answering and was restarted during the call
+// (why); the call may or may not have taken effect". A call that arrives while the ping is out
+// waits for its verdict within its own timeout, so no call waits behind a stuck one for longer
+// than its own timeout.
+//
 // # Tool lists
 //
 // Tools lists the server's tools, following nextCursor to the last page, and caches the list
@@ -77,12 +88,26 @@
 // (re)starting the server, is bounded by Config.CallTimeout (default 60 s); starting and
 // initialising the server alone by ConnectTimeout (default 60 s).
 //
+// A server has at most Config.MaxConcurrentCalls calls in flight (default
+// DefaultMaxConcurrentCalls, 4), from all the runs that use it. A call beyond them waits for one
+// to end, within its own timeout and its caller's context; when they end first it fails as not
+// made, and the server never sees it. A call frees its slot when it returns, timed out or not.
+//
 // The result's text content is joined with newlines; other content is summarised one per line:
 // "[image image/png, 1234 bytes]", "[audio audio/wav, 10 bytes]", "[resource link <uri> "name",
 // mime: description]", an embedded text resource as "[resource <uri>, mime]" and its text, a
 // binary one as "[resource <uri>, mime, N bytes]". Structured content follows as JSON, unless a
 // text block already holds the same JSON (as servers are asked to send it). The text is cut at
 // MaxResultBytes (read_file's limit) on a rune boundary with a note.
+//
+// One message of a stdio server is at most MaxMessageBytes (16 MiB, the go-sdk's frame limit, past
+// which the SDK would drop the connection and fail every call in flight). carryon reads a longer
+// message in pieces without holding it whole: an answer to a call becomes a result with the start
+// of its text, up to MaxResultBytes, and the note "[truncated: the MCP server's answer was N
+// bytes, more than the 16777216 bytes carryon reads in one message; this is the first M bytes of
+// its text]"; other content and structured content are left out, and an error answer keeps only
+// its size. Any other oversize message (a request, a notification) is dropped with a warning.
+// The connection and the other calls carry on.
 //
 // Failures are errors whose text is written for the model, which the engine journals as a
 // failed action and shows to the model as "error: <text>", so the run goes on and the model can
@@ -91,8 +116,11 @@
 //   - isError: "<tool>: " and the result's text.
 //   - a JSON-RPC error answer (an unknown tool, bad parameters): "<tool>: MCP server "x" refused
 //     the call: <message>".
-//   - no answer within CallTimeout: the request is cancelled and the error says the call "may
-//     or may not have taken effect"; the server stays connected.
+//   - no answer within CallTimeout: the SDK sends the server notifications/cancelled with the
+//     request's id (and the reason "context deadline exceeded") and the error says the call "may
+//     or may not have taken effect"; the server is pinged, and restarted if it does not answer
+//     (see Servers).
+//   - the server is restarted for not answering during the call: the same warning, and why.
 //   - the server dies or the connection breaks during the call: the same warning, and the next
 //     use reconnects.
 //   - the server cannot be started or reached: "the call was not made" and why.

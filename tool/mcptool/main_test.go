@@ -25,6 +25,12 @@ func TestMain(m *testing.M) {
 	case "fail":
 		fmt.Fprintln(os.Stderr, "boom: the test server refuses to start")
 		os.Exit(3)
+	case hardServerMode:
+		if err := hardServer(); err != nil {
+			fmt.Fprintln(os.Stderr, "hard test server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	default:
 		if err := stdioServer(); err != nil {
 			fmt.Fprintln(os.Stderr, "test server:", err)

@@ -38,6 +38,8 @@ type Server struct {
 	wg     sync.WaitGroup
 	// listing serialises tool list refreshes (a semaphore a waiter can give up on).
 	listing chan struct{}
+	// slots holds a token per call in flight (MaxConcurrentCalls of them at most).
+	slots chan struct{}
 
 	invalid error // cfg's Validate error, returned by every use
 
@@ -70,7 +72,8 @@ func New(cfg Config, log *slog.Logger) *Server {
 	}
 	log = log.With("mcp_server", cfg.Name)
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, log: log, ctx: ctx, cancel: cancel, listing: make(chan struct{}, 1)}
+	s := &Server{cfg: cfg, log: log, ctx: ctx, cancel: cancel, listing: make(chan struct{}, 1),
+		slots: make(chan struct{}, cfg.maxConcurrentCalls())}
 	s.client = mcp.NewClient(&mcp.Implementation{Name: "carryon", Version: "1"}, &mcp.ClientOptions{
 		Logger: log,
 		// carryon offers the server nothing (no roots, sampling or elicitation).
@@ -94,7 +97,7 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	s.cancel()
 	if live != nil {
-		live.close()
+		live.close(false)
 	}
 	s.wg.Wait()
 	return nil
@@ -120,9 +123,19 @@ func (s *Server) session(ctx context.Context) (*session, error) {
 			return nil, fmt.Errorf("MCP server %q: %w", s.cfg.Name, errClosed)
 		}
 		if s.live != nil {
-			live := s.live
+			live, probe := s.live, s.live.probe
 			s.mu.Unlock()
-			return live, nil
+			if probe == nil {
+				return live, nil
+			}
+			// A call went unanswered: wait for the ping that tells whether the server is
+			// still there, rather than send it a call it may never answer.
+			select {
+			case <-probe:
+				continue
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
 		}
 		d := s.dialing
 		if d == nil {
@@ -167,7 +180,7 @@ func (s *Server) connect(d *dial) {
 	s.mu.Lock()
 	if err == nil && s.closed {
 		s.mu.Unlock()
-		sess.close()
+		sess.close(false)
 		s.mu.Lock()
 		err = errClosed
 	}
@@ -219,9 +232,14 @@ func (s *Server) watch(sess *session) {
 	s.end(sess, err)
 }
 
-// end forgets sess, if it is still the live session, as failed with err, and closes it in the
-// background (Close waits for that), so that a failing call returns at once.
+// end forgets sess, if it is still the live session, as failed with err, ends the calls on it
+// with err as their cause, and closes it in the background (Close waits for that), so that a
+// failing call returns at once. A server that stopped answering (an *unresponsiveError) is
+// killed rather than asked to exit.
 func (s *Server) end(sess *session, err error) {
+	sess.stop(err)
+	var deaf *unresponsiveError
+	kill := errors.As(err, &deaf)
 	s.mu.Lock()
 	if s.live == sess {
 		s.live = nil
@@ -235,19 +253,33 @@ func (s *Server) end(sess *session, err error) {
 	}
 	s.mu.Unlock()
 	if !background {
-		sess.close()
+		sess.close(kill)
 		return
 	}
 	go func() {
 		defer s.wg.Done()
-		sess.close()
+		sess.close(kill)
 	}()
 }
 
-// succeeded resets the backoff after a call the server answered.
-func (s *Server) succeeded() {
+// acquire takes one of the server's call slots, waiting while ctx allows; release gives it back.
+func (s *Server) acquire(ctx context.Context) (release func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
+	}
+	select {
+	case s.slots <- struct{}{}:
+		return func() { <-s.slots }, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// answered resets the backoff and the count of timeouts after a call that sess answered.
+func (s *Server) answered(sess *session) {
 	s.mu.Lock()
 	s.failures = 0
+	sess.timeouts = 0
 	s.mu.Unlock()
 }
 
@@ -313,11 +345,17 @@ func (s *Server) refresh(ctx context.Context) ([]tool.Tool, uint64, error) {
 	s.mu.Lock()
 	gen := s.gen
 	s.mu.Unlock()
-	lctx, span := telemetry.StartMCP(ctx, "tools/list", "", s.cfg.transportName(), s.cfg.host(), nil)
-	listed, err := listAll(lctx, sess.cs)
+	sctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	defer context.AfterFunc(sess.ctx, func() { stop(context.Cause(sess.ctx)) })()
+	lctx, span := telemetry.StartMCP(sctx, "tools/list", "", s.cfg.transportName(), s.cfg.host(), nil)
+	listed, err := await(lctx, func(ctx context.Context) ([]*mcp.Tool, error) { return listAll(ctx, sess.cs) })
 	span.End(err, false)
 	if err != nil {
-		if ctx.Err() == nil && !isServerError(err) {
+		switch {
+		case ctx.Err() != nil:
+			s.unanswered(sess, context.Cause(ctx) == errTimedOut)
+		case sctx.Err() == nil && !isServerError(err):
 			s.end(sess, err)
 		}
 		return nil, 0, fmt.Errorf("MCP server %q: listing its tools: %w", s.cfg.Name, err)

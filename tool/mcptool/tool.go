@@ -93,10 +93,11 @@ func (t *Tool) WithEffect(e carryon.EffectClass) (*Tool, error) {
 	return &c, nil
 }
 
-// Call calls the tool once, with c.IdempotencyKey in _meta under MetaIdempotencyKey. It connects
-// (or reconnects) first if needed, and gives up after the server's CallTimeout. A server that
-// answers isError, answers a JSON-RPC error, does not answer in time or goes away returns an
-// error whose text is meant for the model; when ctx itself ends, its cause is returned.
+// Call calls the tool once, with c.IdempotencyKey in _meta under MetaIdempotencyKey. It waits for
+// one of the server's MaxConcurrentCalls slots, connects (or reconnects) first if needed, and
+// gives up after the server's CallTimeout, all of it counted. A server that answers isError,
+// answers a JSON-RPC error, does not answer in time, is restarted or goes away returns an error
+// whose text is meant for the model; when ctx itself ends, its cause is returned.
 func (t *Tool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 	s := t.server
 	timeout := s.cfg.callTimeout()
@@ -106,7 +107,19 @@ func (t *Tool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 	defer context.AfterFunc(s.ctx, func() { abort(errClosed) })()
 	cctx, cancel := context.WithTimeoutCause(octx, timeout, errTimedOut)
 	defer cancel()
-	sess, err := s.session(cctx)
+	release, err := s.acquire(cctx)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return tool.Result{}, context.Cause(ctx)
+		case context.Cause(cctx) == errTimedOut:
+			return tool.Result{}, fmt.Errorf("%s: MCP server %q had its %d calls in flight for all of %s; the call was not made",
+				t.name, s.cfg.Name, cap(s.slots), timeout)
+		}
+		return tool.Result{}, fmt.Errorf("%s: the call was not made: %s", t.name, plain(err))
+	}
+	defer release()
+	sess, err := s.session(cctx) // waits, within cctx, for a server being checked or restarted
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -116,6 +129,8 @@ func (t *Tool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 		}
 		return tool.Result{}, fmt.Errorf("%s: the call was not made: %s", t.name, plain(err))
 	}
+	// The session's end (a restart, the server's exit) ends the call at once, with its cause.
+	defer context.AfterFunc(sess.ctx, func() { abort(context.Cause(sess.ctx)) })()
 	args := json.RawMessage(bytes.TrimSpace(c.Args))
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
@@ -128,23 +143,12 @@ func (t *Tool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 	if len(params.Meta) == 0 {
 		params.Meta = nil
 	}
-	res, err := sess.cs.CallTool(cctx, params)
+	res, err := await(cctx, func(ctx context.Context) (*mcp.CallToolResult, error) { return sess.cs.CallTool(ctx, params) })
 	span.End(err, err == nil && res.IsError)
 	if err != nil {
-		switch {
-		case ctx.Err() != nil:
-			return tool.Result{}, context.Cause(ctx)
-		case context.Cause(cctx) == errTimedOut:
-			return tool.Result{}, fmt.Errorf("%s: MCP server %q did not answer within %s; the call may or may not have taken effect", t.name, s.cfg.Name, timeout)
-		case context.Cause(cctx) == errClosed:
-			return tool.Result{}, fmt.Errorf("%s: the connection to MCP server %q was closed during the call; the call may or may not have taken effect", t.name, s.cfg.Name)
-		case isServerError(err):
-			return tool.Result{}, fmt.Errorf("%s: MCP server %q refused the call: %v", t.name, s.cfg.Name, serverMessage(err))
-		}
-		s.end(sess, err)
-		return tool.Result{}, fmt.Errorf("%s: the connection to MCP server %q was lost during the call (%v); the call may or may not have taken effect", t.name, s.cfg.Name, err)
+		return tool.Result{}, t.failed(ctx, cctx, sess, err)
 	}
-	s.succeeded()
+	s.answered(sess)
 	text := render(res)
 	if res.IsError {
 		if text == "" {
@@ -153,6 +157,35 @@ func (t *Tool) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 		return tool.Result{}, errors.New(t.name + ": " + text)
 	}
 	return tool.Result{Content: text}, nil
+}
+
+// failed is the error of a call on sess that got no result: err is the SDK's, ctx the caller's
+// and cctx the call's own context. The SDK sends notifications/cancelled for a request whose
+// context ends; a call left unanswered makes the server be checked (see unanswered).
+func (t *Tool) failed(ctx, cctx context.Context, sess *session, err error) error {
+	s := t.server
+	cause := context.Cause(cctx)
+	var deaf *unresponsiveError
+	switch {
+	case ctx.Err() != nil:
+		s.unanswered(sess, false)
+		return context.Cause(ctx)
+	case cause == errTimedOut:
+		s.unanswered(sess, true)
+		return fmt.Errorf("%s: MCP server %q did not answer within %s; the call may or may not have taken effect", t.name, s.cfg.Name, s.cfg.callTimeout())
+	case cause == errClosed:
+		return fmt.Errorf("%s: the connection to MCP server %q was closed during the call; the call may or may not have taken effect", t.name, s.cfg.Name)
+	case errors.As(cause, &deaf):
+		return fmt.Errorf("%s: MCP server %q stopped answering and was restarted during the call (%s); the call may or may not have taken effect", t.name, s.cfg.Name, deaf.reason)
+	case isServerError(err):
+		s.answered(sess)
+		return fmt.Errorf("%s: MCP server %q refused the call: %v", t.name, s.cfg.Name, serverMessage(err))
+	}
+	if cause != nil { // the session ended with this cause
+		err = cause
+	}
+	s.end(sess, err)
+	return fmt.Errorf("%s: the connection to MCP server %q was lost during the call (%v); the call may or may not have taken effect", t.name, s.cfg.Name, err)
 }
 
 // plain is err's text without the code an application error carries.
