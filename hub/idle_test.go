@@ -1,0 +1,68 @@
+package hub_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/hub"
+	"github.com/carryon-hub/carryon/store/postgres/pgtest"
+)
+
+// TestIdleServerCommitsNothing: once its work is done, a hub with runners, the sessions' and the
+// long-term memory's sweepers (every 50 ms here, 400 sweeps) and a session with a finished run
+// commits no write transaction in 20 s, on both stores: every poll reads first and writes only
+// when it finds work. (On 9e1964c the runners' poll wrote twice a second and each sweep twice.)
+func TestIdleServerCommitsNothing(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("idles for 20 s")
+	}
+	for _, db := range []string{"sqlite", "postgres"} {
+		t.Run(db, func(t *testing.T) {
+			t.Parallel()
+			opt := hub.Options{Data: t.TempDir(), SweepInterval: 50 * time.Millisecond}
+			if db == "postgres" {
+				opt.DB = pgtest.NewDatabase(t)
+			}
+			var writes atomic.Int64
+			opt.Instrument = func(kind string, _ time.Duration, err error) {
+				if kind == "write" && err == nil {
+					writes.Add(1)
+				}
+			}
+			h, err := hub.Open(t.Context(), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			u, _, err := h.Users.CreateUser(carryon.NewTrustedContext(t.Context()), carryon.NewUser{Name: "idle"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			as := carryon.NewContextWithUser(t.Context(), u)
+			sess, err := h.Sessions.Create(as, carryon.NewSession{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := h.Runs.Start(as, sess.ID, carryon.NewRun{Message: "hello"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wctx, cancel := context.WithTimeout(as, time.Minute)
+			defer cancel()
+			if got, err := h.Runs.Wait(wctx, run.ID); err != nil || got.Status != carryon.RunSucceeded {
+				t.Fatalf("run: %+v %v", got, err)
+			}
+			before := writes.Load()
+			idle := time.NewTimer(20 * time.Second)
+			defer idle.Stop()
+			<-idle.C // the measured window itself: nothing happens in it by design
+			if n := writes.Load() - before; n != 0 {
+				t.Fatalf("the idle server committed %d write transactions in 20 s", n)
+			}
+		})
+	}
+}
