@@ -51,6 +51,10 @@ type Target struct {
 	// Memory, when set, samples the memory of the process that serves the target (Self for an
 	// in-process hub; a sampler of a server's /metrics for a server).
 	Memory func(ctx context.Context) (Memory, error)
+	// Writes, when set, returns how many write transactions the target's store has committed so
+	// far (an in-process hub's instrumented store, a server's /metrics), to report the writes an
+	// operation costs.
+	Writes func(ctx context.Context) (int64, error)
 }
 
 // Config is one benchmark.
@@ -70,6 +74,9 @@ type Config struct {
 	// memory with many live streams); they follow one run, which must last: on the scripted
 	// model, start the server with --scripted-delay.
 	Streams int
+	// RunMessage is the user's message of each run (the run scenario; default "continue the
+	// task").
+	RunMessage string
 	// Physical says where to measure the physical limit beside the scenario; none without a DSN.
 	Physical PhysicalConfig
 	// Progress, when set, is told how far the prefill and the measurement are, every few
@@ -127,7 +134,11 @@ func Run(ctx context.Context, cfg Config, t Target) (*Report, error) {
 			return nil, err
 		}
 	}
-	measure(ctx, cfg, t, ids, rep)
+	w0, werr := writes(ctx, t)
+	runIDs := measure(ctx, cfg, t, ids, rep)
+	if w1, err := writes(ctx, t); werr == nil && err == nil && t.Writes != nil {
+		rep.setWrites(ctx, t, w1-w0, runIDs)
+	}
 	rep.Memory = mem.peak(ctx) // with the streams still open
 	stopStreams()
 	if p.DSN != "" && p.N > 0 {
@@ -164,8 +175,17 @@ func (cfg *Config) Check() error {
 	return nil
 }
 
-// measure runs the clients and fills rep with what they saw.
-func measure(ctx context.Context, cfg Config, t Target, ids []string, rep *Report) {
+// writes is t.Writes, or 0 without it.
+func writes(ctx context.Context, t Target) (int64, error) {
+	if t.Writes == nil {
+		return 0, nil
+	}
+	return t.Writes(ctx)
+}
+
+// measure runs the clients and fills rep with what they saw; it returns the ids of the runs they
+// made.
+func measure(ctx context.Context, cfg Config, t Target, ids []string, rep *Report) []string {
 	var (
 		claimed atomic.Int64
 		done    atomic.Int64
@@ -186,7 +206,10 @@ func measure(ctx context.Context, cfg Config, t Target, ids []string, rep *Repor
 	}
 	stopProgress := progressTicker(cfg, cfg.Scenario, start, func() (int, int) { return int(done.Load()), int(failed.Load()) })
 	for i := range clients {
-		c := &client{t: t, rec: newRecorder(), rng: rand.New(rand.NewPCG(uint64(i), 42)), id: i}
+		c := &client{t: t, rec: newRecorder(), rng: rand.New(rand.NewPCG(uint64(i), 42)), id: i, msg: cfg.RunMessage}
+		if c.msg == "" {
+			c.msg = "continue the task"
+		}
 		for j := i; j < len(ids); j += cfg.Concurrency {
 			c.sessions = append(c.sessions, ids[j])
 		}
@@ -205,10 +228,13 @@ func measure(ctx context.Context, cfg Config, t Target, ids []string, rep *Repor
 	elapsed := time.Since(start)
 	stopProgress(int(done.Load()), int(failed.Load()))
 	all := newRecorder()
+	var runIDs []string
 	for _, c := range clients {
 		all.merge(c.rec)
+		runIDs = append(runIDs, c.runs...)
 	}
 	rep.fill(all, elapsed)
+	return runIDs
 }
 
 // client is one of the concurrent clients: it works on its own sessions, round robin.
@@ -220,7 +246,9 @@ type client struct {
 	n        int
 	rng      *rand.Rand
 	rec      *recorder
-	phase    string // the prefix of the phases' names: the kind of operation, in the mixed scenario
+	phase    string   // the prefix of the phases' names: the kind of operation, in the mixed scenario
+	runs     []string // the runs it made
+	msg      string   // the message of its runs
 }
 
 // op runs one operation of the scenario and records its latency (and its phases').
@@ -303,10 +331,11 @@ func (c *client) do(ctx context.Context, kind, sid string) error {
 		c.rec.add(c.phase+"context", time.Since(t1))
 		return nil
 	case RunScenario:
-		res, err := c.t.Runs.Chat(ctx, carryon.ChatInput{SessionID: sid, Message: "continue the task", RequestID: rid})
+		res, err := c.t.Runs.Chat(ctx, carryon.ChatInput{SessionID: sid, Message: c.msg, RequestID: rid})
 		if err != nil {
 			return err
 		}
+		c.runs = append(c.runs, res.RunID)
 		if res.Status != carryon.RunSucceeded {
 			return carryon.Errorf(carryon.EINTERNAL, "the run ended %s", res.Status)
 		}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -44,6 +45,14 @@ type Report struct {
 	RatioToPhysical    float64 `json:"ratio_to_physical,omitempty"`
 	RatioToPhysicalP50 float64 `json:"ratio_to_physical_p50,omitempty"`
 	Memory             Memory  `json:"memory"`
+	// Writes is how many write transactions the store committed while the clients worked (when
+	// the target can tell), WritesPerOp that over the operations, failed ones included. For the
+	// runs the clients made, Steps is their steps (model calls) in all and WritesPerStep the
+	// writes over them: a run's own writes (start, claim, finish, a chat's answer) included.
+	Writes        int64   `json:"writes,omitempty"`
+	WritesPerOp   float64 `json:"writes_per_op,omitempty"`
+	Steps         int     `json:"steps,omitempty"`
+	WritesPerStep float64 `json:"writes_per_step,omitempty"`
 	// DatabaseBytes is the size of a SQLite database and its WAL at the end, 0 when not known.
 	DatabaseBytes int64 `json:"database_bytes,omitempty"`
 	// LoadAverage and LoadAverageEnd are the machine's 1, 5 and 15 minute load averages at the
@@ -139,6 +148,23 @@ func (rep *Report) fill(r *recorder, elapsed time.Duration) {
 	}
 }
 
+// setWrites adds the n write transactions the operations committed and, when they made runs, the
+// steps of those runs (read after the measurement, outside its time).
+func (rep *Report) setWrites(ctx context.Context, t Target, n int64, runIDs []string) {
+	rep.Writes = n
+	if ops := rep.Ops + rep.Errors; ops > 0 {
+		rep.WritesPerOp = math.Round(float64(n)/float64(ops)*100) / 100
+	}
+	for _, id := range runIDs {
+		if r, err := t.Runs.GetRun(ctx, id); err == nil {
+			rep.Steps += r.Step
+		}
+	}
+	if rep.Steps > 0 {
+		rep.WritesPerStep = math.Round(float64(n)/float64(rep.Steps)*100) / 100
+	}
+}
+
 // setPhysical adds the physical limit measured beside the scenario, and the ratios to it.
 func (rep *Report) setPhysical(p *PhysicalResult) {
 	rep.Physical = p
@@ -195,6 +221,13 @@ func (rep *Report) WriteText(w io.Writer) error {
 	if p := rep.Physical; p != nil {
 		fmt.Fprintf(&b, "physical limit: %s, %.1f inserts/s; %s is %.2f× a bare insert (mean), %.2f× (p50)\n",
 			p.Method, p.OpsPerSecond, rep.Scenario, rep.RatioToPhysical, rep.RatioToPhysicalP50)
+	}
+	if rep.Writes > 0 {
+		fmt.Fprintf(&b, "store writes: %d committed, %.2f an op", rep.Writes, rep.WritesPerOp)
+		if rep.Steps > 0 {
+			fmt.Fprintf(&b, ", %.2f a step (%d steps in %d runs, the runs' own writes included)", rep.WritesPerStep, rep.Steps, rep.Ops)
+		}
+		fmt.Fprintln(&b)
 	}
 	m := rep.Memory
 	switch {

@@ -63,12 +63,15 @@ func Write[T any](ctx context.Context, st store.Store, req Request, fn func(tx s
 	if req.ID != "" && req.Owner == "" {
 		return out, carryon.Errorf(carryon.EINVALID, "a request id needs an authenticated caller: request ids are kept per user")
 	}
-	fp, err := fingerprint(req)
-	if err != nil {
-		return out, err
+	var fp string
+	if req.ID != "" { // without an id there is nothing to compare: no encoding, no hash
+		var err error
+		if fp, err = fingerprint(req); err != nil {
+			return out, err
+		}
 	}
 	replayed := false
-	err = st.Write(ctx, func(tx store.Tx) error {
+	err := st.Write(ctx, func(tx store.Tx) error {
 		out, replayed = *new(T), false
 		if req.ID != "" {
 			rec, err := tx.GetIdempotency(ctx, req.Owner, req.ID)

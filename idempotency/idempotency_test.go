@@ -116,3 +116,30 @@ func TestReferenceAnswers(t *testing.T) {
 		t.Fatalf("a reference nothing resolves: %q %v", out, err)
 	}
 }
+
+// unencodable is an input whose encoding fails and counts its attempts: the fingerprint of a
+// request is the hash of its encoded input.
+type unencodable struct{ tries *int }
+
+func (u unencodable) MarshalJSON() ([]byte, error) {
+	*u.tries++
+	return nil, carryon.Errorf(carryon.EINTERNAL, "not encodable")
+}
+
+// TestNoFingerprintWithoutAnID: a write without a request id neither encodes nor hashes its
+// input (there is no record to compare it with); with an id it does. (On 9e1964c every write
+// encoded and hashed its whole input, messages included.)
+func TestNoFingerprintWithoutAnID(t *testing.T) {
+	t.Parallel()
+	st := memStore(t)
+	tries := 0
+	req := idempotency.Request{Owner: "usr_a", Op: "op", Target: "t", Input: unencodable{&tries}, Now: time.Now().UTC(), TTL: time.Hour}
+	fn := func(tx store.Tx) (string, error) { return "answer", nil }
+	if out, err := idempotency.Write(context.Background(), st, req, fn); err != nil || out != "answer" || tries != 0 {
+		t.Fatalf("without an id: %q %v, the input encoded %d times", out, err, tries)
+	}
+	req.ID = "k"
+	if _, err := idempotency.Write(context.Background(), st, req, fn); err == nil || tries == 0 {
+		t.Fatalf("with an id: %v, the input encoded %d times", err, tries)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/carryon-hub/carryon"
@@ -53,7 +54,7 @@ type benchFlags struct {
 	scenario             string
 	sessions, clients    int
 	count, history, phys int
-	streams              int
+	streams, toolCalls   int
 	duration             time.Duration
 	asJSON               bool
 }
@@ -75,6 +76,7 @@ func runBench(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	fs.IntVar(&f.history, "history", 10, "messages in each session before the first operation")
 	fs.IntVar(&f.phys, "physical", 500, "bare single-row INSERTs measured beside the scenario (half before the clients start, half after); 0 measures none")
 	fs.IntVar(&f.streams, "streams", 0, "run event streams to hold open while the clients work; they follow one run, so give the server a --scripted-delay")
+	fs.IntVar(&f.toolCalls, "tool-calls", 0, "the run scenario: tool calls (list_files) each run's message asks the scripted model for in its first step, before its answer in the second")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	if pos, err := fs.parse(getenv, args); err != nil {
 		return err
@@ -99,7 +101,8 @@ func runBench(ctx context.Context, args []string, getenv env, stdout, stderr io.
 			return err
 		}
 	}
-	cfg := bench.Config{Scenario: f.scenario, Sessions: f.sessions, Concurrency: f.clients, Count: f.count, Duration: f.duration, History: f.history, Streams: f.streams}
+	cfg := bench.Config{Scenario: f.scenario, Sessions: f.sessions, Concurrency: f.clients, Count: f.count, Duration: f.duration, History: f.history, Streams: f.streams,
+		RunMessage: "continue the task" + strings.Repeat("\n/tool list_files {}", max(f.toolCalls, 0))}
 	if err := cfg.Check(); err != nil {
 		return usagef("%v", err)
 	}
@@ -136,7 +139,13 @@ func benchEmbedded(ctx context.Context, f benchFlags, cfg bench.Config, getenv e
 	if dsn == "" {
 		dsn = filepath.Join(data, "carryon.db")
 	}
-	h, err := hub.Open(ctx, hub.Options{Data: data, DB: dsn, SQLiteSynchronous: f.synchronous, Getenv: getenv})
+	var writes atomic.Int64
+	h, err := hub.Open(ctx, hub.Options{Data: data, DB: dsn, SQLiteSynchronous: f.synchronous, Getenv: getenv,
+		Instrument: func(kind string, _ time.Duration, err error) {
+			if kind == "write" && err == nil {
+				writes.Add(1)
+			}
+		}})
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +159,7 @@ func benchEmbedded(ctx context.Context, f benchFlags, cfg bench.Config, getenv e
 	rep, err := bench.Run(as, cfg, bench.Target{
 		Sessions: h.Sessions, Runs: h.Runs, Memory: bench.Self,
 		Context: func(ctx context.Context, id string) error { _, err := h.Preview(ctx, id); return err },
+		Writes:  func(context.Context) (int64, error) { return writes.Load(), nil },
 	})
 	if err != nil {
 		return nil, err
@@ -185,7 +195,7 @@ func benchRemote(ctx context.Context, f benchFlags, cfg bench.Config) (*bench.Re
 		cfg.Physical = bench.PhysicalConfig{DSN: f.db, Synchronous: f.synchronous, N: f.phys}
 	}
 	rep, err := bench.Run(ctx, cfg, bench.Target{
-		Sessions: c, Runs: c, Memory: scrapeMemory(hc, base),
+		Sessions: c, Runs: c, Memory: scrapeMemory(hc, base), Writes: scrapeWrites(hc, base),
 		Context: func(ctx context.Context, id string) error { _, err := c.Context(ctx, id); return err },
 	})
 	if err != nil {
@@ -266,5 +276,38 @@ func scrapeMemory(hc *http.Client, baseURL string) func(context.Context) (bench.
 			return bench.Memory{}, fmt.Errorf("the server's /metrics exports no memory figures")
 		}
 		return m, sc.Err()
+	}
+}
+
+// scrapeWrites reads how many write transactions a server's store committed from its /metrics
+// (the count of carryon_store_tx_duration_seconds with kind write and outcome ok).
+func scrapeWrites(hc *http.Client, baseURL string) func(context.Context) (int64, error) {
+	return func(ctx context.Context) (int64, error) {
+		req, err := http.NewRequestWithContext(ctx, "GET", strings.TrimRight(baseURL, "/")+"/metrics", nil)
+		if err != nil {
+			return 0, err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return 0, fmt.Errorf("GET /metrics: %s", resp.Status)
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			name, value, ok := strings.Cut(sc.Text(), " ")
+			if ok && strings.HasPrefix(name, "carryon_store_tx_duration_seconds_count{") &&
+				strings.Contains(name, `kind="write"`) && strings.Contains(name, `outcome="ok"`) {
+				v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+				return int64(v), err
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("the server's /metrics counts no store writes")
 	}
 }
