@@ -3,17 +3,19 @@
 // messages and memory back, checkpoint, repeat. A run is an iterator of events
 // (iter.Seq2[carryon.Event, error]).
 //
-// A step with tool calls is stored in three durable moves: the model's answer (the assistant
-// message and every call as a pending action, in one transaction); each call (started before it
-// runs, its outcome after); the results (the tool messages, the working memory changes the step's
-// update_working_memory calls staged, and the step's checkpoint, in one transaction, so a crash
-// leaves the memory change and the results together or neither). A step cut off by a crash is
-// resumed from the journal, not from the chat: the model is not asked again, and each call is
-// settled by its effect class.
+// A step with k tool calls is stored in 2 + 2k write transactions, each with the events that
+// report it: the model's answer (its deltas, the assistant message and every call as a pending
+// action); each call (started before it runs, its outcome after); the results (the tool messages,
+// the working memory changes the step's update_working_memory calls staged, and the step's
+// checkpoint, so a crash leaves the memory change and the results together or neither). The
+// model's deltas are previewed to the run's live streams as they come (Hub.Preview) and stored
+// with the step's next write. A step cut off by a crash is resumed from the journal, not from the
+// chat: the model is not asked again, and each call is settled by its effect class.
 //
 // The engine never touches the database: every write goes through a Hub, which the run manager
-// implements on the hub services with the run's attempt as a fence. It owns no run state either:
-// the run manager decides statuses, leases and recovery.
+// implements on the hub services with the run's attempt as a fence, and which stores each change's
+// events in the change's transaction. It owns no run state either: the run manager decides
+// statuses, leases and recovery.
 package engine
 
 import (

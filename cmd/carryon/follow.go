@@ -94,7 +94,9 @@ func (p *printer) endLine() {
 
 // event prints one event and returns the run's end at its last event.
 func (p *printer) event(e *carryon.Event) *runEnd {
-	p.last = e.Seq
+	if e.Seq > 0 { // a delta's preview (seq 0) does not move the cursor a reopened stream resumes at
+		p.last = e.Seq
+	}
 	switch e.Type {
 	case carryon.EventModelDelta:
 		var d struct {

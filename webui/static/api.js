@@ -50,8 +50,11 @@ export function q(params) {
 // stream reads a run's events (GET /v1/runs/{id}/events) from after seq `after`, calling onEvent
 // for each until the stream ends or signal aborts; a dropped connection resumes with
 // Last-Event-ID. EventSource cannot send the Authorization header, so this reads the body itself.
+// A model.delta without an id (seq 0) is a preview of a delta not stored yet: it is passed on and
+// its stored copy skipped, so the text comes once.
 export async function stream(runID, after, onEvent, signal) {
   let last = after || 0;
+  let previewed = [];
   for (let tries = 0; tries < 30 && !signal.aborted; tries++) {
     let res;
     try {
@@ -79,7 +82,19 @@ export async function stream(runID, after, onEvent, signal) {
           buf = buf.slice(i + 2);
           const ev = parseBlock(block);
           if (!ev) continue;
+          if (!ev.seq) {
+            // A model delta previewed before it is stored: the cursor stays; its stored copy,
+            // should a reconnect bring it, is skipped.
+            previewed.push(JSON.stringify(ev.data));
+            onEvent(ev);
+            continue;
+          }
           last = ev.seq;
+          if (previewed.length) {
+            const copy = ev.type === 'model.delta' && JSON.stringify(ev.data) === previewed[0];
+            if (copy) { previewed.shift(); continue; }
+            previewed = [];
+          }
           onEvent(ev);
           if (ev.type === 'run.finished' || ev.type === 'run.failed') ended = true;
         }
