@@ -247,12 +247,13 @@ const (
 type Approval struct {
 	ActionID string `json:"action_id"`
 	Decision string `json:"decision"`
-	// Result is what the model is told for mark_done (default "marked done by the user").
+	// Result is what the model is told for mark_done (default "marked done by the user"); with
+	// another decision it is refused.
 	Result string `json:"result,omitempty"`
 	// Arguments replace the model's arguments of an approved call (a JSON object); the journal
 	// keeps the model's as Action.OriginalArgs.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
-	// Reason is told to the model with a rejection.
+	// Reason is told to the model with a rejection; with another decision it is refused.
 	Reason string `json:"reason,omitempty"`
 	RetryOptions
 }

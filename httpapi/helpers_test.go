@@ -46,6 +46,8 @@ type env struct {
 	bobKey   string // another plain user's key
 	logs     *syncBuffer
 	agents   *agents.Set
+	// workspaces holds the sessions' workspaces, where the runs' file tools write.
+	workspaces string
 }
 
 // syncBuffer is a bytes.Buffer safe for the server's goroutines.
@@ -104,8 +106,12 @@ func newEnvOn(t testing.TB, db store.Store, change func(*httpapi.Config)) *env {
 		t.Fatal(err)
 	}
 	builder := contextbuild.New(contextbuild.Config{LongTerm: true}, e.sessions, nil)
-	eng := engine.New(engine.Config{Model: "scripted", Workspaces: t.TempDir(), LongTerm: e.longTerm}, scripted.New(0), reg, builder)
-	rs := runs.New(db, e.sessions, nil, runs.Config{Poll: 50 * time.Millisecond, Agents: testAgents{profiles, eng}})
+	e.workspaces = t.TempDir()
+	engCfg := engine.Config{Model: "scripted", Workspaces: e.workspaces, LongTerm: e.longTerm}
+	eng := engine.New(engCfg, scripted.New(0), reg, builder)
+	engCfg.Approval = func(tool string) bool { return tool == "write_file" } // the writer's approval: {write_file: always}
+	writer := engine.New(engCfg, scripted.New(0), reg, builder)
+	rs := runs.New(db, e.sessions, nil, runs.Config{Poll: 50 * time.Millisecond, Agents: testAgents{profiles, eng, writer}})
 	workCtx, stopWork := context.WithCancel(ctx)
 	worked := make(chan struct{})
 	go func() { rs.Work(workCtx); close(worked) }()
@@ -185,15 +191,19 @@ agents:
     approval: {write_file: always}
 `
 
-// testAgents runs every profile of a set with one engine.
+// testAgents runs the profiles of a set with one engine, the writer with one whose write_file
+// asks for approval before every call.
 type testAgents struct {
 	*agents.Set
-	eng *engine.Engine
+	eng, writer *engine.Engine
 }
 
 func (a testAgents) Engine(_ context.Context, name string) (*engine.Engine, error) {
 	if _, err := a.Agent(name); err != nil {
 		return nil, err
+	}
+	if name == "writer" {
+		return a.writer, nil
 	}
 	return a.eng, nil
 }

@@ -17,8 +17,9 @@ import (
 // or skip (skipped, "skipped by the user"). An action whose tool asks for approval before every
 // call takes approve (it runs, with in.Arguments instead of the model's when given: the journal
 // keeps the model's as OriginalArgs and says "edited") or reject (it does not run; the model is
-// told "rejected by the user" and the reason). With a request id, a repeat answers the first
-// answer.
+// told "rejected by the user" and the reason). Result goes only with mark_done, reason only with
+// reject, arguments only with approve: any of them with another decision is EINVALID, not
+// ignored. With a request id, a repeat answers the first answer.
 func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval) (*carryon.Run, error) {
 	switch in.Decision {
 	case carryon.DecisionRerun, carryon.DecisionMarkDone, carryon.DecisionSkip, carryon.DecisionApprove, carryon.DecisionReject:
@@ -39,6 +40,17 @@ func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval
 		if err := carryon.CheckJSONText("arguments", in.Arguments); err != nil {
 			return nil, err
 		}
+	}
+	// A field the decision does not use is refused, not dropped: a client that sends a result
+	// with approve believes the model is told it, and it would not be.
+	if in.Result != "" && in.Decision != carryon.DecisionMarkDone {
+		return nil, carryon.Errorf(carryon.EINVALID, "result is what the model is told of a call marked done: it goes only with the decision mark_done, not %s", in.Decision)
+	}
+	if in.Reason != "" && in.Decision != carryon.DecisionReject {
+		return nil, carryon.Errorf(carryon.EINVALID, "reason is what the model is told of a rejected call: it goes only with the decision reject, not %s", in.Decision)
+	}
+	if err := carryon.CheckText("result", in.Result); err != nil {
+		return nil, err
 	}
 	if err := carryon.CheckText("reason", in.Reason); err != nil {
 		return nil, err
