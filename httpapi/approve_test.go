@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -86,5 +88,26 @@ func TestApproveRefusesFieldsOfAnotherDecision(t *testing.T) {
 	}
 	if done := waitFinished(t, e, run.ID); done.Status != carryon.RunSucceeded {
 		t.Fatalf("after the approval the run is %s (%s)", done.Status, done.Error)
+	}
+}
+
+// TestApproveOnClosedSession: approving a waiting write_file once its session is closed is a 409
+// problem (session_closed) on the native route, again on a repeat with the same Idempotency-Key;
+// the file is not written and the run ends failed with the reason.
+func TestApproveOnClosedSession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	s, run, act := waitingWrite(t, e)
+	wantStatus(t, e.json("POST", "/v1/sessions/"+s.ID+"/close", e.aliceKey, ""), http.StatusOK)
+	for range 2 {
+		a := e.json("POST", "/v1/runs/"+run.ID+"/approve", e.aliceKey, `{"action_id":"`+act.ID+`","decision":"approve"}`, "Idempotency-Key", "closed-1")
+		wantProblem(t, a, http.StatusConflict, carryon.ECLOSED)
+	}
+	got := decodeBody[carryon.Run](t, e.json("GET", "/v1/runs/"+run.ID, e.aliceKey, ""))
+	if got.Status != carryon.RunFailed || !strings.Contains(got.Error, "was closed while the run waited for a decision") {
+		t.Fatalf("run = %s %q, want failed with the reason", got.Status, got.Error)
+	}
+	if _, err := os.Stat(filepath.Join(e.workspaces, s.ID, "notes.md")); !os.IsNotExist(err) {
+		t.Fatalf("notes.md was written on a closed session (stat: %v)", err)
 	}
 }
