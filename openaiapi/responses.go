@@ -251,16 +251,13 @@ func (h *Handler) start(r *http.Request, in createResponseRequest, rec responseR
 }
 
 // continueAt returns the session a response that continues prevID runs on: the previous
-// response's session, or a fork of it at the end of that response's run when a later run came.
+// response's session, or a fork of it at the end of that response when a later run came. A
+// response id of no response of the caller (a segment its run never had) is ENOTFOUND.
 func (h *Handler) continueAt(r *http.Request, prevID, forkKey string) (string, error) {
 	ctx := r.Context()
-	runID, _, ok := parseResponseID(prevID)
-	if !ok {
-		return "", notFoundResponse(prevID)
-	}
-	prev, err := h.runs.GetRun(ctx, runID)
+	prev, t, err := h.segment(r, prevID)
 	if err != nil {
-		return "", responseErr(err, prevID)
+		return "", err
 	}
 	page, err := h.runs.ListRuns(ctx, prev.SessionID, carryon.RunFilter{Limit: 1})
 	if err != nil {
@@ -269,10 +266,7 @@ func (h *Handler) continueAt(r *http.Request, prevID, forkKey string) (string, e
 	if len(page.Items) == 0 || page.Items[0].ID == prev.ID {
 		return prev.SessionID, nil
 	}
-	t, err := h.replay(r, prev, 0, untilStored, nil)
-	if err != nil {
-		return "", err
-	}
+	// The fork is at the end of the previous response: its segment's last message.
 	fork, err := h.sessions.Fork(ctx, prev.SessionID, carryon.ForkInput{AtVersion: t.lastVer, WriteOptions: carryon.WriteOptions{RequestID: forkKey}})
 	if err != nil {
 		return "", err
@@ -288,11 +282,11 @@ func (h *Handler) submitOutputs(r *http.Request, rec responseRecord, outs []carr
 	var runID string
 	switch {
 	case rec.PreviousResponseID != "":
-		id, _, ok := parseResponseID(rec.PreviousResponseID)
-		if !ok {
-			return "", 0, notFoundResponse(rec.PreviousResponseID)
+		prev, _, err := h.segment(r, rec.PreviousResponseID)
+		if err != nil {
+			return "", 0, err
 		}
-		runID = id
+		runID = prev.ID
 	case rec.Conversation != "":
 		page, err := h.runs.ListRuns(ctx, rec.Conversation, carryon.RunFilter{Limit: 1})
 		if err != nil {
