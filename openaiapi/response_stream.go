@@ -199,7 +199,8 @@ func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 
 // cancelResponse cancels the response's run (carryon's cancel: a running run stops at its next
 // checkpoint) and answers the response once the run stopped, or after a few seconds as it is. A
-// response id the run never had (a later segment) is a 404 that cancels nothing.
+// response id the run never had (a later segment) is a 404 that cancels nothing; a repeat with
+// its Idempotency-Key goes to the cancel first, which answers it.
 func (h *Handler) cancelResponse(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("response_id")
 	runID, segment, ok := parseResponseID(id)
@@ -207,7 +208,11 @@ func (h *Handler) cancelResponse(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		err = notFoundResponse(id)
 	}
+	var used bool
 	if err == nil {
+		_, used, err = h.repeat(r)
+	}
+	if err == nil && !used {
 		_, _, err = h.segment(r, id)
 	}
 	if err == nil {
