@@ -10,8 +10,8 @@ import (
 	"github.com/carryon-hub/carryon"
 )
 
-// waitingWrite starts a run of the writer profile (its write_file asks for approval before every
-// call) whose model calls write_file, and returns it once it waits for the decision, with the
+// waitingWrite starts a run of the writer profile of an env with approvals (its write_file asks
+// for approval before every call) whose model calls write_file, and returns it once it waits for the decision, with the
 // action that waits.
 func waitingWrite(t *testing.T, e *env) (*carryon.Session, *carryon.Run, *carryon.Action) {
 	t.Helper()
@@ -55,7 +55,7 @@ func waitingWrite(t *testing.T, e *env) (*carryon.Session, *carryon.Run, *carryo
 // a result was answered 200 and the result was dropped.)
 func TestApproveRefusesFieldsOfAnotherDecision(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
+	e := newEnvWith(t, envOptions{approvals: true}, nil)
 	_, run, act := waitingWrite(t, e)
 	before := e.json("GET", "/v1/runs/"+run.ID+"/events?follow=false", e.aliceKey, "")
 	for _, c := range []struct{ body, field, with string }{
@@ -96,7 +96,7 @@ func TestApproveRefusesFieldsOfAnotherDecision(t *testing.T) {
 // the file is not written and the run ends failed with the reason.
 func TestApproveOnClosedSession(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
+	e := newEnvWith(t, envOptions{approvals: true}, nil)
 	s, run, act := waitingWrite(t, e)
 	wantStatus(t, e.json("POST", "/v1/sessions/"+s.ID+"/close", e.aliceKey, ""), http.StatusOK)
 	for range 2 {
