@@ -49,6 +49,20 @@ type RetryOptions struct {
 	RequestID string `json:"request_id,omitempty"`
 }
 
+// RequestIDLookup tells a front door whether the caller's request id was used already, before
+// the door looks anything up to translate a request. A door whose translation depends on state
+// that the first request changed (which message an item id names, whether a later run followed
+// a response, which run of a conversation waits) sends a repeat straight to the write the first
+// request made, which answers it as it did then, or refuses another request with the same id
+// (EKEYREUSED). The session service implements it.
+type RequestIDLookup interface {
+	// RequestIDUsed reports whether the caller's request id names a kept record (a request with
+	// it was answered, or is still in flight), and the session its write belongs to: the session
+	// written, or the one a create, fork or run start made or ran on ("" for a write of no
+	// session, such as a session's delete). EINVALID for an id no write would take.
+	RequestIDUsed(ctx context.Context, id string) (session string, used bool, err error)
+}
+
 // WriteReceipt tells the caller of a write how it was served. Install one with
 // NewContextWithReceipt before the call; the service fills it in.
 type WriteReceipt struct {

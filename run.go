@@ -247,12 +247,13 @@ const (
 type Approval struct {
 	ActionID string `json:"action_id"`
 	Decision string `json:"decision"`
-	// Result is what the model is told for mark_done (default "marked done by the user").
+	// Result is what the model is told for mark_done (default "marked done by the user"); with
+	// another decision it is refused.
 	Result string `json:"result,omitempty"`
 	// Arguments replace the model's arguments of an approved call (a JSON object); the journal
 	// keeps the model's as Action.OriginalArgs.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
-	// Reason is told to the model with a rejection.
+	// Reason is told to the model with a rejection; with another decision it is refused.
 	Reason string `json:"reason,omitempty"`
 	RetryOptions
 }
@@ -278,12 +279,15 @@ type RunService interface {
 	Actions(ctx context.Context, runID string) ([]*Action, error)
 	// Approve decides an action a waiting run stopped on and queues the run to continue. A
 	// repeat with the same request id answers the first answer and decides nothing again.
-	// ENOTFOUND, EINVALID, ECONFLICT (the run is not waiting for that action), EKEYREUSED.
+	// A run whose session is closed or expired is refused before anything is decided, and ends
+	// failed with that reason. ENOTFOUND, EINVALID, ECONFLICT (the run is not waiting for that
+	// action), ECLOSED, EEXPIRED, EKEYREUSED.
 	Approve(ctx context.Context, runID string, in Approval) (*Run, error)
 	// SubmitToolOutputs answers every pending client tool call of a requires_action run and
 	// queues it to continue. A repeat with the same request id answers the first answer.
-	// ENOTFOUND, EINVALID (a call missing, unknown or answered twice), ECONFLICT (the run does
-	// not wait for outputs), EKEYREUSED.
+	// Outputs for a run whose session is closed or expired are refused, and the run ends failed
+	// with that reason. ENOTFOUND, EINVALID (a call missing, unknown or answered twice), ECONFLICT
+	// (the run does not wait for outputs), ECLOSED, EEXPIRED, EKEYREUSED.
 	SubmitToolOutputs(ctx context.Context, runID string, in ToolOutputs) (*Run, error)
 	// Chat sends a message to a session (creating it when SessionID is empty), waits for the run
 	// to end and returns the reply. A repeat with the same request id answers the first answer

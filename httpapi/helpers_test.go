@@ -46,6 +46,8 @@ type env struct {
 	bobKey   string // another plain user's key
 	logs     *syncBuffer
 	agents   *agents.Set
+	// workspaces holds the sessions' workspaces, where the runs' file tools write.
+	workspaces string
 }
 
 // syncBuffer is a bytes.Buffer safe for the server's goroutines.
@@ -69,15 +71,34 @@ func (b *syncBuffer) String() string {
 // newEnv starts a server; change adjusts its Config (e.g. to wrap the services).
 func newEnv(t testing.TB, change func(*httpapi.Config)) *env {
 	t.Helper()
+	return newEnvWith(t, envOptions{}, change)
+}
+
+// envOptions shape the test server beyond its Config.
+type envOptions struct {
+	// approvals makes the writer profile's write_file ask for approval before every call, as the
+	// profile says (approval: {write_file: always}); without it the writer's runs call it at once.
+	approvals bool
+}
+
+// newEnvWith starts a server shaped by opt over an in-memory store.
+func newEnvWith(t testing.TB, opt envOptions, change func(*httpapi.Config)) *env {
+	t.Helper()
 	db, err := sqlite.Open(context.Background(), ":memory:")
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
-	return newEnvOn(t, db, change)
+	return newEnvOnWith(t, db, opt, change)
 }
 
 // newEnvOn starts a server over the store db, which it closes when the test ends.
 func newEnvOn(t testing.TB, db store.Store, change func(*httpapi.Config)) *env {
+	t.Helper()
+	return newEnvOnWith(t, db, envOptions{}, change)
+}
+
+// newEnvOnWith is newEnvOn shaped by opt.
+func newEnvOnWith(t testing.TB, db store.Store, opt envOptions, change func(*httpapi.Config)) *env {
 	t.Helper()
 	ctx := context.Background()
 	var err error
@@ -104,8 +125,15 @@ func newEnvOn(t testing.TB, db store.Store, change func(*httpapi.Config)) *env {
 		t.Fatal(err)
 	}
 	builder := contextbuild.New(contextbuild.Config{LongTerm: true}, e.sessions, nil)
-	eng := engine.New(engine.Config{Model: "scripted", Workspaces: t.TempDir(), LongTerm: e.longTerm}, scripted.New(0), reg, builder)
-	rs := runs.New(db, e.sessions, nil, runs.Config{Poll: 50 * time.Millisecond, Agents: testAgents{profiles, eng}})
+	e.workspaces = t.TempDir()
+	engCfg := engine.Config{Model: "scripted", Workspaces: e.workspaces, LongTerm: e.longTerm}
+	eng := engine.New(engCfg, scripted.New(0), reg, builder)
+	writer := eng
+	if opt.approvals {
+		engCfg.Approval = func(tool string) bool { return tool == "write_file" } // the writer's approval: {write_file: always}
+		writer = engine.New(engCfg, scripted.New(0), reg, builder)
+	}
+	rs := runs.New(db, e.sessions, nil, runs.Config{Poll: 50 * time.Millisecond, Agents: testAgents{profiles, eng, writer}})
 	workCtx, stopWork := context.WithCancel(ctx)
 	worked := make(chan struct{})
 	go func() { rs.Work(workCtx); close(worked) }()
@@ -185,15 +213,19 @@ agents:
     approval: {write_file: always}
 `
 
-// testAgents runs every profile of a set with one engine.
+// testAgents runs the profiles of a set with one engine, the writer with its own (one whose
+// write_file asks for approval before every call, with envOptions.approvals).
 type testAgents struct {
 	*agents.Set
-	eng *engine.Engine
+	eng, writer *engine.Engine
 }
 
 func (a testAgents) Engine(_ context.Context, name string) (*engine.Engine, error) {
 	if _, err := a.Agent(name); err != nil {
 		return nil, err
+	}
+	if name == "writer" {
+		return a.writer, nil
 	}
 	return a.eng, nil
 }

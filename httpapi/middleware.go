@@ -55,8 +55,11 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // would bury the traces worth reading), only their metrics and log line.
 var probes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
 
-// wrap adds what every request gets, whatever its route: a request id, panic recovery, metrics and
-// one log line. route is the route's pattern (never the raw path, so labels stay bounded).
+// wrap adds what every request gets, whatever its route: a request id, X-Content-Type-Options:
+// nosniff, panic recovery, metrics and one log line. route is the route's pattern (never the raw
+// path, so labels stay bounded). Every handler the server serves is wrapped (the route table,
+// /mcp, /ui/, the OpenAI-compatible door, unknown and unclean paths), so every answer carries
+// the headers set here.
 func (s *server) wrap(route string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -65,6 +68,9 @@ func (s *server) wrap(route string, next http.Handler) http.Handler {
 			reqID = rand.Text()
 		}
 		w.Header().Set("X-Request-Id", reqID)
+		// A browser must take an answer for the media type it says it is: a JSON body or an error
+		// that holds user text is never sniffed into HTML and run.
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		info := &requestInfo{}
 		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
 		var span *telemetry.HTTPSpan

@@ -53,7 +53,7 @@ func buildOpenAPI(routes []Route) []byte {
 			"summary": "The durable session hub for LLM agents.",
 			"description": "The durable session hub for LLM agents. Errors are RFC 9457 problem+json documents with a `code`. " +
 				"Writes take an expected version (`If-Match` or `expected_version`) and an idempotency key (`Idempotency-Key` or `request_id`). " +
-				"Every answer carries `X-Request-Id`. Every GET route also answers HEAD with the same status and headers and no body.",
+				"Every answer carries `X-Request-Id` and `X-Content-Type-Options: nosniff`. Every GET route also answers HEAD with the same status and headers and no body.",
 		},
 		"servers": []any{
 			obj{"url": "/", "description": "The server that serves this document"},

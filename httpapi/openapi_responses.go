@@ -19,6 +19,8 @@ import (
 var componentHeaders = obj{
 	"X-Request-Id": obj{"required": true, "schema": obj{"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$"},
 		"description": "The request's id, as in the server's log: the client's X-Request-Id when it is plain, a new one otherwise."},
+	"X-Content-Type-Options": obj{"required": true, "schema": obj{"type": "string", "enum": []string{"nosniff"}},
+		"description": "nosniff: the answer is the media type its Content-Type says, never sniffed as another."},
 	"ETag": obj{"required": true, "schema": obj{"type": "string", "pattern": `^"[0-9]+"$`},
 		"description": `The session's version, "N"; send it back in If-Match or If-None-Match.`},
 	"Location": obj{"required": true, "schema": obj{"type": "string"}, "description": "The URL of what was created or started."},
@@ -71,9 +73,13 @@ var routeCodes = map[string]map[string]string{
 		carryon.ECLOSED: "", carryon.EEXPIRED: ""},
 	"POST /v1/chat": {carryon.ENOTFOUND: "session_id names no session of the caller", carryon.EBUSY: "",
 		carryon.ECLOSED: "", carryon.EEXPIRED: ""},
-	"POST /v1/runs/{id}/approve":      {carryon.ECONFLICT: "the run is not waiting for a decision on that action, or the decision does not fit the action"},
-	"POST /v1/runs/{id}/tool_outputs": {carryon.ECONFLICT: "the run is not waiting for tool outputs (another client answered first, or it ended)"},
-	"POST /v1/users":                  {carryon.ECONFLICT: "a user with that name exists already"},
+	"POST /v1/runs/{id}/approve": {carryon.ECONFLICT: "the run is not waiting for a decision on that action, or the decision does not fit the action",
+		carryon.ECLOSED:  "the run's session is closed: nothing is decided, and the run ends with that reason",
+		carryon.EEXPIRED: "the run's session expired: nothing is decided, and the run ends with that reason"},
+	"POST /v1/runs/{id}/tool_outputs": {carryon.ECONFLICT: "the run is not waiting for tool outputs (another client answered first, or it ended)",
+		carryon.ECLOSED:  "the run's session is closed: the outputs are not taken, and the run ends with that reason",
+		carryon.EEXPIRED: "the run's session expired: the outputs are not taken, and the run ends with that reason"},
+	"POST /v1/users": {carryon.ECONFLICT: "a user with that name exists already"},
 	"DELETE /v1/users/{id}": {carryon.ENOTFOUND: "no such user (or its forgetting finished: a repeat after a lost answer finds it gone)",
 		carryon.EINVALID: "the caller names itself: another admin must forget it", carryon.EUNAVAILABLE: ""},
 	"GET /readyz": {carryon.EUNAVAILABLE: ""},
@@ -155,7 +161,7 @@ func (g *schemaGen) responses(rt *Route) obj {
 	}
 	if isType[carryon.SessionView](rt.Response) {
 		out["304"] = obj{"description": "Not modified: the session is still at a version in If-None-Match.",
-			"headers": obj{"X-Request-Id": header("X-Request-Id"), "ETag": header("ETag")}}
+			"headers": obj{"X-Request-Id": header("X-Request-Id"), "X-Content-Type-Options": header("X-Content-Type-Options"), "ETag": header("ETag")}}
 	}
 	byStatus := map[int][]string{}
 	for _, c := range problemCodes(rt) {
@@ -179,7 +185,7 @@ func (g *schemaGen) success(rt *Route) obj {
 		return sseResponse("The run's events after `after` (or Last-Event-ID), then new ones as they happen, until its last.", obj{})
 	}
 	ok := obj{"description": http.StatusText(rt.Status) + ": " + rt.Summary}
-	headers := obj{"X-Request-Id": header("X-Request-Id")}
+	headers := obj{"X-Request-Id": header("X-Request-Id"), "X-Content-Type-Options": header("X-Content-Type-Options")}
 	var content obj
 	switch {
 	case rt.Response != nil:
@@ -214,7 +220,7 @@ func (g *schemaGen) success(rt *Route) obj {
 // data is a Problem. x-event-schema is the schema of one event as {id, event, data} with
 // data decoded, as OpenAPI 3.2's itemSchema would say it.
 func sseResponse(description string, extra obj) obj {
-	headers := obj{"X-Request-Id": header("X-Request-Id"),
+	headers := obj{"X-Request-Id": header("X-Request-Id"), "X-Content-Type-Options": header("X-Content-Type-Options"),
 		"Cache-Control": obj{"required": true, "schema": obj{"type": "string", "enum": []string{"no-cache"}}, "description": "no-cache"}}
 	for k, v := range extra {
 		headers[k] = v
@@ -255,7 +261,7 @@ func problemResponse(rt *Route, status int, codes []string) obj {
 		}
 		why = append(why, "`"+c+"`: "+m)
 	}
-	headers := obj{"X-Request-Id": header("X-Request-Id"), "Cache-Control": header("NoStore")}
+	headers := obj{"X-Request-Id": header("X-Request-Id"), "X-Content-Type-Options": header("X-Content-Type-Options"), "Cache-Control": header("NoStore")}
 	switch status {
 	case http.StatusUnauthorized:
 		headers["WWW-Authenticate"] = header("WWW-Authenticate")

@@ -164,6 +164,7 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 	}
 	h.Runs = runs.New(st, h.Sessions, nil, runs.Config{Logger: opt.Logger, LeaseTTL: opt.LeaseTTL, MaxAttempts: opt.MaxAttempts,
 		Workers: workers, Agents: h.profiles, ToolOutputTimeout: opt.ToolOutputTimeout, Telemetry: tel})
+	h.Sessions.EndRunsWith(h.Runs) // forgetting a user stops its runs before their rows go
 	bgCtx, stop := context.WithCancel(context.Background())
 	h.stop = stop
 	h.bg.Go(func() { h.Sessions.RunSweeper(bgCtx, opt.SweepInterval, opt.Logger) })

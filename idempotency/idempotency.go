@@ -136,6 +136,30 @@ func Replace(ctx context.Context, st store.Store, req Request, out any) error {
 	})
 }
 
+// Used reports whether owner's request id names a record that is kept at now (its request was
+// answered, or is in flight), and the session the record belongs to (Request.Session): for a
+// caller that must know, before it reads anything, whether a request is a repeat. It reads in the
+// caller's transaction and changes nothing; the write itself still decides (replay, reuse, in
+// flight) under its own transaction.
+func Used(ctx context.Context, tx store.Tx, owner, id string, now time.Time) (session string, used bool, err error) {
+	if id == "" {
+		return "", false, nil
+	}
+	if err := CheckID(id); err != nil {
+		return "", false, err
+	}
+	rec, err := tx.GetIdempotency(ctx, owner, id)
+	switch {
+	case carryon.ErrorCode(err) == carryon.ENOTFOUND:
+		return "", false, nil
+	case err != nil:
+		return "", false, err
+	case !rec.ExpiresAt.After(now):
+		return "", false, nil
+	}
+	return rec.SessionID, true, nil
+}
+
 // CheckID refuses a request id that is too long (over carryon.MaxRequestIDLength bytes), not
 // UTF-8, or holds control characters. The empty id is valid: it means none.
 func CheckID(id string) error {

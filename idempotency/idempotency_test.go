@@ -143,3 +143,49 @@ func TestNoFingerprintWithoutAnID(t *testing.T) {
 		t.Fatalf("with an id: %v, the input encoded %d times", err, tries)
 	}
 }
+
+// Used tells a kept record from none: unknown, another owner's, expired, and after a failed write
+// (an error stores nothing) are unused; an answered request is used, with its session; an id no
+// write would take is EINVALID.
+func TestUsed(t *testing.T) {
+	t.Parallel()
+	st := memStore(t)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	used := func(owner, id string, at time.Time) (string, bool, error) {
+		var session string
+		var ok bool
+		err := st.Read(context.Background(), func(tx store.Tx) error {
+			var err error
+			session, ok, err = idempotency.Used(context.Background(), tx, owner, id, at)
+			return err
+		})
+		return session, ok, err
+	}
+	req := idempotency.Request{Owner: "usr_a", ID: "k", Op: "op", Target: "sess_t", Input: 1, Now: now, TTL: time.Hour,
+		Session: func(any) string { return "sess_t" }}
+	if _, err := idempotency.Write(context.Background(), st, req, func(store.Tx) (int, error) {
+		return 0, carryon.Errorf(carryon.EINVALID, "no")
+	}); err == nil {
+		t.Fatal("the failing write succeeded")
+	}
+	if _, ok, err := used("usr_a", "k", now); ok || err != nil {
+		t.Fatalf("after a failed write: used %v, %v", ok, err)
+	}
+	if _, err := idempotency.Write(context.Background(), st, req, func(store.Tx) (int, error) { return 1, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if s, ok, err := used("usr_a", "k", now); !ok || s != "sess_t" || err != nil {
+		t.Fatalf("after the write: %q, used %v, %v", s, ok, err)
+	}
+	for _, c := range []struct {
+		owner, id string
+		at        time.Time
+	}{{"usr_a", "other", now}, {"usr_b", "k", now}, {"usr_a", "k", now.Add(time.Hour)}, {"usr_a", "", now}} {
+		if _, ok, err := used(c.owner, c.id, c.at); ok || err != nil {
+			t.Errorf("%+v: used %v, %v", c, ok, err)
+		}
+	}
+	if _, _, err := used("usr_a", "a\nb", now); carryon.ErrorCode(err) != carryon.EINVALID {
+		t.Errorf("a request id with a control character: %v", err)
+	}
+}

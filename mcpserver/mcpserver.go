@@ -11,10 +11,12 @@
 //
 // What it serves:
 //   - Tools list_sessions, get_session, create_session, append_messages, update_working_memory,
-//     remember, recall, forget and start_run. A result is JSON (structured content and the same
-//     JSON as text) carrying the ids it names; a refused call is a tool error (isError) whose
-//     content is {"error": {"code", "message"}} with carryon's error code, never a protocol
-//     error.
+//     delete_message, remember, recall, forget and start_run. A result is JSON (structured
+//     content and the same JSON as text) carrying the ids it names; a refused call is a tool
+//     error (isError) whose content is {"error": {"code", "message"}} with carryon's error code,
+//     never a protocol error. Every tool that writes takes request_id and hands it to the
+//     service as it is, before it reads anything: a repeat is answered from the first call (its
+//     result says replayed), whatever changed since.
 //   - Resource templates carryon://sessions/{id}, carryon://sessions/{id}/memory,
 //     carryon://sessions/{id}/messages and carryon://memories/{namespace}/{key}.
 //   - The prompt continue_task {session_id}: goal, next action, plan and the last messages.

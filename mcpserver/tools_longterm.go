@@ -16,6 +16,7 @@ type (
 		Key       string `json:"key" jsonschema:"the item's name inside its namespace"`
 		Value     any    `json:"value" jsonschema:"any JSON value"`
 		Text      string `json:"text,omitempty" jsonschema:"what search matches (default: the value's text)"`
+		RequestID string `json:"request_id,omitempty" jsonschema:"an idempotency key: a retry with the same one is answered from the first and stores nothing again"`
 	}
 	recallArgs struct {
 		Query     string `json:"query" jsonschema:"free text; its words are matched each on its own (no words: the newest items)"`
@@ -25,6 +26,7 @@ type (
 	forgetArgs struct {
 		Namespace string `json:"namespace" jsonschema:"the item's namespace"`
 		Key       string `json:"key" jsonschema:"the item's key"`
+		RequestID string `json:"request_id,omitempty" jsonschema:"an idempotency key: a retry with the same one is answered from the first (not not_found)"`
 	}
 )
 
@@ -33,6 +35,14 @@ type forgotten struct {
 	Namespace string `json:"namespace"`
 	Key       string `json:"key"`
 	Forgotten bool   `json:"forgotten"`
+	Replayed  bool   `json:"replayed"`
+}
+
+// remembered is the result of remember: the item stored, and whether it was a replay of an
+// earlier call with the same request id.
+type remembered struct {
+	*carryon.LongTermItem
+	Replayed bool `json:"replayed"`
 }
 
 func (s *server) addLongTermTools(srv *mcp.Server) {
@@ -68,7 +78,13 @@ func (s *server) remember(ctx context.Context, in rememberArgs) (any, error) {
 	if err != nil {
 		return nil, carryon.Errorf(carryon.EINVALID, "value: %v", err)
 	}
-	return s.longTerm.Put(ctx, ns, in.Key, carryon.LongTermPut{Value: value, Text: in.Text})
+	ctx, rc := withReceipt(ctx)
+	it, err := s.longTerm.Put(ctx, ns, in.Key, carryon.LongTermPut{Value: value, Text: in.Text,
+		WriteOptions: carryon.WriteOptions{RequestID: in.RequestID}})
+	if err != nil {
+		return nil, err
+	}
+	return remembered{LongTermItem: it, Replayed: rc.Replayed}, nil
 }
 
 func (s *server) recall(ctx context.Context, in recallArgs) (any, error) {
@@ -87,8 +103,9 @@ func (s *server) forget(ctx context.Context, in forgetArgs) (any, error) {
 	if s.longTerm == nil {
 		return nil, notImplemented("long-term memory")
 	}
-	if err := s.longTerm.Delete(ctx, in.Namespace, in.Key, carryon.WriteOptions{}); err != nil {
+	ctx, rc := withReceipt(ctx)
+	if err := s.longTerm.Delete(ctx, in.Namespace, in.Key, carryon.WriteOptions{RequestID: in.RequestID}); err != nil {
 		return nil, err
 	}
-	return forgotten{Namespace: in.Namespace, Key: in.Key, Forgotten: true}, nil
+	return forgotten{Namespace: in.Namespace, Key: in.Key, Forgotten: true, Replayed: rc.Replayed}, nil
 }

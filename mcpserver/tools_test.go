@@ -39,9 +39,9 @@ func TestToolsList(t *testing.T) {
 		"create_session":        {false, false, "false", []string{"title", "working_memory", "external_id", "request_id"}},
 		"append_messages":       {false, false, "false", []string{"session_id", "messages", "expected_version", "request_id"}},
 		"update_working_memory": {false, true, "false", []string{"session_id", "patch", "expected_version", "request_id"}},
-		"remember":              {false, true, "true", []string{"namespace", "key", "value", "text"}},
+		"remember":              {false, true, "true", []string{"namespace", "key", "value", "text", "request_id"}},
 		"recall":                {true, true, "-", []string{"query", "namespace", "limit"}},
-		"forget":                {false, true, "true", []string{"namespace", "key"}},
+		"forget":                {false, true, "true", []string{"namespace", "key", "request_id"}},
 		"delete_message":        {false, false, "true", []string{"session_id", "seq", "expected_version", "request_id"}},
 		"start_run":             {false, false, "true", []string{"session_id", "message", "request_id", "expected_version"}},
 	}

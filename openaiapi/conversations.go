@@ -249,16 +249,29 @@ func (h *Handler) getItem(w http.ResponseWriter, r *http.Request) {
 
 // deleteItem deletes the message the item is part of (DeleteMessage: a tombstone) and answers
 // the conversation. A message read as several items (a native assistant message with text and
-// tool calls) goes as a whole.
+// tool calls) goes as a whole. A repeat of a delete with its Idempotency-Key goes to the delete
+// before the item is looked up: the item is gone since the first, which the repeat answers.
 func (h *Handler) deleteItem(w http.ResponseWriter, r *http.Request) {
 	opt, err := writeOptions(r, true)
-	var it item
+	var seq int64
 	if err == nil {
-		it, err = h.findItem(r)
+		var used bool
+		_, used, err = h.repeat(r)
+		p, ok := parseItemID(r.PathValue("item_id"))
+		switch {
+		case err != nil:
+		case used && ok:
+			seq = p.seq // DeleteMessage answers the first answer, or refuses another request with the key
+		default:
+			var it item
+			if it, err = h.findItem(r); err == nil {
+				seq = it.pos.seq
+			}
+		}
 	}
 	var s *carryon.Session
 	if err == nil {
-		s, err = h.sessions.DeleteMessage(r.Context(), r.PathValue("conversation_id"), it.pos.seq, opt)
+		s, err = h.sessions.DeleteMessage(r.Context(), r.PathValue("conversation_id"), seq, opt)
 	}
 	if err != nil {
 		WriteError(w, r, err)

@@ -32,7 +32,11 @@ const DefaultMaxBodyBytes = 32 << 20
 
 // Config is what Handler serves from.
 type Config struct {
-	// Sessions is the session service the conversations are sessions of. Required.
+	// Sessions is the session service the conversations are sessions of. Required. When it is
+	// also a carryon.RequestIDLookup (sessions.Service is), a write repeated with its
+	// Idempotency-Key goes to the write the first request made before anything is looked up,
+	// so that it answers as the first did even where the lookups would now find something else
+	// (the item deleted, the response followed by the run it started).
 	Sessions carryon.SessionService
 	// MaxBodyBytes bounds a request body; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -48,6 +52,7 @@ type Config struct {
 // Handler serves the Conversations and Responses APIs.
 type Handler struct {
 	sessions    carryon.SessionService
+	requests    carryon.RequestIDLookup // nil: every request is looked up as new
 	runs        carryon.RunService
 	agents      carryon.AgentCatalog
 	streamsDone <-chan struct{}
@@ -62,6 +67,7 @@ func New(cfg Config) *Handler {
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes
 	}
+	h.requests, _ = cfg.Sessions.(carryon.RequestIDLookup)
 	h.mux.HandleFunc("POST /v1/conversations", h.createConversation)
 	h.mux.HandleFunc("GET /v1/conversations/{conversation_id}", h.getConversation)
 	h.mux.HandleFunc("POST /v1/conversations/{conversation_id}", h.updateConversation)
@@ -97,6 +103,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
 	h.mux.ServeHTTP(w, r)
+}
+
+// repeat reports whether the request's Idempotency-Key was used already, and the session its
+// write belongs to (carryon.RequestIDLookup). Every write asks it before the lookups of its
+// translation: a repeat skips those (their answers may have changed with the first request) and
+// makes the same service call the first request made, which answers it as it did then.
+func (h *Handler) repeat(r *http.Request) (session string, used bool, err error) {
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" || h.requests == nil {
+		return "", false, nil
+	}
+	return h.requests.RequestIDUsed(r.Context(), key)
 }
 
 // Prefixes are the paths Handler serves, each with every path below it (httpapi.FrontDoor).

@@ -72,6 +72,24 @@ func (h *Handler) lookup(r *http.Request, id string) (*carryon.Run, int, error) 
 	return run, segment, nil
 }
 
+// segment returns the run of a response id and the translator of the segment it names, fed the
+// run's events stored now; ENOTFOUND naming the response when the id names no run of the
+// caller's, or a segment the run never had (run_…_7 of a run that stopped for outputs twice).
+func (h *Handler) segment(r *http.Request, id string) (*carryon.Run, *translator, error) {
+	run, segment, err := h.lookup(r, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := h.replay(r, run, segment, untilStored, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if t.resp.ID == "" {
+		return nil, nil, notFoundResponse(id)
+	}
+	return run, t, nil
+}
+
 // answerAt answers the response of the run's segment as it is when u is reached.
 func (h *Handler) answerAt(w http.ResponseWriter, r *http.Request, runID string, segment int, u until) {
 	run, err := h.runs.GetRun(r.Context(), runID)
@@ -180,12 +198,29 @@ func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 }
 
 // cancelResponse cancels the response's run (carryon's cancel: a running run stops at its next
-// checkpoint) and answers the response once the run stopped, or after a few seconds as it is.
+// checkpoint) and answers the response once the run stopped, or after a few seconds as it is. A
+// response id the run never had (a later segment) is a 404 that cancels nothing; a repeat with
+// its Idempotency-Key goes to the cancel first, which answers it.
 func (h *Handler) cancelResponse(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("response_id")
-	run, segment, err := h.lookup(r, id)
+	runID, segment, ok := parseResponseID(id)
+	var err error
+	if !ok {
+		err = notFoundResponse(id)
+	}
+	var used bool
 	if err == nil {
-		_, err = h.runs.Cancel(r.Context(), run.ID, carryon.RetryOptions{RequestID: r.Header.Get("Idempotency-Key")})
+		_, used, err = h.repeat(r)
+	}
+	if err == nil && !used {
+		_, _, err = h.segment(r, id)
+	}
+	if err == nil {
+		_, err = h.runs.Cancel(r.Context(), runID, carryon.RetryOptions{RequestID: r.Header.Get("Idempotency-Key")})
+	}
+	var run *carryon.Run
+	if err == nil {
+		run, err = h.runs.GetRun(r.Context(), runID)
 	}
 	if err != nil {
 		WriteError(w, r, responseErr(err, id))
@@ -287,7 +322,7 @@ func (h *Handler) inputItems(r *http.Request, run *carryon.Run, segment int) ([]
 // carryon does not rewrite. (A 400, not a 5xx, which the SDKs would retry.)
 func (h *Handler) deleteResponse(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("response_id")
-	if _, _, err := h.lookup(r, id); err != nil {
+	if _, _, err := h.segment(r, id); err != nil {
 		WriteError(w, r, err)
 		return
 	}

@@ -251,16 +251,20 @@ func (h *Handler) start(r *http.Request, in createResponseRequest, rec responseR
 }
 
 // continueAt returns the session a response that continues prevID runs on: the previous
-// response's session, or a fork of it at the end of that response's run when a later run came.
+// response's session, or a fork of it at the end of that response when a later run came. A
+// repeat of the request (its Idempotency-Key used) runs where the first one did, the session its
+// run started on: the lookups would now find the first request's own run after prevID and fork
+// again. A response id of no response of the caller (a segment its run never had) is ENOTFOUND.
 func (h *Handler) continueAt(r *http.Request, prevID, forkKey string) (string, error) {
 	ctx := r.Context()
-	runID, _, ok := parseResponseID(prevID)
-	if !ok {
-		return "", notFoundResponse(prevID)
+	if session, used, err := h.repeat(r); err != nil {
+		return "", err
+	} else if used && session != "" {
+		return session, nil
 	}
-	prev, err := h.runs.GetRun(ctx, runID)
+	prev, t, err := h.segment(r, prevID)
 	if err != nil {
-		return "", responseErr(err, prevID)
+		return "", err
 	}
 	page, err := h.runs.ListRuns(ctx, prev.SessionID, carryon.RunFilter{Limit: 1})
 	if err != nil {
@@ -269,10 +273,7 @@ func (h *Handler) continueAt(r *http.Request, prevID, forkKey string) (string, e
 	if len(page.Items) == 0 || page.Items[0].ID == prev.ID {
 		return prev.SessionID, nil
 	}
-	t, err := h.replay(r, prev, 0, untilStored, nil)
-	if err != nil {
-		return "", err
-	}
+	// The fork is at the end of the previous response: its segment's last message.
 	fork, err := h.sessions.Fork(ctx, prev.SessionID, carryon.ForkInput{AtVersion: t.lastVer, WriteOptions: carryon.WriteOptions{RequestID: forkKey}})
 	if err != nil {
 		return "", err
@@ -283,22 +284,36 @@ func (h *Handler) continueAt(r *http.Request, prevID, forkKey string) (string, e
 // submitOutputs delivers function call outputs to the response that waits for them: the
 // previous response's run, or the conversation's run that waits. It returns the run and the
 // segment the outputs start.
+//
+// A repeat (its Idempotency-Key used) goes to the run without the checks of a first request, which
+// the first request's outputs made false (the run no longer waits): SubmitToolOutputs answers it
+// as it did the first time.
 func (h *Handler) submitOutputs(r *http.Request, rec responseRecord, outs []carryon.ToolOutput, key string) (string, int, error) {
 	ctx := r.Context()
+	_, used, err := h.repeat(r)
+	if err != nil {
+		return "", 0, err
+	}
 	var runID string
 	switch {
-	case rec.PreviousResponseID != "":
+	case rec.PreviousResponseID != "" && used:
 		id, _, ok := parseResponseID(rec.PreviousResponseID)
 		if !ok {
 			return "", 0, notFoundResponse(rec.PreviousResponseID)
 		}
 		runID = id
+	case rec.PreviousResponseID != "":
+		prev, _, err := h.segment(r, rec.PreviousResponseID)
+		if err != nil {
+			return "", 0, err
+		}
+		runID = prev.ID
 	case rec.Conversation != "":
 		page, err := h.runs.ListRuns(ctx, rec.Conversation, carryon.RunFilter{Limit: 1})
 		if err != nil {
 			return "", 0, err
 		}
-		if len(page.Items) == 0 || page.Items[0].Status != carryon.RunRequiresAction {
+		if len(page.Items) == 0 || !used && page.Items[0].Status != carryon.RunRequiresAction {
 			return "", 0, invalidParam("input", "no response of conversation %s waits for function call outputs", rec.Conversation)
 		}
 		runID = page.Items[0].ID

@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/carryon-hub/carryon"
@@ -17,8 +18,11 @@ import (
 // or skip (skipped, "skipped by the user"). An action whose tool asks for approval before every
 // call takes approve (it runs, with in.Arguments instead of the model's when given: the journal
 // keeps the model's as OriginalArgs and says "edited") or reject (it does not run; the model is
-// told "rejected by the user" and the reason). With a request id, a repeat answers the first
-// answer.
+// told "rejected by the user" and the reason). Result goes only with mark_done, reason only with
+// reject, arguments only with approve: any of them with another decision is EINVALID, not
+// ignored. A decision on a run whose session is closed or expired is refused (ECLOSED, EEXPIRED)
+// before anything changes, and the run ends with that reason: nothing it waited to do is done.
+// With a request id, a repeat answers the first answer.
 func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval) (*carryon.Run, error) {
 	switch in.Decision {
 	case carryon.DecisionRerun, carryon.DecisionMarkDone, carryon.DecisionSkip, carryon.DecisionApprove, carryon.DecisionReject:
@@ -40,6 +44,17 @@ func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval
 			return nil, err
 		}
 	}
+	// A field the decision does not use is refused, not dropped: a client that sends a result
+	// with approve believes the model is told it, and it would not be.
+	if in.Result != "" && in.Decision != carryon.DecisionMarkDone {
+		return nil, carryon.Errorf(carryon.EINVALID, "result is what the model is told of a call marked done: it goes only with the decision mark_done, not %s", in.Decision)
+	}
+	if in.Reason != "" && in.Decision != carryon.DecisionReject {
+		return nil, carryon.Errorf(carryon.EINVALID, "reason is what the model is told of a rejected call: it goes only with the decision reject, not %s", in.Decision)
+	}
+	if err := carryon.CheckText("result", in.Result); err != nil {
+		return nil, err
+	}
 	if err := carryon.CheckText("reason", in.Reason); err != nil {
 		return nil, err
 	}
@@ -49,6 +64,9 @@ func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval
 	decide := func(tx store.Tx, own string, now time.Time) error {
 		r, err := tx.GetRun(ctx, own, runID)
 		if err != nil {
+			return err
+		}
+		if err := sessionTakesWrites(ctx, tx, r, now); err != nil {
 			return err
 		}
 		if r.Status != carryon.RunWaitingApproval {
@@ -118,9 +136,65 @@ func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval
 		return run, err
 	})
 	if err != nil {
+		s.endForSession(ctx, runID, err)
 		return nil, err
 	}
 	s.notify.local(runID)
 	s.Wake()
 	return run, nil
+}
+
+// sessionTakesWrites refuses a decision or tool outputs for a run whose session takes no writes:
+// ECLOSED (closed), EEXPIRED (idle past its TTL), as every write to the session is refused. It is
+// checked in the transaction of the decision, before anything of the run is changed, so that no
+// effect the decision would allow (an approved file write) ever happens on a closed session.
+func sessionTakesWrites(ctx context.Context, tx store.Tx, r *carryon.Run, now time.Time) error {
+	_, err := sessions.LoadWritable(ctx, tx, r.OwnerID, r.SessionID, nil, nil, now)
+	return err
+}
+
+// endForSession ends a waiting run whose decision or outputs were refused because its session
+// takes no writes (refusal is ECLOSED or EEXPIRED): it could never go on, so it fails with the
+// reason instead of waiting until someone cancels it. It changes nothing when the refusal had
+// another cause, the run no longer waits, or its session takes writes again (restored meanwhile).
+func (s *Service) endForSession(ctx context.Context, runID string, refusal error) {
+	if code := carryon.ErrorCode(refusal); code != carryon.ECLOSED && code != carryon.EEXPIRED {
+		return
+	}
+	var ended *carryon.Run
+	// Under the sessions' clock, the one that found the session expired.
+	_, err := sessions.Write(ctx, s.sess, "run.end", runID, "", struct{}{}, func(tx store.Tx, own string, now time.Time) (struct{}, error) {
+		ended = nil
+		r, err := tx.GetRun(ctx, own, runID)
+		if err != nil || !r.Status.Waiting() {
+			return struct{}{}, err
+		}
+		var why string
+		switch carryon.ErrorCode(sessionTakesWrites(ctx, tx, r, now)) {
+		case carryon.ECLOSED:
+			why = "was closed"
+		case carryon.EEXPIRED:
+			why = "expired"
+		default:
+			return struct{}{}, nil
+		}
+		waited := "a decision"
+		if r.Status == carryon.RunRequiresAction {
+			waited = "tool outputs"
+		}
+		msg := fmt.Sprintf("session %s %s while the run waited for %s: the run ended without going on", r.SessionID, why, waited)
+		if err := finishTx(ctx, tx, r, r.Attempt, carryon.RunFailed, "", msg, now); err != nil {
+			return struct{}{}, err
+		}
+		ended = r
+		return struct{}{}, nil
+	})
+	if err != nil {
+		s.log.Warn("end a run whose session takes no writes", "run", runID, "err", err)
+		return
+	}
+	if ended != nil {
+		s.cfg.Telemetry.RunEnded(ended.Agent, carryon.RunFailed)
+		s.notify.publish(runID)
+	}
 }

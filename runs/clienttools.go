@@ -127,7 +127,9 @@ func pendingAction(ctx context.Context, tx store.Tx, run *carryon.Run) (*carryon
 // them, and queues the run to continue: each output becomes its call's result (the journal's
 // action, succeeded) and the model gets it as the tool's message. With a request id, a repeat
 // answers the run as the first submission left it; two clients answering at once: one wins, the
-// other gets ECONFLICT (the run no longer waits).
+// other gets ECONFLICT (the run no longer waits). Outputs for a run whose session is closed or
+// expired are refused (ECLOSED, EEXPIRED) before anything changes, and the run ends with that
+// reason.
 func (s *Service) SubmitToolOutputs(ctx context.Context, runID string, in carryon.ToolOutputs) (*carryon.Run, error) {
 	if len(in.Outputs) == 0 {
 		return nil, carryon.Errorf(carryon.EINVALID, "outputs must hold one output per pending tool call")
@@ -153,6 +155,9 @@ func (s *Service) SubmitToolOutputs(ctx context.Context, runID string, in carryo
 	run, err := sessions.Write(ctx, s.sess, "run.tool_outputs", runID, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Run, error) {
 		r, err := tx.GetRun(ctx, own, runID)
 		if err != nil {
+			return nil, err
+		}
+		if err := sessionTakesWrites(ctx, tx, r, now); err != nil {
 			return nil, err
 		}
 		if r.Status != carryon.RunRequiresAction {
@@ -198,6 +203,7 @@ func (s *Service) SubmitToolOutputs(ctx context.Context, runID string, in carryo
 		return r, appendEvent(ctx, tx, own, r.ID, carryon.EventToolOutputs, map[string]any{"call_ids": ids}, now)
 	})
 	if err != nil {
+		s.endForSession(ctx, runID, err)
 		return nil, err
 	}
 	s.notify.local(runID)

@@ -16,6 +16,22 @@ import (
 // transaction, short enough that the server's other writers barely wait for it.
 const ForgetBatch = 500
 
+// RunEnder ends the runs of a session before forgetting its user deletes the session's rows, so
+// that no runner finds its run gone under it and fails on it (runs.Service; set with EndRunsWith).
+type RunEnder interface {
+	// EndSessionRuns ends every run of the owner's session that has not ended and returns once
+	// none of them executes any more (or a bound ran out). ENOTFOUND when the session is gone.
+	EndSessionRuns(ctx context.Context, owner, sessionID string) error
+}
+
+// EndRunsWith sets what ends a session's runs before Forget deletes the session, and returns s.
+// Call it before the service is used (hub.Open does, with the run manager). Without it Forget
+// deletes runs that may still be executing, and their runners find them gone.
+func (s *Service) EndRunsWith(e RunEnder) *Service {
+	s.runs = e
+	return s
+}
+
 // forgetLocks holds one mutex per user being forgotten in this process, so that a forget asked
 // for and the sweeper's continuation of it do not run side by side.
 var forgetLocks sync.Map
@@ -102,10 +118,18 @@ func (s *Service) forgetSessions(ctx context.Context, owner string) error {
 	}
 }
 
-// forgetSession deletes the rows in one session step by step, then its workspace, then the
-// session row. The workspace goes before the row, so that a crash in between leaves a session
+// forgetSession ends the session's runs (EndRunsWith), deletes the rows in the session step by
+// step, then its workspace, then the session row. The workspace goes before the row, so that a crash in between leaves a session
 // that the next call forgets again rather than files no row names any more.
 func (s *Service) forgetSession(ctx context.Context, owner, id string) error {
+	if s.runs != nil {
+		err := s.runs.EndSessionRuns(ctx, owner, id)
+		if carryon.ErrorCode(err) == carryon.ENOTFOUND {
+			return s.stillForgetting(ctx, owner)
+		} else if err != nil {
+			return err
+		}
+	}
 	for {
 		var c carryon.ForgetCounts
 		err := s.st.Write(ctx, func(tx store.Tx) error {

@@ -49,8 +49,9 @@ type Config struct {
 
 // Service implements carryon.SessionService over a store.
 type Service struct {
-	st  store.Store
-	cfg Config
+	st   store.Store
+	cfg  Config
+	runs RunEnder // ends a session's runs before a forget deletes it; nil: none
 }
 
 var _ carryon.SessionService = (*Service)(nil)
