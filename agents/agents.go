@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/model"
 )
 
 // Provider kinds.
@@ -104,6 +105,8 @@ type Profile struct {
 	MaxSteps       int
 	ContextBudget  int
 	RunTokenBudget int
+	// ModelLimits bound each model call of the profile's runs (each attempt, when retried).
+	ModelLimits model.Limits
 	// Digest is the digest of the profile's canonical definition (see Digest).
 	Digest string
 }
