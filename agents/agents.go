@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/model"
 )
 
 // Provider kinds.
@@ -111,6 +112,8 @@ type Profile struct {
 	MaxSteps       int
 	ContextBudget  int
 	RunTokenBudget int
+	// ModelLimits bound each model call of the profile's runs (each attempt, when retried).
+	ModelLimits model.Limits
 	// Digest is the digest of the profile's canonical definition (see Digest).
 	Digest string
 	// src is where the profile's keys are written, for the errors found when a server lists its

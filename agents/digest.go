@@ -25,7 +25,15 @@ type canonical struct {
 	MaxSteps       int                            `json:"max_steps"`
 	ContextBudget  int                            `json:"context_budget"`
 	RunTokenBudget int                            `json:"run_token_budget"`
+	ModelLimits    canonicalLimits                `json:"model_limits"`
 	MCPServers     []canonicalServer              `json:"mcp_servers"`
+}
+
+type canonicalLimits struct {
+	FirstByteNS    int64 `json:"first_byte_ns"`
+	IdleNS         int64 `json:"idle_ns"`
+	TotalNS        int64 `json:"total_ns"`
+	MaxOutputBytes int   `json:"max_output_bytes"`
 }
 
 type canonicalProvider struct {
@@ -53,6 +61,8 @@ func (s *Set) Digest(p *Profile) string {
 		Provider: canonicalProvider{Name: prov.Name, Kind: prov.Kind, BaseURL: prov.BaseURL, APIKeyEnv: prov.APIKeyEnv, DelayNS: int64(prov.Delay)},
 		Model:    p.Model, Instructions: p.Instructions, Tools: p.Tools, Effects: p.Effects, Approval: p.Approval,
 		MaxSteps: p.MaxSteps, ContextBudget: p.ContextBudget, RunTokenBudget: p.RunTokenBudget,
+		ModelLimits: canonicalLimits{FirstByteNS: int64(p.ModelLimits.FirstByte), IdleNS: int64(p.ModelLimits.Idle),
+			TotalNS: int64(p.ModelLimits.Total), MaxOutputBytes: p.ModelLimits.MaxOutputBytes},
 		MCPServers: []canonicalServer{},
 	}
 	for _, name := range p.MCPServers() {

@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/model"
 )
 
 // Flags are the server's agent flags (--provider, --model, --scripted-delay, --max-steps,
-// --context-budget, --run-token-budget), which make the one profile of a server started
-// without an agents file.
+// --context-budget, --run-token-budget and the --model-* limits), which make the one profile
+// of a server started without an agents file.
 type Flags struct {
 	Provider       string
 	Model          string
@@ -18,6 +19,8 @@ type Flags struct {
 	MaxSteps       int
 	ContextBudget  int
 	RunTokenBudget int
+	// ModelLimits bound each model call; zero fields take the defaults (DefaultModelLimits).
+	ModelLimits model.Limits
 }
 
 // FromFlags returns the set of one profile, named default, that the flags describe: the agent a
@@ -54,7 +57,8 @@ func FromFlags(f Flags, opt Options) (*Set, error) {
 	f.RunTokenBudget = max(f.RunTokenBudget, 0)
 	p := &Profile{Name: carryon.DefaultAgent, Provider: prov.Name, Model: f.Model, Tools: []string{},
 		Effects: map[string]carryon.EffectClass{}, Approval: map[string]string{},
-		MaxSteps: f.MaxSteps, ContextBudget: f.ContextBudget, RunTokenBudget: f.RunTokenBudget}
+		MaxSteps: f.MaxSteps, ContextBudget: f.ContextBudget, RunTokenBudget: f.RunTokenBudget,
+		ModelLimits: withDefaults(f.ModelLimits)}
 	if p.Model == "" {
 		p.Model = defaultModels[prov.Kind]
 	}

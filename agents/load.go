@@ -60,6 +60,11 @@ type rawAgent struct {
 	MaxSteps       *int              `yaml:"max_steps"`
 	ContextBudget  *int              `yaml:"context_budget"`
 	RunTokenBudget *int              `yaml:"run_token_budget"`
+	// The model limits (limits.go).
+	ModelFirstByteTimeout *string `yaml:"model_first_byte_timeout"`
+	ModelIdleTimeout      *string `yaml:"model_idle_timeout"`
+	ModelTimeout          *string `yaml:"model_timeout"`
+	ModelMaxOutputBytes   *int    `yaml:"model_max_output_bytes"`
 }
 
 // Load reads and validates the agents file at path. Its errors are EINVALID and read

@@ -29,8 +29,8 @@ func BuiltinTools(getenv func(string) string) []tool.Tool {
 	return all
 }
 
-// profiles runs the agent profiles of a set: one provider client per provider in use, one context
-// builder per profile (its budget, and its instructions after carryon's system prompt), and for
+// profiles runs the agent profiles of a set: one provider client per provider in use, called
+// within each profile's model limits, one context builder per profile (its budget, and its instructions after carryon's system prompt), and for
 // each run an engine with the profile's tools as they are then. It implements runs.Agents.
 type profiles struct {
 	*agents.Set
@@ -62,14 +62,16 @@ type profileRun struct {
 func newProfiles(set *agents.Set, getenv func(string) string, workspaces string, src contextbuild.Source, mem carryon.LongTermService, sources map[string]tool.Source, log *slog.Logger, tel *telemetry.Telemetry) (*profiles, error) {
 	p := &profiles{Set: set, builtin: BuiltinTools(getenv), sources: sources, byName: map[string]*profileRun{},
 		workspaces: workspaces, longTerm: mem, log: log, tel: tel}
-	clients := map[string]model.Provider{}
+	opened := map[string]model.Provider{}
 	for _, name := range set.Names() {
 		prof := set.Profiles[name]
-		client, ok := clients[prof.Provider]
+		prov := set.Providers[prof.Provider]
+		base, ok := opened[prof.Provider]
 		if !ok {
-			client = tel.Provider(set.Providers[prof.Provider].Open(), prof.Model)
-			clients[prof.Provider] = client
+			base = prov.Open()
+			opened[prof.Provider] = base
 		}
+		client := tel.Provider(prov.Client(base, prof.ModelLimits), prof.Model)
 		cfg := contextbuild.Config{Budget: prof.ContextBudget, SystemPrompt: systemPrompt(prof)}
 		cfg.LongTerm = mem != nil
 		pr := &profileRun{profile: prof, provider: client,

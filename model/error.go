@@ -13,11 +13,24 @@ import (
 	"time"
 )
 
+// Codes of the failures carryon itself detects in a model call, in Error.Code.
+const (
+	// CodeTimeout: the call broke one of its time limits (Limits): no answer in time, an answer
+	// that stalled, or a call that took too long. Retryable while nothing was yielded.
+	CodeTimeout = "model_timeout"
+	// CodeOutputLimit: the answer grew past Limits.MaxOutputBytes. Never retryable: the same
+	// request would run away again.
+	CodeOutputLimit = "model_output_limit"
+)
+
 // Error is a failed model call, normalised at the provider boundary so the engine and WithRetry
 // can decide what to do without knowing which SDK produced it.
 type Error struct {
 	// Provider is the Name of the provider that failed.
 	Provider string
+	// Code is CodeTimeout or CodeOutputLimit when carryon's own limits ended the call; "" for a
+	// failure the backend or the connection reported.
+	Code string
 	// Status is the HTTP status of the answer, or the status the failure stands for when the
 	// backend reported it inside a stream; 0 when no HTTP answer was involved.
 	Status int
@@ -38,6 +51,10 @@ func (e *Error) Error() string {
 	b.WriteString(e.Provider)
 	if e.Status != 0 {
 		fmt.Fprintf(&b, ": status %d", e.Status)
+	}
+	if e.Code != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Code)
 	}
 	if e.Message != "" {
 		b.WriteString(": ")

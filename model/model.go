@@ -1,7 +1,8 @@
 // Package model is carryon's provider-neutral view of a language model: the messages, tool specs and
 // streamed chunks the engine speaks, the Provider interface each backend implements (model/openai,
-// model/anthropic), one error type that says whether a failure is worth retrying, and WithRetry,
-// the only place where model calls are retried.
+// model/anthropic), one error type that says whether a failure is worth retrying, WithRetry,
+// the only place where model calls are retried, and WithLimits, the only place where they are
+// bounded in time and output.
 //
 // The package owns the vocabulary of a single model call. It must not know about sessions, runs,
 // storage or HTTP routes, and it never retries on its own: a provider reports, WithRetry decides.

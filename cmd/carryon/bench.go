@@ -75,7 +75,7 @@ func runBench(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long the clients work, unless --count")
 	fs.IntVar(&f.history, "history", 10, "messages in each session before the first operation")
 	fs.IntVar(&f.phys, "physical", 500, "bare single-row INSERTs measured beside the scenario (half before the clients start, half after); 0 measures none")
-	fs.IntVar(&f.streams, "streams", 0, "run event streams to hold open while the clients work; they follow one run, so give the server a --scripted-delay")
+	fs.IntVar(&f.streams, "streams", 0, "run event streams to hold open while the clients work; they follow one run, so give the server a --scripted-delay (and a --model-first-byte-timeout longer than it)")
 	fs.IntVar(&f.toolCalls, "tool-calls", 0, "the run scenario: tool calls (list_files) each run's message asks the scripted model for in its first step, before its answer in the second")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	if pos, err := fs.parse(getenv, args); err != nil {

@@ -50,6 +50,10 @@ var envBindings = []binding{
 	{flag: "max-steps", env: "CARRYON_MAX_STEPS"},
 	{flag: "run-token-budget", env: "CARRYON_RUN_TOKEN_BUDGET"},
 	{flag: "context-budget", env: "CARRYON_CONTEXT_BUDGET"},
+	{flag: "model-first-byte-timeout", env: "CARRYON_MODEL_FIRST_BYTE_TIMEOUT"},
+	{flag: "model-idle-timeout", env: "CARRYON_MODEL_IDLE_TIMEOUT"},
+	{flag: "model-timeout", env: "CARRYON_MODEL_TIMEOUT"},
+	{flag: "model-max-output-bytes", env: "CARRYON_MODEL_MAX_OUTPUT_BYTES"},
 	{flag: "workspaces", env: "CARRYON_WORKSPACES"},
 }
 

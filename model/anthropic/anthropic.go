@@ -94,10 +94,13 @@ func (p *Provider) Stream(ctx context.Context, req model.Request) iter.Seq2[mode
 		}
 		stream := p.client.Messages.NewStreaming(ctx, params, opts...)
 		defer stream.Close()
+		model.Progress(ctx, 0) // the headers came (or the request failed)
 
 		var st streamState
 		for stream.Next() {
-			delta, err := st.add(stream.Current())
+			ev := stream.Current()
+			delta, err := st.add(ev)
+			model.Progress(ctx, len(delta)+len(ev.Delta.PartialJSON))
 			if err != nil {
 				yield(model.Chunk{}, model.TransportError(ctx, Name, err, st.yielded))
 				return

@@ -1,6 +1,8 @@
 // Package modeltest writes model answers in the real wire formats of the providers, for fake
 // servers in tests: Server-Sent Events as the OpenAI Chat Completions API and the Anthropic
-// Messages API stream them. It is for tests only and holds no fake logic of its own.
+// Messages API stream them, and an in-memory network (Network) on which such a fake server
+// runs inside a testing/synctest bubble. It is for tests only and holds no fake logic of its
+// own.
 package modeltest
 
 import (
@@ -14,11 +16,12 @@ type SSE struct {
 	W http.ResponseWriter
 }
 
-// StartSSE sends the headers of a streaming answer.
+// StartSSE sends the headers of a streaming answer, at once, as the real servers do.
 func StartSSE(w http.ResponseWriter) SSE {
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
 	return SSE{w}
 }
 
@@ -70,26 +73,46 @@ func (s SSE) AnthropicStart(input int) {
 
 // AnthropicText sends a text block at index made of pieces, one text_delta each.
 func (s SSE) AnthropicText(index int, pieces ...string) {
-	s.Event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
-		"content_block": map[string]any{"type": "text", "text": ""}})
+	s.AnthropicTextStart(index)
 	s.Event("ping", map[string]any{"type": "ping"})
 	for _, p := range pieces {
-		s.Event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
-			"delta": map[string]any{"type": "text_delta", "text": p}})
+		s.AnthropicTextDelta(index, p)
 	}
 	s.Event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+}
+
+// AnthropicTextStart opens an empty text block at index.
+func (s SSE) AnthropicTextStart(index int) {
+	s.Event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
+		"content_block": map[string]any{"type": "text", "text": ""}})
+}
+
+// AnthropicTextDelta sends one text_delta of the block at index.
+func (s SSE) AnthropicTextDelta(index int, text string) {
+	s.Event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
+		"delta": map[string]any{"type": "text_delta", "text": text}})
 }
 
 // AnthropicToolUse sends a tool_use block at index whose input JSON is split over
 // input_json_delta events, starting with an empty one as the API does.
 func (s SSE) AnthropicToolUse(index int, id, name string, pieces ...string) {
-	s.Event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
-		"content_block": map[string]any{"type": "tool_use", "id": id, "name": name, "input": map[string]any{}}})
+	s.AnthropicToolUseStart(index, id, name)
 	for _, p := range append([]string{""}, pieces...) {
-		s.Event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
-			"delta": map[string]any{"type": "input_json_delta", "partial_json": p}})
+		s.AnthropicJSONDelta(index, p)
 	}
 	s.Event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+}
+
+// AnthropicToolUseStart opens a tool_use block at index with an empty input.
+func (s SSE) AnthropicToolUseStart(index int, id, name string) {
+	s.Event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
+		"content_block": map[string]any{"type": "tool_use", "id": id, "name": name, "input": map[string]any{}}})
+}
+
+// AnthropicJSONDelta sends one input_json_delta of the tool_use block at index.
+func (s SSE) AnthropicJSONDelta(index int, partial string) {
+	s.Event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
+		"delta": map[string]any{"type": "input_json_delta", "partial_json": partial}})
 }
 
 // AnthropicEnd sends message_delta with the stop reason and output tokens, then message_stop.

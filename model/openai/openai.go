@@ -96,9 +96,11 @@ func (p *Provider) Stream(ctx context.Context, req model.Request) iter.Seq2[mode
 		}
 		stream := p.client.Chat.Completions.NewStreaming(ctx, params)
 		defer stream.Close()
+		model.Progress(ctx, 0) // the headers came (or the request failed)
 
 		var st streamState
 		for stream.Next() {
+			model.Progress(ctx, outputBytes(stream.Current()))
 			for _, delta := range st.add(stream.Current()) {
 				st.yielded = true
 				if !yield(model.Chunk{Delta: delta}, nil) {

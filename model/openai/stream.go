@@ -63,6 +63,22 @@ func (s *streamState) add(c openai.ChatCompletionChunk) []string {
 	return deltas
 }
 
+// outputBytes is how much of the model's output a chunk carries: text, refusal and tool-call
+// arguments of its first choice, for model.Progress.
+func outputBytes(c openai.ChatCompletionChunk) int {
+	n := 0
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue
+		}
+		n += len(ch.Delta.Content) + len(ch.Delta.Refusal)
+		for _, f := range ch.Delta.ToolCalls {
+			n += len(f.Function.Arguments)
+		}
+	}
+	return n
+}
+
 // addFragment folds one tool-call fragment. The first fragment of a call carries its index, id
 // and name; later ones carry pieces of the arguments under the same index. A fragment with a new
 // id at a used index starts a new call (some servers send every call at index 0).
