@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
 	"github.com/jackc/pgx/v5"
 )
@@ -70,5 +71,84 @@ func TestNotifyAcrossPools(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Listen did not return after its context ended")
+	}
+}
+
+// TestRunEventNotifiesInItsTransaction: a transaction that stores events of a run tells the
+// listeners of store.RunsChannel once, when it commits, and not at all when it rolls back. (On
+// 9e1964c storing an event announced nothing: the run manager sent a pg_notify of its own after
+// the transaction, so a crash in between left a stored event unannounced.) The driver sends one
+// pg_notify a transaction and run, however many events it stores (PostgreSQL would fold the
+// repeats too, after a round trip each).
+func TestRunEventNotifiesInItsTransaction(t *testing.T) {
+	dsn := newSchema(t)
+	db, listener := open(t, dsn), open(t, dsn)
+	ctx := t.Context()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	sess := &carryon.Session{ID: "sess_n", OwnerID: "usr_n", Title: "n", Status: carryon.SessionActive, Version: 1,
+		CreatedAt: now, UpdatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(time.Hour), IdleTTLSeconds: 3600}
+	run := &carryon.Run{ID: "run_n", SessionID: sess.ID, OwnerID: sess.OwnerID, Status: carryon.RunRunning, TriggerSeq: 1,
+		Multitask: carryon.MultitaskReject, CreatedAt: now, UpdatedAt: now}
+	if err := db.Write(ctx, func(tx store.Tx) error {
+		if err := tx.InsertUser(ctx, &carryon.User{ID: sess.OwnerID, Name: "n", CreatedAt: now}); err != nil {
+			return err
+		}
+		if err := tx.InsertSession(ctx, sess); err != nil {
+			return err
+		}
+		return tx.InsertRun(ctx, run)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 100)
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { _ = listener.Listen(lctx, store.RunsChannel, func(p string) { got <- p }) }()
+	// LISTEN takes effect some time after Listen starts: send a marker until one arrives.
+	marker := func(payload string) []string {
+		t.Helper()
+		var before []string
+		deadline := time.After(10 * time.Second)
+		for {
+			if err := db.Notify(ctx, store.RunsChannel, payload); err != nil {
+				t.Fatal(err)
+			}
+			for wait := time.After(100 * time.Millisecond); ; {
+				select {
+				case p := <-got:
+					if p == payload {
+						return before
+					}
+					before = append(before, p)
+					continue
+				case <-wait:
+				case <-deadline:
+					t.Fatalf("marker %q never arrived", payload)
+				}
+				break
+			}
+		}
+	}
+	marker("ready")
+	three := func(tx store.Tx) error {
+		for range 3 {
+			if err := tx.AppendEvent(ctx, run.OwnerID, &carryon.Event{RunID: run.ID, Type: carryon.EventModelDelta, CreatedAt: now}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	failed := errors.New("roll back")
+	if err := db.Write(ctx, func(tx store.Tx) error { _ = three(tx); return failed }); !errors.Is(err, failed) {
+		t.Fatalf("the rolled back write: %v", err)
+	}
+	if n := marker("after rollback"); len(n) != 0 {
+		t.Fatalf("a rolled back transaction announced %v", n)
+	}
+	if err := db.Write(ctx, three); err != nil {
+		t.Fatal(err)
+	}
+	if n := marker("after commit"); len(n) != 1 || n[0] != run.ID {
+		t.Fatalf("a transaction with three events of %s announced %v, want it once", run.ID, n)
 	}
 }

@@ -26,10 +26,14 @@ func (t *Tx) AppendEvent(ctx context.Context, owner string, e *carryon.Event) er
 		return t.Wrap(err, "append event")
 	}
 	e.Seq = seq
-	if t.d.NotifyRunEvent != "" {
+	if t.d.NotifyRunEvent != "" && !t.notified[e.RunID] {
 		if _, err := t.Conn.Exec(ctx, t.d.NotifyRunEvent, e.RunID); err != nil {
 			return t.Wrap(err, "notify run event")
 		}
+		if t.notified == nil {
+			t.notified = map[string]bool{}
+		}
+		t.notified[e.RunID] = true
 	}
 	return nil
 }

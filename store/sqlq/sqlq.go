@@ -96,8 +96,8 @@ type Dialect struct {
 	// or two.
 	RandomSessionKeys bool
 	// NotifyRunEvent, when set, is a statement taking a run id that AppendEvent runs after it
-	// stored the run's event, in the same transaction (PostgreSQL: pg_notify on
-	// store.RunsChannel, delivered at commit, once a transaction and run).
+	// stored the run's first event of the transaction, in the same transaction (PostgreSQL:
+	// pg_notify on store.RunsChannel, delivered at commit; one a transaction and run is enough).
 	NotifyRunEvent string
 }
 
@@ -111,6 +111,7 @@ type Tx struct {
 	ReadOnly bool
 	d        *Dialect
 	memo     *memo
+	notified map[string]bool // the runs whose events this transaction announced (NotifyRunEvent)
 }
 
 // NewTx returns the shared statements over c, a transaction of a database d describes.
