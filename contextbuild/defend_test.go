@@ -26,7 +26,7 @@ import (
 // gets today (the way a runner appends).
 func (f *fixture) addRaw(tb testing.TB, id string, msgs ...carryon.NewMessage) {
 	tb.Helper()
-	err := f.st.Write(context.Background(), func(tx store.Tx) error {
+	err := f.st.Write(context.Background(), func(_ context.Context, tx store.Tx) error {
 		sess, err := tx.GetSession(context.Background(), "usr_alice", id)
 		if err != nil {
 			return err

@@ -31,7 +31,7 @@ func newFixture(tb testing.TB) *fixture {
 	tb.Cleanup(func() { st.Close() })
 	f := &fixture{st: st, svc: sessions.New(st, sessions.Config{})}
 	u := &carryon.User{ID: "usr_alice", Name: "alice"}
-	if err := st.Write(context.Background(), func(tx store.Tx) error { return tx.InsertUser(context.Background(), u) }); err != nil {
+	if err := st.Write(context.Background(), func(_ context.Context, tx store.Tx) error { return tx.InsertUser(context.Background(), u) }); err != nil {
 		tb.Fatal(err)
 	}
 	f.alice = carryon.NewContextWithUser(context.Background(), u)

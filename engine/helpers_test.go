@@ -56,7 +56,7 @@ func newFixtureEvery(t *testing.T, p model.Provider, modelName string, deltaEver
 	f.startRuns()
 	t.Cleanup(func() { f.stop(); st.Close() })
 	u := &carryon.User{ID: "usr_alice", Name: "alice"}
-	if err := st.Write(context.Background(), func(tx store.Tx) error { return tx.InsertUser(context.Background(), u) }); err != nil {
+	if err := st.Write(context.Background(), func(_ context.Context, tx store.Tx) error { return tx.InsertUser(context.Background(), u) }); err != nil {
 		t.Fatal(err)
 	}
 	f.alice = carryon.NewContextWithUser(context.Background(), u)

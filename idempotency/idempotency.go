@@ -71,7 +71,7 @@ func Write[T any](ctx context.Context, st store.Store, req Request, fn func(tx s
 		}
 	}
 	replayed := false
-	err := st.Write(ctx, func(tx store.Tx) error {
+	err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		out, replayed = *new(T), false
 		if req.ID != "" {
 			rec, err := tx.GetIdempotency(ctx, req.Owner, req.ID)
@@ -117,7 +117,7 @@ func Replace(ctx context.Context, st store.Store, req Request, out any) error {
 	if err != nil {
 		return err
 	}
-	return st.Write(ctx, func(tx store.Tx) error {
+	return st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		rec, err := tx.GetIdempotency(ctx, req.Owner, req.ID)
 		if carryon.ErrorCode(err) == carryon.ENOTFOUND {
 			return nil

@@ -414,7 +414,7 @@ func (s *Service) Sweep(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	var n int64
-	err := s.st.Write(ctx, func(tx store.Tx) error {
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
 		n, err = tx.PurgeExpiredLongTermItems(ctx, now)
 		return err

@@ -25,7 +25,7 @@ func drivers(t *testing.T) map[string]store.Store {
 	out := stores(t)
 	for _, st := range out {
 		for _, id := range []string{"usr_alice", "usr_bob"} {
-			if err := st.Write(t.Context(), func(tx store.Tx) error {
+			if err := st.Write(t.Context(), func(_ context.Context, tx store.Tx) error {
 				return tx.InsertUser(t.Context(), &carryon.User{ID: id, Name: id, CreatedAt: time.Unix(1, 0).UTC()})
 			}); err != nil {
 				t.Fatal(err)

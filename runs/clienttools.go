@@ -235,7 +235,7 @@ func (s *Service) expireWaiting(ctx context.Context) error {
 		return err
 	}
 	var failed []*carryon.Run
-	err := s.st.Write(ctx, func(tx store.Tx) error {
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		failed = failed[:0]
 		now := s.now()
 		stale, err := tx.StaleRequiresAction(ctx, now.Add(-s.cfg.ToolOutputTimeout), 100)

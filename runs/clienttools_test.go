@@ -448,7 +448,7 @@ func lastEvent(t *testing.T, st store.Store, runID string) *carryon.Event {
 func newUser(t *testing.T, st store.Store, id, name string) context.Context {
 	t.Helper()
 	u := &carryon.User{ID: id, Name: name}
-	if err := st.Write(context.Background(), func(tx store.Tx) error { return tx.InsertUser(context.Background(), u) }); err != nil {
+	if err := st.Write(context.Background(), func(_ context.Context, tx store.Tx) error { return tx.InsertUser(context.Background(), u) }); err != nil {
 		t.Fatal(err)
 	}
 	return carryon.NewContextWithUser(context.Background(), u)

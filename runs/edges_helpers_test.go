@@ -63,7 +63,7 @@ func newHubEnv(t *testing.T, st store.Store, cfg sessions.Config) *hubEnv {
 	t.Helper()
 	e := &hubEnv{st: st, sess: sessions.New(st, cfg), data: t.TempDir()}
 	u := &carryon.User{ID: "usr_alice", Name: "alice"}
-	if err := st.Write(context.Background(), func(tx store.Tx) error { return tx.InsertUser(context.Background(), u) }); err != nil {
+	if err := st.Write(context.Background(), func(_ context.Context, tx store.Tx) error { return tx.InsertUser(context.Background(), u) }); err != nil {
 		t.Fatal(err)
 	}
 	e.alice = carryon.NewContextWithUser(context.Background(), u)

@@ -318,8 +318,8 @@ type countingTx struct {
 	s *countingStore
 }
 
-func (c *countingStore) Write(ctx context.Context, fn func(store.Tx) error) error {
-	return c.Store.Write(ctx, func(tx store.Tx) error { return fn(countingTx{tx, c}) })
+func (c *countingStore) Write(ctx context.Context, fn func(context.Context, store.Tx) error) error {
+	return c.Store.Write(ctx, func(ctx context.Context, tx store.Tx) error { return fn(ctx, countingTx{tx, c}) })
 }
 
 func (c *countingStore) Read(ctx context.Context, fn func(store.Tx) error) error {

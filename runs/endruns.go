@@ -59,7 +59,7 @@ func (s *Service) EndSessionRuns(ctx context.Context, owner, sessionID string) e
 // endSessionRuns is one transaction of EndSessionRuns: it ends what no runner holds and asks the
 // running runs to stop, and returns those and the runs it ended.
 func (s *Service) endSessionRuns(ctx context.Context, owner, sessionID string) (running []string, ended []*carryon.Run, err error) {
-	err = s.st.Write(ctx, func(tx store.Tx) error {
+	err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		running, ended = nil, nil
 		now := s.now()
 		active, err := tx.ActiveRuns(ctx, owner, sessionID)

@@ -62,7 +62,7 @@ func newFixture(t *testing.T, p model.Provider, extra ...tool.Tool) *fixture {
 func (f *fixture) user(t *testing.T, id, name string) context.Context {
 	t.Helper()
 	u := &carryon.User{ID: id, Name: name}
-	if err := f.st.Write(context.Background(), func(tx store.Tx) error { return tx.InsertUser(context.Background(), u) }); err != nil {
+	if err := f.st.Write(context.Background(), func(_ context.Context, tx store.Tx) error { return tx.InsertUser(context.Background(), u) }); err != nil {
 		t.Fatal(err)
 	}
 	return carryon.NewContextWithUser(context.Background(), u)

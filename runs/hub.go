@@ -39,7 +39,7 @@ func (h *hub) fence(run *carryon.Run) *carryon.RunFence {
 // events to store its events with.
 func (h *hub) fenced(ctx context.Context, run *carryon.Run, fn func(tx store.Tx, r *carryon.Run, ev *events) error) ([]carryon.Event, error) {
 	var ev *events
-	err := h.s.st.Write(ctx, func(tx store.Tx) error {
+	err := h.s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		now := h.s.now()                         // read under the write lock, so commit order and times agree
 		ev = &events{tx: tx, run: run, now: now} // fn may run again: start over
 		r, err := h.check(ctx, tx, run)

@@ -120,7 +120,7 @@ func (s *Service) claimAll(ctx context.Context) error {
 	}
 	var claimed []*carryon.Run
 	var st claimStats
-	err := s.st.Write(ctx, func(tx store.Tx) error {
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		claimed, st = claimed[:0], claimStats{takeovers: map[string]bool{}, started: map[string]int64{}} // fn may run again after a deadlock
 		now := s.now()
 		cands, err := tx.RunnableRuns(ctx, now, free)
@@ -369,7 +369,7 @@ func sentence(err error) string {
 // finish records the end of a run, fenced by its attempt: a runner that lost the run, or whose run
 // was parked or ended meanwhile, changes nothing.
 func (s *Service) finish(ctx context.Context, run *carryon.Run, status carryon.RunStatus, reply, msg string) error {
-	err := s.st.Write(ctx, func(tx store.Tx) error {
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		now := s.now()
 		r, err := tx.GetRun(ctx, run.OwnerID, run.ID)
 		if err != nil {
@@ -398,7 +398,7 @@ func (s *Service) heartbeat(ctx context.Context, run *carryon.Run) {
 		case <-t.C:
 		}
 		var stop string
-		err := s.st.Write(ctx, func(tx store.Tx) error {
+		err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			now := s.now()
 			r, err := tx.GetRun(ctx, run.OwnerID, run.ID)
 			if err != nil {
@@ -451,7 +451,7 @@ func keepSessionAlive(ctx context.Context, tx store.Tx, r *carryon.Run, now time
 // (this server after a restart, or another instance) takes the run over without waiting for the
 // lease to run out, and without counting it as a takeover.
 func (s *Service) releaseLease(ctx context.Context, run *carryon.Run) {
-	err := s.st.Write(ctx, func(tx store.Tx) error {
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		now := s.now()
 		r, err := tx.GetRun(ctx, run.OwnerID, run.ID)
 		if err != nil || r.Attempt != run.Attempt || r.Status != carryon.RunRunning {

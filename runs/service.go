@@ -372,7 +372,7 @@ func (s *Service) write(ctx context.Context, fn func(tx store.Tx, owner string, 
 		return carryon.Errorf(carryon.EUNAUTHORIZED, "no authenticated user")
 	}
 	now := s.now()
-	return s.st.Write(ctx, func(tx store.Tx) error { return fn(tx, own, now) })
+	return s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return fn(tx, own, now) })
 }
 
 // finishTx ends a run (or parks it waiting for an approval) and stores its last event in the same

@@ -20,7 +20,7 @@ type writeCounter struct {
 	n atomic.Int64
 }
 
-func (c *writeCounter) Write(ctx context.Context, fn func(store.Tx) error) error {
+func (c *writeCounter) Write(ctx context.Context, fn func(context.Context, store.Tx) error) error {
 	err := c.Store.Write(ctx, fn)
 	if err == nil {
 		c.n.Add(1)

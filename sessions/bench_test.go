@@ -23,7 +23,7 @@ func benchSession(b *testing.B, history int) (*sessions.Service, context.Context
 	}
 	b.Cleanup(func() { st.Close() })
 	u := &carryon.User{ID: "usr_bench", Name: "bench"}
-	if err := st.Write(context.Background(), func(tx store.Tx) error { return tx.InsertUser(context.Background(), u) }); err != nil {
+	if err := st.Write(context.Background(), func(_ context.Context, tx store.Tx) error { return tx.InsertUser(context.Background(), u) }); err != nil {
 		b.Fatal(err)
 	}
 	ctx := carryon.NewContextWithUser(context.Background(), u)

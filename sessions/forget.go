@@ -56,7 +56,7 @@ func (s *Service) Forget(ctx context.Context, userID, by string) (*carryon.Forge
 		}
 		for {
 			var c carryon.ForgetCounts
-			err := s.st.Write(ctx, func(tx store.Tx) error {
+			err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 				var err error
 				if c, err = tx.ForgetUserRows(ctx, userID, ForgetBatch); err != nil {
 					return err
@@ -71,7 +71,7 @@ func (s *Service) Forget(ctx context.Context, userID, by string) (*carryon.Forge
 			}
 		}
 		var r *carryon.ForgetReceipt
-		err := s.st.Write(ctx, func(tx store.Tx) error {
+		err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			r = nil
 			// A request that authenticated before the keys went may have made a session since.
 			if left, err := tx.ForgetSessions(ctx, userID, 1); err != nil || len(left) > 0 {
@@ -132,7 +132,7 @@ func (s *Service) forgetSession(ctx context.Context, owner, id string) error {
 	}
 	for {
 		var c carryon.ForgetCounts
-		err := s.st.Write(ctx, func(tx store.Tx) error {
+		err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			var err error
 			if c, err = tx.ForgetSessionRows(ctx, owner, id, ForgetBatch); err != nil {
 				return err
@@ -161,7 +161,7 @@ func (s *Service) forgetSession(ctx context.Context, owner, id string) error {
 		}
 	}
 	c.Sessions = 1
-	err := s.st.Write(ctx, func(tx store.Tx) error {
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		if err := tx.DeleteSession(ctx, owner, id); err != nil {
 			return err
 		}

@@ -50,7 +50,7 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) user(t *testing.T, id, name string) context.Context {
 	t.Helper()
 	u := &carryon.User{ID: id, Name: name, CreatedAt: f.clock.Now()}
-	err := f.st.Write(context.Background(), func(tx store.Tx) error { return tx.InsertUser(context.Background(), u) })
+	err := f.st.Write(context.Background(), func(_ context.Context, tx store.Tx) error { return tx.InsertUser(context.Background(), u) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package sessions_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -20,7 +21,7 @@ func TestContextSnapshot(t *testing.T) {
 		t.Helper()
 		now := f.clock.Now()
 		it := &carryon.LongTermItem{Namespace: "prefs", Key: key, Value: json.RawMessage(`true`), Text: text, CreatedAt: now, UpdatedAt: now}
-		if err := f.st.Write(t.Context(), func(tx store.Tx) error { return tx.PutLongTermItem(t.Context(), owner, it) }); err != nil {
+		if err := f.st.Write(t.Context(), func(_ context.Context, tx store.Tx) error { return tx.PutLongTermItem(t.Context(), owner, it) }); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -33,7 +33,7 @@ func BenchmarkStorage(b *testing.B) {
 			defer st.Close()
 			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			u := &carryon.User{ID: "usr_bench", Name: "bench"}
-			if err := st.Write(context.Background(), func(tx store.Tx) error { return tx.InsertUser(context.Background(), u) }); err != nil {
+			if err := st.Write(context.Background(), func(_ context.Context, tx store.Tx) error { return tx.InsertUser(context.Background(), u) }); err != nil {
 				b.Fatal(err)
 			}
 			ctx := carryon.NewContextWithUser(context.Background(), u)
@@ -57,7 +57,7 @@ func BenchmarkStorage(b *testing.B) {
 				}
 				now = now.Add(time.Second)
 			}
-			err = st.Write(context.Background(), func(tx store.Tx) error {
+			err = st.Write(context.Background(), func(_ context.Context, tx store.Tx) error {
 				_, err := tx.SweepIdempotency(context.Background(), now.Add(30*24*time.Hour))
 				return err
 			})

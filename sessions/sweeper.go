@@ -51,7 +51,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 		}
 		for _, ref := range refs {
 			deleted := false
-			err := s.st.Write(ctx, func(tx store.Tx) error {
+			err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 				deleted = false // fn may run again after a deadlock
 				sess, err := tx.GetSession(ctx, ref.OwnerID, ref.ID)
 				if carryon.ErrorCode(err) == carryon.ENOTFOUND || (err == nil && !purgeable(sess, q)) {
@@ -88,7 +88,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 		return err
 	})
 	if err == nil && expired { // look first: an idle server commits nothing
-		err = s.st.Write(ctx, func(tx store.Tx) error {
+		err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			var err error
 			res.RequestIDs, err = tx.SweepIdempotency(ctx, now)
 			return err
@@ -133,7 +133,7 @@ func (s *Service) sweepOverLimit(ctx context.Context) (int, error) {
 		progress := 0
 		for _, ref := range refs {
 			deleted := false
-			err := s.st.Write(ctx, func(tx store.Tx) error {
+			err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 				deleted = false
 				sess, err := tx.GetSession(ctx, ref.OwnerID, ref.ID)
 				if carryon.ErrorCode(err) == carryon.ENOTFOUND || (err == nil && !sess.LastActiveAt.Equal(seen[ref.ID])) {

@@ -27,7 +27,7 @@ func (s *instrumented) Read(ctx context.Context, fn func(Tx) error) error {
 	return err
 }
 
-func (s *instrumented) Write(ctx context.Context, fn func(Tx) error) error {
+func (s *instrumented) Write(ctx context.Context, fn func(context.Context, Tx) error) error {
 	start := time.Now()
 	err := s.Store.Write(ctx, fn)
 	s.observe("write", time.Since(start), outcome(ctx, err))

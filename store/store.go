@@ -41,9 +41,10 @@ type Store interface {
 	// driver recovers into an EINTERNAL error) undoes only its own effects, and a failed commit
 	// fails every fn of the batch that succeeded. Write returns only after the commit that holds
 	// fn's effects is durable, as without batching. fn must therefore not call Read or Write of
-	// the same store (it would wait for itself: SQLite refuses such a Write with EINTERNAL), and
-	// must not wait for another writer.
-	Write(ctx context.Context, fn func(Tx) error) error
+	// the same store, and must not wait for another writer. fn gets a context of its own, marked
+	// as inside this store's write (WithinWrite); a Write given that context, or one derived from
+	// it, is refused with EINTERNAL instead of waiting for itself.
+	Write(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 	// Close releases the database.

@@ -52,7 +52,7 @@ func TestForgetUserRules(t *testing.T) {
 	}
 
 	// A forget cut off after its first step (the mark), as a crash would leave it.
-	err := st.Write(context.Background(), func(tx store.Tx) error {
+	err := st.Write(context.Background(), func(_ context.Context, tx store.Tx) error {
 		_, err := tx.MarkForgetting(context.Background(), bob.ID, time.Now().UTC().Truncate(time.Microsecond))
 		return err
 	})
@@ -106,7 +106,7 @@ func TestNothingMadeForAForgottenUser(t *testing.T) {
 			t.Errorf("a long-term item made %s: %v, want %s", when, err, carryon.EUNAUTHORIZED)
 		}
 	}
-	err := st.Write(context.Background(), func(tx store.Tx) error {
+	err := st.Write(context.Background(), func(_ context.Context, tx store.Tx) error {
 		_, err := tx.MarkForgetting(context.Background(), bob.ID, time.Now().UTC().Truncate(time.Microsecond))
 		return err
 	})

@@ -101,7 +101,7 @@ func (s *Service) CreateUser(ctx context.Context, in carryon.NewUser) (*carryon.
 	now := s.clock()
 	u := &carryon.User{ID: carryon.NewID("usr_"), Name: in.Name, Admin: in.Admin, CreatedAt: now}
 	k, secret := newKey(u.ID, now)
-	err := s.st.Write(ctx, func(tx store.Tx) error {
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		if err := tx.InsertUser(ctx, u); err != nil {
 			if carryon.ErrorCode(err) == carryon.ECONFLICT {
 				return carryon.Errorf(carryon.ECONFLICT, "a user named %q exists already", in.Name)
@@ -151,7 +151,7 @@ func (s *Service) CreateKey(ctx context.Context, user string) (*carryon.APIKey, 
 	}
 	var k *carryon.APIKey
 	var secret string
-	err := s.st.Write(ctx, func(tx store.Tx) error {
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		u, err := tx.GetUser(ctx, user)
 		if err != nil {
 			return err
@@ -219,7 +219,7 @@ func (s *Service) ForgetUser(ctx context.Context, user string) (*carryon.ForgetR
 		by = "operator"
 	}
 	var id string
-	err := s.st.Write(ctx, func(tx store.Tx) error {
+	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		u, err := tx.GetUser(ctx, user)
 		if carryon.ErrorCode(err) == carryon.ENOTFOUND {
 			if _, ferr := tx.Forgetting(ctx, user); ferr == nil {

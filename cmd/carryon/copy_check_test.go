@@ -32,7 +32,7 @@ func TestCopyRefusesUnstorableRowsBeforeWriting(t *testing.T) {
 	u := &carryon.User{ID: "usr_nul", Name: "nul"}
 	alice := carryon.NewContextWithUser(ctx, u)
 	svc := sessions.New(db, sessions.Config{})
-	if err := db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, u) }); err != nil {
+	if err := db.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertUser(ctx, u) }); err != nil {
 		t.Fatal(err)
 	}
 	s, err := svc.Create(alice, carryon.NewSession{Title: "clean"})

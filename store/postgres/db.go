@@ -49,6 +49,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/store"
 	"github.com/carryon-hub/carryon/store/sqlq"
 	"github.com/jackc/pgx/v5"
@@ -163,7 +164,10 @@ func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 // rolls back and returns fn's error. When Postgres aborts the transaction with a deadlock or a
 // serialization failure, Write rolls back and runs fn again in a new transaction, up to the
 // configured number of retries: fn may run more than once and must only touch the transaction.
-func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
+func (db *DB) Write(ctx context.Context, fn func(context.Context, store.Tx) error) error {
+	if store.InsideWrite(ctx, db) {
+		return carryon.Errorf(carryon.EINTERNAL, "postgres: Write called inside a write transaction of the same store")
+	}
 	for attempt := 0; ; attempt++ {
 		err := db.writeOnce(ctx, fn)
 		if err == nil || !retryable(err) || attempt >= db.retries {
@@ -179,13 +183,13 @@ func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 	}
 }
 
-func (db *DB) writeOnce(ctx context.Context, fn func(store.Tx) error) error {
+func (db *DB) writeOnce(ctx context.Context, fn func(context.Context, store.Tx) error) error {
 	ptx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadWrite})
 	if err != nil {
 		return dialect.Wrap(err, "begin")
 	}
 	defer ptx.Rollback(context.WithoutCancel(ctx))
-	if err := fn(newTx(ptx, false)); err != nil {
+	if err := fn(store.WithinWrite(ctx, db), newTx(ptx, false)); err != nil {
 		return err
 	}
 	return dialect.Wrap(ptx.Commit(ctx), "commit")

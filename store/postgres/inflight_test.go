@@ -20,7 +20,7 @@ func holdKey(t *testing.T, db *postgres.DB, key string, release <-chan struct{})
 	t.Helper()
 	holding, done := make(chan struct{}), make(chan error, 1)
 	go func() {
-		done <- db.Write(context.Background(), func(tx store.Tx) error {
+		done <- db.Write(context.Background(), func(_ context.Context, tx store.Tx) error {
 			if _, err := tx.GetIdempotency(context.Background(), "usr_a", key); carryon.ErrorCode(err) != carryon.ENOTFOUND {
 				return fmt.Errorf("first read of the key: %v", err)
 			}
@@ -45,7 +45,7 @@ func holdKey(t *testing.T, db *postgres.DB, key string, release <-chan struct{})
 // readKey reads owner's request id key in a write, as a repeat of the request does.
 func readKey(db *postgres.DB, owner, key string) (*store.IdempotencyRecord, error) {
 	var rec *store.IdempotencyRecord
-	err := db.Write(context.Background(), func(tx store.Tx) error {
+	err := db.Write(context.Background(), func(_ context.Context, tx store.Tx) error {
 		var err error
 		rec, err = tx.GetIdempotency(context.Background(), owner, key)
 		return err

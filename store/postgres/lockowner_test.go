@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ func TestLockOwnerHoldsForget(t *testing.T) {
 	dsn := newSchema(t)
 	db := open(t, dsn)
 	ctx := t.Context()
-	if err := db.Write(ctx, func(tx store.Tx) error {
+	if err := db.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		return tx.InsertUser(ctx, &carryon.User{ID: "usr_1", Name: "bob", CreatedAt: now})
 	}); err != nil {
 		t.Fatal(err)
@@ -27,7 +28,7 @@ func TestLockOwnerHoldsForget(t *testing.T) {
 	let := func() { once.Do(func() { close(release) }) }
 	defer let() // a failure below must not leave the write waiting
 	go func() {
-		made <- db.Write(ctx, func(tx store.Tx) error {
+		made <- db.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			if err := tx.LockOwner(ctx, "usr_1"); err != nil {
 				return err
 			}
@@ -40,7 +41,7 @@ func TestLockOwnerHoldsForget(t *testing.T) {
 	<-locked
 	marked := make(chan error, 1)
 	go func() {
-		marked <- db.Write(ctx, func(tx store.Tx) error {
+		marked <- db.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			_, err := tx.MarkForgetting(ctx, "usr_1", now)
 			return err
 		})
@@ -78,7 +79,7 @@ func TestLockOwnerHoldsForget(t *testing.T) {
 	if err := <-marked; err != nil {
 		t.Fatalf("the forget's mark: %v", err)
 	}
-	err = db.Write(ctx, func(tx store.Tx) error {
+	err = db.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		if err := tx.LockOwner(ctx, "usr_1"); carryon.ErrorCode(err) != carryon.EUNAUTHORIZED {
 			t.Errorf("LockOwner after the mark: %v, want %s", err, carryon.EUNAUTHORIZED)
 		}

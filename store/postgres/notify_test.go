@@ -89,7 +89,7 @@ func TestRunEventNotifiesInItsTransaction(t *testing.T) {
 		CreatedAt: now, UpdatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(time.Hour), IdleTTLSeconds: 3600}
 	run := &carryon.Run{ID: "run_n", SessionID: sess.ID, OwnerID: sess.OwnerID, Status: carryon.RunRunning, TriggerSeq: 1,
 		Multitask: carryon.MultitaskReject, CreatedAt: now, UpdatedAt: now}
-	if err := db.Write(ctx, func(tx store.Tx) error {
+	if err := db.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		if err := tx.InsertUser(ctx, &carryon.User{ID: sess.OwnerID, Name: "n", CreatedAt: now}); err != nil {
 			return err
 		}
@@ -130,7 +130,7 @@ func TestRunEventNotifiesInItsTransaction(t *testing.T) {
 		}
 	}
 	marker("ready")
-	three := func(tx store.Tx) error {
+	three := func(_ context.Context, tx store.Tx) error {
 		for range 3 {
 			if err := tx.AppendEvent(ctx, run.OwnerID, &carryon.Event{RunID: run.ID, Type: carryon.EventModelDelta, CreatedAt: now}); err != nil {
 				return err
@@ -139,7 +139,7 @@ func TestRunEventNotifiesInItsTransaction(t *testing.T) {
 		return nil
 	}
 	failed := errors.New("roll back")
-	if err := db.Write(ctx, func(tx store.Tx) error { _ = three(tx); return failed }); !errors.Is(err, failed) {
+	if err := db.Write(ctx, func(ctx context.Context, tx store.Tx) error { _ = three(ctx, tx); return failed }); !errors.Is(err, failed) {
 		t.Fatalf("the rolled back write: %v", err)
 	}
 	if n := marker("after rollback"); len(n) != 0 {

@@ -117,7 +117,7 @@ func mkSession(t testing.TB, db store.Store, id string) *carryon.Session {
 	t.Helper()
 	s := &carryon.Session{ID: id, OwnerID: "usr_1", Status: carryon.SessionActive, Version: 1,
 		CreatedAt: now, UpdatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(time.Hour)}
-	if err := db.Write(t.Context(), func(tx store.Tx) error { return tx.InsertSession(t.Context(), s) }); err != nil {
+	if err := db.Write(t.Context(), func(_ context.Context, tx store.Tx) error { return tx.InsertSession(t.Context(), s) }); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -158,7 +158,7 @@ func TestTextPostgresCannotStore(t *testing.T) {
 	db := open(t, newSchema(t))
 	s := mkSession(t, db, "sess_1")
 	for _, content := range []string{"nul \x00 byte", "bad \xff utf-8"} {
-		err := db.Write(t.Context(), func(tx store.Tx) error { return appendTurn(t.Context(), tx, s.ID, content) })
+		err := db.Write(t.Context(), func(_ context.Context, tx store.Tx) error { return appendTurn(t.Context(), tx, s.ID, content) })
 		if carryon.ErrorCode(err) != carryon.EINVALID {
 			t.Fatalf("storing %q: %v, want %s", content, err, carryon.EINVALID)
 		}

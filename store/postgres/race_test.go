@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -51,7 +52,7 @@ func TestTwoPoolsConditionalUpdates(t *testing.T) {
 					cur.LastSeq++
 					cur.MessageCount++
 					cur.Title = fmt.Sprintf("h%d g%d i%d", h, g, i)
-					err := db.Write(t.Context(), func(tx store.Tx) error {
+					err := db.Write(t.Context(), func(_ context.Context, tx store.Tx) error {
 						// The conditional update first: a loser stops before it inserts anything.
 						if err := tx.UpdateSession(t.Context(), cur, prev); err != nil {
 							return err
@@ -102,7 +103,7 @@ func TestIdempotencySameKeyRace(t *testing.T) {
 	for i := range racers {
 		db := dbs[i%2]
 		wg.Go(func() {
-			err := db.Write(t.Context(), func(tx store.Tx) error {
+			err := db.Write(t.Context(), func(_ context.Context, tx store.Tx) error {
 				rec, err := tx.GetIdempotency(t.Context(), "usr_1", "req_same")
 				switch {
 				case err == nil && rec.State == store.IdemDone:
@@ -146,7 +147,7 @@ func TestIdempotencySameKeyRace(t *testing.T) {
 	errs = make(chan error, racers)
 	for i := range racers {
 		wg2.Go(func() {
-			errs <- dbs[i%2].Write(t.Context(), func(tx store.Tx) error {
+			errs <- dbs[i%2].Write(t.Context(), func(_ context.Context, tx store.Tx) error {
 				return tx.PutIdempotency(t.Context(), &store.IdempotencyRecord{OwnerID: "usr_1", Key: "req_put",
 					Fingerprint: fmt.Sprint(i), State: store.IdemInFlight, CreatedAt: now, ExpiresAt: now})
 			})
@@ -177,7 +178,7 @@ func TestWriteRetriesDeadlock(t *testing.T) {
 	errs := make([]error, 2)
 	for i, order := range [][2]string{{a.ID, b.ID}, {b.ID, a.ID}} {
 		wg.Go(func() {
-			errs[i] = db.Write(t.Context(), func(tx store.Tx) error {
+			errs[i] = db.Write(t.Context(), func(_ context.Context, tx store.Tx) error {
 				runs.Add(1)
 				if _, err := tx.GetSession(t.Context(), "usr_1", order[0]); err != nil {
 					return err
@@ -212,7 +213,7 @@ func TestWriteRetriesDeadlock(t *testing.T) {
 	holding.Add(2)
 	for i, order := range [][2]string{{a.ID, b.ID}, {b.ID, a.ID}} {
 		wg.Go(func() {
-			errs[i] = noRetry.Write(t.Context(), func(tx store.Tx) error {
+			errs[i] = noRetry.Write(t.Context(), func(_ context.Context, tx store.Tx) error {
 				if _, err := tx.GetSession(t.Context(), "usr_1", order[0]); err != nil {
 					return err
 				}

@@ -3,8 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"reflect"
-	"runtime"
 	"slices"
 	"sync"
 
@@ -42,7 +40,7 @@ type writer struct {
 // member is one Write waiting in (or run by) a batch.
 type member struct {
 	ctx  context.Context
-	fn   func(store.Tx) error
+	fn   func(context.Context, store.Tx) error
 	err  error
 	done chan struct{} // closed by the leader when err is final
 	lead chan struct{} // closed when this member is to lead the next batch
@@ -54,21 +52,17 @@ type member struct {
 // the context's error and runs nothing; one done while fn runs rolls fn's effects back and
 // returns the context's error (fn's statements are not interrupted half-way: an interrupted
 // statement may roll back the whole transaction, which holds other members' effects). A Write
-// from inside fn is refused with EINTERNAL: it would wait for the batch that waits for it.
-func (db *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
+// given the context of a member's fn (store.WithinWrite) is refused with EINTERNAL: it would wait
+// for the batch that waits for it.
+func (db *DB) Write(ctx context.Context, fn func(context.Context, store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if store.InsideWrite(ctx, db) {
+		return carryon.Errorf(carryon.EINTERNAL, "sqlite: Write called inside a write transaction of the same store")
+	}
 	m := &member{ctx: ctx, fn: fn, done: make(chan struct{}), lead: make(chan struct{})}
 	w := &db.w
-	w.mu.Lock()
-	leading := w.leading
-	w.mu.Unlock()
-	// Outside the queue's lock: a nested Write runs on the leader, whose batch goes on meanwhile.
-	if leading && insideMember() {
-		// fn of a batch called Write: waiting for the batch would wait for itself.
-		return carryon.Errorf(carryon.EINTERNAL, "sqlite: Write called inside a write transaction")
-	}
 	w.mu.Lock()
 	if !w.leading {
 		w.leading = true
@@ -175,7 +169,7 @@ func (db *DB) runBatch(batch []*member) {
 			fail(append(ok, batch[i:]...), dialect.Normalize(fmt.Errorf("sqlite: savepoint: %w", err)))
 			return
 		}
-		m.err = runMember(m.fn, tx)
+		m.err = runMember(store.WithinWrite(m.ctx, db), m.fn, tx)
 		if m.err == nil {
 			m.err = m.ctx.Err()
 		}
@@ -208,32 +202,11 @@ func (db *DB) runBatch(batch []*member) {
 }
 
 // runMember runs fn, turning a panic into an internal error of its member.
-func runMember(fn func(store.Tx) error, tx store.Tx) (err error) {
+func runMember(ctx context.Context, fn func(context.Context, store.Tx) error, tx store.Tx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = carryon.Errorf(carryon.EINTERNAL, "a write panicked: %v", p)
 		}
 	}()
-	return fn(tx)
+	return fn(ctx, tx)
 }
-
-// insideMember reports whether the caller runs inside a member's fn, on the goroutine of the
-// batch's leader: a Write from there would wait for the batch that waits for it. Only a Write
-// that finds a batch running asks (a nested Write always does); walking the caller's frames
-// costs a few microseconds, where reading the goroutine's id from runtime.Stack cost tens.
-func insideMember() bool {
-	var pcs [512]uintptr
-	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs[:])])
-	for {
-		f, more := frames.Next()
-		if f.Function == runMemberName {
-			return true
-		}
-		if !more {
-			return false
-		}
-	}
-}
-
-// runMemberName is the name runMember's frames carry.
-var runMemberName = runtime.FuncForPC(reflect.ValueOf(runMember).Pointer()).Name()

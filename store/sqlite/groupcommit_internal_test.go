@@ -37,13 +37,13 @@ func waitPending(t *testing.T, db *DB, n int) {
 
 // holdLead starts a Write that runs fn only once release is called, so that the writers started
 // meanwhile queue behind it and commit together in the next batch; release returns its error.
-func holdLead(ctx context.Context, db *DB, fn func(tx store.Tx) error) (release func() error) {
+func holdLead(ctx context.Context, db *DB, fn func(_ context.Context, tx store.Tx) error) (release func() error) {
 	let, first, started := make(chan struct{}), make(chan error, 1), make(chan struct{})
 	go func() {
-		first <- db.Write(ctx, func(tx store.Tx) error {
+		first <- db.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			close(started)
 			<-let // hold the lead while the others queue
-			return fn(tx)
+			return fn(ctx, tx)
 		})
 	}()
 	<-started
@@ -64,7 +64,7 @@ func TestGroupCommitMembers(t *testing.T) {
 	defer db.Close()
 	ctx := t.Context()
 
-	release := holdLead(ctx, db, func(tx store.Tx) error { return tx.InsertUser(ctx, user("first")) })
+	release := holdLead(ctx, db, func(_ context.Context, tx store.Tx) error { return tx.InsertUser(ctx, user("first")) })
 
 	var mu sync.Mutex
 	txs := map[store.Tx]bool{}
@@ -78,10 +78,10 @@ func TestGroupCommitMembers(t *testing.T) {
 	members := []struct {
 		name string
 		ctx  context.Context
-		fn   func(tx store.Tx) error
+		fn   func(_ context.Context, tx store.Tx) error
 		want func(error) bool
 	}{
-		{"a", ctx, func(tx store.Tx) error {
+		{"a", ctx, func(_ context.Context, tx store.Tx) error {
 			seen(tx)
 			if err := tx.InsertUser(ctx, user("a")); err != nil {
 				return err
@@ -89,28 +89,28 @@ func TestGroupCommitMembers(t *testing.T) {
 			_, err := tx.GetUser(ctx, "a") // its own write
 			return err
 		}, func(err error) bool { return err == nil }},
-		{"fails", ctx, func(tx store.Tx) error {
+		{"fails", ctx, func(_ context.Context, tx store.Tx) error {
 			seen(tx)
 			if err := tx.InsertUser(ctx, user("fails")); err != nil {
 				return err
 			}
 			return boom
 		}, func(err error) bool { return errors.Is(err, boom) }},
-		{"panics", ctx, func(tx store.Tx) error {
+		{"panics", ctx, func(_ context.Context, tx store.Tx) error {
 			seen(tx)
 			if err := tx.InsertUser(ctx, user("panics")); err != nil {
 				return err
 			}
 			panic("member panics")
 		}, func(err error) bool { return carryon.ErrorCode(err) == carryon.EINTERNAL }},
-		{"conflict", ctx, func(tx store.Tx) error {
+		{"conflict", ctx, func(_ context.Context, tx store.Tx) error {
 			seen(tx)
 			return tx.InsertUser(ctx, user("a")) // taken by a, one member before
 		}, func(err error) bool { return carryon.ErrorCode(err) == carryon.ECONFLICT }},
-		{"cancelled", cancelled, func(tx store.Tx) error {
+		{"cancelled", cancelled, func(_ context.Context, tx store.Tx) error {
 			return tx.InsertUser(ctx, user("cancelled"))
 		}, func(err error) bool { return errors.Is(err, context.Canceled) }},
-		{"b", ctx, func(tx store.Tx) error {
+		{"b", ctx, func(_ context.Context, tx store.Tx) error {
 			seen(tx)
 			if _, err := tx.GetUser(ctx, "a"); err != nil { // a's write, not committed yet
 				return fmt.Errorf("a member does not see the member before it: %w", err)
@@ -164,10 +164,10 @@ func TestGroupCommitCommitError(t *testing.T) {
 	defer db.Close()
 	ctx := t.Context()
 	boom := errors.New("boom")
-	ok := &member{ctx: ctx, fn: func(tx store.Tx) error { return tx.InsertUser(ctx, user("ok")) }}
-	bad := &member{ctx: ctx, fn: func(tx store.Tx) error { return boom }}
+	ok := &member{ctx: ctx, fn: func(_ context.Context, tx store.Tx) error { return tx.InsertUser(ctx, user("ok")) }}
+	bad := &member{ctx: ctx, fn: func(_ context.Context, tx store.Tx) error { return boom }}
 	// A deferred foreign key that is violated at COMMIT fails the commit itself.
-	breaker := &member{ctx: ctx, fn: func(x store.Tx) error {
+	breaker := &member{ctx: ctx, fn: func(_ context.Context, x store.Tx) error {
 		stx := x.(*tx).tx
 		if _, err := stx.Exec(`PRAGMA defer_foreign_keys = ON`); err != nil {
 			return err
@@ -190,7 +190,7 @@ func TestGroupCommitCommitError(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The database takes writes again.
-	if err := db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("later")) }); err != nil {
+	if err := db.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertUser(ctx, user("later")) }); err != nil {
 		t.Fatalf("a write after a failed commit: %v", err)
 	}
 }
@@ -210,7 +210,7 @@ func TestGroupCommitConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user(fmt.Sprint("u", i))) })
+			errs <- db.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertUser(ctx, user(fmt.Sprint("u", i))) })
 		}()
 	}
 	wg.Wait()
@@ -241,15 +241,15 @@ func TestGroupCommitNested(t *testing.T) {
 	defer db.Close()
 	ctx := t.Context()
 	var inner error
-	err = db.Write(ctx, func(tx store.Tx) error {
-		inner = db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("inner")) })
+	err = db.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		inner = db.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertUser(ctx, user("inner")) })
 		return tx.InsertUser(ctx, user("outer"))
 	})
 	if err != nil || carryon.ErrorCode(inner) != carryon.EINTERNAL {
 		t.Fatalf("outer %v, nested %v", err, inner)
 	}
 	// Other goroutines' writes still queue as usual while a batch runs.
-	if err := db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("after")) }); err != nil {
+	if err := db.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertUser(ctx, user("after")) }); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -62,7 +62,7 @@ func TestWriteReadsOnce(t *testing.T) {
 	}
 	defer db.Close()
 	s := memoSession("sess_m")
-	err = db.Write(ctx, func(tx store.Tx) error {
+	err = db.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		if err := tx.InsertUser(ctx, user("a")); err != nil {
 			return err
 		}
@@ -76,7 +76,7 @@ func TestWriteReadsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var texts []string
-	err = db.Write(ctx, func(stx store.Tx) error {
+	err = db.Write(ctx, func(ctx context.Context, stx store.Tx) error {
 		x := stx.(*tx)
 		rc := &recordingConn{Conn: x.Tx.Conn}
 		x.Tx.Conn = rc
@@ -156,14 +156,14 @@ func TestGroupCommitMembersForgetReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("a")) }); err != nil {
+	if err := db.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertUser(ctx, user("a")) }); err != nil {
 		t.Fatal(err)
 	}
-	release := holdLead(ctx, db, func(store.Tx) error { return nil })
+	release := holdLead(ctx, db, func(context.Context, store.Tx) error { return nil })
 	boom := errors.New("boom")
 	sess, other := memoSession("sess_s"), memoSession("sess_t")
-	fns := []func(tx store.Tx) error{
-		func(tx store.Tx) error {
+	fns := []func(_ context.Context, tx store.Tx) error{
+		func(_ context.Context, tx store.Tx) error {
 			if err := tx.InsertSession(ctx, sess); err != nil {
 				return err
 			}
@@ -172,7 +172,7 @@ func TestGroupCommitMembersForgetReads(t *testing.T) {
 			}
 			return boom
 		},
-		func(tx store.Tx) error {
+		func(_ context.Context, tx store.Tx) error {
 			if err := tx.InsertSession(ctx, other); err != nil {
 				return err
 			}
@@ -235,7 +235,7 @@ func TestRestoreReadsOnce(t *testing.T) {
 	defer db.Close()
 	root, fork := memoSession("sess_r"), memoSession("sess_f")
 	fork.ParentID, fork.ForkSeq, fork.LastSeq = root.ID, 2, 3
-	err = db.Write(ctx, func(tx store.Tx) error {
+	err = db.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		if err := tx.InsertUser(ctx, user("a")); err != nil {
 			return err
 		}

@@ -72,7 +72,7 @@ func TestMigrateCompactStorage(t *testing.T) {
 	// A revision written now stores its patch alone, and reads back whole.
 	r := &carryon.WorkingMemoryRevision{SessionID: s.ID, WorkingMemoryVersion: 3, Version: 4, Patch: json.RawMessage(`{"goal":null}`),
 		Document: carryon.WorkingMemory{"next_action": "b"}, CreatedAt: now}
-	if err := db.Write(ctx, func(tx store.Tx) error { return tx.InsertWorkingMemoryRevision(ctx, "usr_a", r) }); err != nil {
+	if err := db.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertWorkingMemoryRevision(ctx, "usr_a", r) }); err != nil {
 		t.Fatal(err)
 	}
 	var stored sql.NullString

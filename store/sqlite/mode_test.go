@@ -26,7 +26,7 @@ func TestFilesArePrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := db.Write(context.Background(), func(store.Tx) error { return nil }); err != nil {
+	if err := db.Write(context.Background(), func(context.Context, store.Tx) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {

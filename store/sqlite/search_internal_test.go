@@ -68,7 +68,7 @@ func TestLongTermSearchOwnerInIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	err = db.Write(ctx, func(tx store.Tx) error {
+	err = db.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		return tx.PutLongTermItem(ctx, "usr_a", &carryon.LongTermItem{Namespace: "prefs", Key: "new", Value: json.RawMessage(`1`),
 			Text: "usr_a also likes tea", CreatedAt: when, UpdatedAt: when})
 	})

@@ -78,7 +78,7 @@ func TestDurableAcrossReopen(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	s := &carryon.Session{ID: "sess_1", OwnerID: "usr_1", Status: carryon.SessionActive, Version: 2,
 		CreatedAt: now, UpdatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(time.Hour), LastSeq: 1, MessageCount: 1}
-	err := db.Write(ctx, func(tx store.Tx) error {
+	err := db.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		if err := tx.InsertUser(ctx, &carryon.User{ID: "usr_1", Name: "alice", CreatedAt: now}); err != nil {
 			return err
 		}
@@ -139,7 +139,7 @@ func TestReadDoesNotBlockWrite(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() {
-			done <- db.Write(ctx, func(tx store.Tx) error {
+			done <- db.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 				return tx.InsertUser(ctx, &carryon.User{ID: "usr_1", Name: "alice", CreatedAt: time.Now()})
 			})
 		}()

@@ -23,7 +23,7 @@ func TestStatementsStayPrepared(t *testing.T) {
 	}
 	defer db.Close()
 	for _, name := range []string{"a", "b"} {
-		if err := db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user(name)) }); err != nil {
+		if err := db.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertUser(ctx, user(name)) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -31,7 +31,7 @@ func TestStatementsStayPrepared(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no statement stayed prepared after two writes")
 	}
-	if err := db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("c")) }); err != nil {
+	if err := db.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertUser(ctx, user("c")) }); err != nil {
 		t.Fatal(err)
 	}
 	if got := db.stmts.len(); got != n {
@@ -49,7 +49,7 @@ func TestStatementsStayPrepared(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mem.Close()
-	if err := mem.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("m")) }); err != nil {
+	if err := mem.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertUser(ctx, user("m")) }); err != nil {
 		t.Fatal(err)
 	}
 	if mem.stmts != nil {
@@ -157,7 +157,7 @@ func TestReadStatementsStayPrepared(t *testing.T) {
 	done.Add(1)
 	go func() {
 		defer done.Done()
-		errs <- db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("w")) })
+		errs <- db.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertUser(ctx, user("w")) })
 	}()
 	done.Wait()
 	close(errs)

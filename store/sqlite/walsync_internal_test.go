@@ -99,7 +99,7 @@ func TestCommitReturnsAfterItsFsync(t *testing.T) {
 
 	first := make(chan error, 1)
 	go func() {
-		first <- db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("first")) })
+		first <- db.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertUser(ctx, user("first")) })
 	}()
 	select {
 	case <-h.entered: // committed; its fsync is held
@@ -110,7 +110,7 @@ func TestCommitReturnsAfterItsFsync(t *testing.T) {
 	// The next batch runs while the fsync is held.
 	ran, second := make(chan struct{}), make(chan error, 1)
 	go func() {
-		second <- db.Write(ctx, func(tx store.Tx) error {
+		second <- db.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			close(ran)
 			return tx.InsertUser(ctx, user("second"))
 		})
@@ -155,11 +155,11 @@ func TestFailedFsyncIsFinal(t *testing.T) {
 			t.Fatalf("%s: %v, want EINTERNAL about the fsync", what, err)
 		}
 	}
-	check("write", db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("lost")) }))
+	check("write", db.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertUser(ctx, user("lost")) }))
 	h.mu.Lock()
 	h.armed, h.fail = false, nil // the disk "recovers": what it dropped is still unknown
 	h.mu.Unlock()
-	check("later write", db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("later")) }))
+	check("later write", db.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertUser(ctx, user("later")) }))
 	check("read", db.Read(ctx, func(tx store.Tx) error { _, err := tx.GetUser(ctx, "usr_lost"); return err }))
 }
 
@@ -170,7 +170,7 @@ func TestReadAheadDoesNotWait(t *testing.T) {
 	h.arm(nil)
 	first := make(chan error, 1)
 	go func() {
-		first <- db.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, user("first")) })
+		first <- db.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertUser(ctx, user("first")) })
 	}()
 	<-h.entered // committed; its fsync is held
 	err := db.Read(store.WithReadAhead(ctx), func(tx store.Tx) error { _, err := tx.GetUser(ctx, "usr_first"); return err })

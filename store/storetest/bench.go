@@ -18,13 +18,13 @@ func benchSession(b *testing.B, st store.Store, history int) *carryon.Session {
 	ctx := b.Context()
 	s := newSession("usr_bench", carryon.NewID("sess_"), time.Now().UTC().Truncate(time.Microsecond))
 	s.ExpiresAt = s.ExpiresAt.Add(24 * time.Hour)
-	if err := st.Write(ctx, func(tx store.Tx) error { return tx.InsertSession(ctx, s) }); err != nil {
+	if err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertSession(ctx, s) }); err != nil {
 		b.Fatal(err)
 	}
 	const batch = 500
 	for done := 0; done < history; {
 		n := min(batch, history-done)
-		err := st.Write(ctx, func(tx store.Tx) error {
+		err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			cur, err := tx.GetSession(ctx, s.OwnerID, s.ID)
 			if err != nil {
 				return err
@@ -166,7 +166,7 @@ func BenchWriters(b *testing.B, writers int, op func(w, i int) error) {
 
 // appendOne is one append of BenchAppend: read the session, insert a message, store the session.
 func appendOne(ctx context.Context, st store.Store, s *carryon.Session) error {
-	return st.Write(ctx, func(tx store.Tx) error {
+	return st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		cur, err := tx.GetSession(ctx, s.OwnerID, s.ID)
 		if err != nil {
 			return err

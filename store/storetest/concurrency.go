@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -44,7 +45,7 @@ func testConcurrency(t *testing.T, open func(t *testing.T) store.Store) {
 					seen[i] = prev
 					cur.Version++
 					cur.Title = fmt.Sprintf("round %d writer %d", round, i)
-					errs[i] = st.Write(ctx, func(tx store.Tx) error {
+					errs[i] = st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 						if err := tx.InsertMessages(ctx, ownerA, []*carryon.Message{
 							newMessage(s.ID, int64(100*round+10*i+1), cur.Version, cur.Title),
 						}); err != nil {
@@ -108,7 +109,7 @@ func testConcurrency(t *testing.T, open func(t *testing.T) store.Store) {
 		for w := range writers {
 			wg.Go(func() {
 				for i := range each {
-					errs <- st.Write(ctx, func(tx store.Tx) error {
+					errs <- st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 						_, err := AppendTurn(ctx, tx, ownerA, s.ID, fmt.Sprintf("w%d-%d", w, i))
 						return err
 					})

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"reflect"
 	"testing"
 
@@ -141,7 +142,7 @@ func testMessageDeletions(t *testing.T, open func(t *testing.T) store.Store) {
 		ctx := t.Context()
 		fam := newForkFamily(t, st)
 		deleteMessage(t, st, fam.p, 2)
-		err := st.Write(ctx, func(tx store.Tx) error {
+		err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			for _, c := range []struct {
 				s   *carryon.Session
 				own string

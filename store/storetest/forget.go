@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -206,14 +207,16 @@ func testForget(t *testing.T, open func(t *testing.T) store.Store) {
 		st := open(t)
 		ctx := t.Context()
 		populate(t, st, ownerA, "alice")
-		err := st.Write(ctx, func(tx store.Tx) error {
+		err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			_, err := tx.DeleteForgottenUser(ctx, ownerA)
 			return err
 		})
 		wantCode(t, err, carryon.ENOTFOUND)
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.AddForgotten(ctx, ownerA, carryon.ForgetCounts{Keys: 1}) })
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			return tx.AddForgotten(ctx, ownerA, carryon.ForgetCounts{Keys: 1})
+		})
 		wantCode(t, err, carryon.ENOTFOUND)
-		err = st.Write(ctx, func(tx store.Tx) error {
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			_, err := tx.ForgetSessionRows(ctx, ownerB, "sess_"+ownerA, 10)
 			return err
 		})

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"reflect"
 	"testing"
 
@@ -133,7 +134,7 @@ func testForks(t *testing.T, open func(t *testing.T) store.Store) {
 		st := open(t)
 		fam := newForkFamily(t, st)
 		// A fork's own numbering continues after its fork point; a seq it already has is taken.
-		err := st.Write(t.Context(), func(tx store.Tx) error {
+		err := st.Write(t.Context(), func(_ context.Context, tx store.Tx) error {
 			return tx.InsertMessages(t.Context(), ownerA, []*carryon.Message{newMessage(fam.f.ID, 4, 7, "again")})
 		})
 		wantCode(t, err, carryon.ECONFLICT)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -24,7 +25,7 @@ func TwoHandles(t *testing.T, a, b store.Store, goroutines, each int) {
 		for g := range goroutines {
 			wg.Go(func() {
 				for i := range each {
-					errs <- db.Write(ctx, func(tx store.Tx) error {
+					errs <- db.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 						_, err := AppendTurn(ctx, tx, s.OwnerID, s.ID, fmt.Sprintf("h%d g%d i%d", h, g, i))
 						return err
 					})

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -124,19 +125,23 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		// (run, step, index) is taken even under another id; the action id too.
 		dup := newAction("run_1", s.ID, 1, 1, 20)
 		dup.ID = "act_other"
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertAction(ctx, ownerA, dup) })
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertAction(ctx, ownerA, dup) })
 		wantCode(t, err, carryon.ECONFLICT)
 		dup = newAction("run_1", s.ID, 5, 0, 20)
 		dup.ID = full.ID
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertAction(ctx, ownerA, dup) })
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertAction(ctx, ownerA, dup) })
 		wantCode(t, err, carryon.ECONFLICT)
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertAction(ctx, ownerA, newAction("run_missing", s.ID, 1, 0, 20)) })
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			return tx.InsertAction(ctx, ownerA, newAction("run_missing", s.ID, 1, 0, 20))
+		})
 		wantCode(t, err, carryon.ENOTFOUND)
 		// Another owner's run, or a run of another session, is not found either.
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertAction(ctx, ownerB, newAction("run_1", s.ID, 6, 0, 20)) })
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			return tx.InsertAction(ctx, ownerB, newAction("run_1", s.ID, 6, 0, 20))
+		})
 		wantCode(t, err, carryon.ENOTFOUND)
 		insertSession(t, st, newSession(ownerA, "sess_other", at(0)))
-		err = st.Write(ctx, func(tx store.Tx) error {
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			return tx.InsertAction(ctx, ownerA, newAction("run_1", "sess_other", 6, 0, 20))
 		})
 		wantCode(t, err, carryon.ENOTFOUND)
@@ -168,15 +173,15 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		checkAction(t, got[2], &done)
 		missing := done
 		missing.ID = "act_missing"
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.UpdateAction(ctx, ownerA, &missing) })
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.UpdateAction(ctx, ownerA, &missing) })
 		wantCode(t, err, carryon.ENOTFOUND)
 		// The action of another owner's run, or named with another run, is not found: nothing changes.
 		stolen := done
 		stolen.Status, stolen.Result = carryon.ActionSkipped, "stolen"
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.UpdateAction(ctx, ownerB, &stolen) })
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.UpdateAction(ctx, ownerB, &stolen) })
 		wantCode(t, err, carryon.ENOTFOUND)
 		stolen.RunID = "run_2"
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.UpdateAction(ctx, ownerA, &stolen) })
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.UpdateAction(ctx, ownerA, &stolen) })
 		wantCode(t, err, carryon.ENOTFOUND)
 		if got, err := list(ownerA, "run_1"); err != nil || len(got) != 3 {
 			t.Fatalf("ListActions = %v, %v", actionIDs(got), err)
@@ -291,7 +296,7 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 
 		// A rolled-back append leaves no gap; appends in one transaction take consecutive seqs.
-		err = st.Write(ctx, func(tx store.Tx) error {
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			if err := tx.AppendEvent(ctx, ownerA, &carryon.Event{RunID: "run_1", Type: carryon.EventRunFailed, CreatedAt: at(5)}); err != nil {
 				return err
 			}
@@ -321,11 +326,11 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		wantCode(t, err, carryon.ENOTFOUND)
 		_, err = after(ownerA, "run_missing", 0, 10)
 		wantCode(t, err, carryon.ENOTFOUND)
-		err = st.Write(ctx, func(tx store.Tx) error {
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			return tx.AppendEvent(ctx, ownerA, &carryon.Event{RunID: "run_missing", Type: carryon.EventRunStarted, CreatedAt: at(9)})
 		})
 		wantCode(t, err, carryon.ENOTFOUND)
-		err = st.Write(ctx, func(tx store.Tx) error {
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			return tx.AppendEvent(ctx, ownerB, &carryon.Event{RunID: "run_1", Type: carryon.EventRunFailed, CreatedAt: at(9)})
 		})
 		wantCode(t, err, carryon.ENOTFOUND)
@@ -352,7 +357,7 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 				for i := range each {
 					data := fmt.Sprintf(`{"w":%d,"i":%d}`, w, i)
 					e := &carryon.Event{RunID: "run_1", Type: carryon.EventModelDelta, Data: json.RawMessage(data), CreatedAt: at(i)}
-					err := st.Write(ctx, func(tx store.Tx) error { return tx.AppendEvent(ctx, ownerA, e) })
+					err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.AppendEvent(ctx, ownerA, e) })
 					if err == nil {
 						mu.Lock()
 						if prev, taken := got[e.Seq]; taken {

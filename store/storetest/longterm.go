@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -132,7 +133,7 @@ func testLongTerm(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Fatalf("A lists %v, want 4 items", refs(got))
 		}
 		// An empty owner is refused by every method.
-		err = m.st.Write(t.Context(), func(tx store.Tx) error {
+		err = m.st.Write(t.Context(), func(_ context.Context, tx store.Tx) error {
 			ctx := t.Context()
 			for _, err := range []error{
 				tx.PutLongTermItem(ctx, "", &carryon.LongTermItem{Namespace: "u1", Key: "k", Value: json.RawMessage(`1`)}),
@@ -291,7 +292,9 @@ func testLongTerm(t *testing.T, open func(t *testing.T) store.Store) {
 		m.put(ownerA, "prefs", "k", `1`, "remember the milk", nil)
 		m.put(ownerB, "prefs", "k", `2`, "remember the milk", nil)
 		del := func(owner string) error {
-			return m.st.Write(t.Context(), func(tx store.Tx) error { return tx.DeleteLongTermItem(t.Context(), owner, "prefs", "k") })
+			return m.st.Write(t.Context(), func(_ context.Context, tx store.Tx) error {
+				return tx.DeleteLongTermItem(t.Context(), owner, "prefs", "k")
+			})
 		}
 		if err := del(ownerA); err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -61,7 +62,7 @@ func testMessages(t *testing.T, open func(t *testing.T) store.Store) {
 		appendMessages(t, st, s, "one", "two", "three")
 
 		// A batch with one taken seq fails as a whole; the new seq before it is not stored.
-		err := st.Write(ctx, func(tx store.Tx) error {
+		err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			return tx.InsertMessages(ctx, ownerA, []*carryon.Message{
 				newMessage(s.ID, 4, 5, "four"), newMessage(s.ID, 2, 5, "two again"),
 			})
@@ -72,7 +73,7 @@ func testMessages(t *testing.T, open func(t *testing.T) store.Store) {
 			if owner == ownerA {
 				id = "sess_missing"
 			}
-			err := st.Write(ctx, func(tx store.Tx) error {
+			err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 				return tx.InsertMessages(ctx, owner, []*carryon.Message{newMessage(id, 4, 5, "intruder")})
 			})
 			wantCode(t, err, carryon.ENOTFOUND)

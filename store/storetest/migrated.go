@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -89,7 +90,7 @@ func CheckOldRows(t *testing.T, st store.Store) {
 	// A session made after the migration gets a key of its own.
 	n := &carryon.Session{ID: "sess_new", OwnerID: "usr_a", Status: carryon.SessionActive, Version: 1,
 		CreatedAt: time.Unix(2, 0), UpdatedAt: time.Unix(2, 0), LastActiveAt: time.Unix(2, 0), ExpiresAt: time.Unix(9999999999, 0)}
-	err = st.Write(ctx, func(tx store.Tx) error {
+	err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		if err := tx.InsertSession(ctx, n); err != nil {
 			return err
 		}
@@ -117,7 +118,9 @@ func CheckOldRows(t *testing.T, st store.Store) {
 	}
 	f := sessions["sess_fork"]
 	m := &carryon.Message{SessionID: f.ID, Seq: 7, Role: carryon.RoleUser, Content: "h", RequestID: "req_h", Version: 4, CreatedAt: time.Unix(1, 0)}
-	err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertMessages(ctx, "usr_a", []*carryon.Message{m}) })
+	err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		return tx.InsertMessages(ctx, "usr_a", []*carryon.Message{m})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

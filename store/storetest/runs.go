@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -118,15 +119,17 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		// A run goes only into a session of its owner.
 		foreign := newRun(s, "run_foreign", carryon.RunQueued, 3)
 		foreign.OwnerID = ownerB
-		err := st.Write(ctx, func(tx store.Tx) error { return tx.InsertRun(ctx, foreign) })
+		err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertRun(ctx, foreign) })
 		wantCode(t, err, carryon.ENOTFOUND)
 		orphan := newRun(&carryon.Session{ID: "sess_missing", OwnerID: ownerA}, "run_orphan", carryon.RunQueued, 3)
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertRun(ctx, orphan) })
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertRun(ctx, orphan) })
 		wantCode(t, err, carryon.ENOTFOUND)
 		// The id is taken for everyone.
 		other := newSession(ownerB, "sess_b", at(0))
 		insertSession(t, st, other)
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.InsertRun(ctx, newRun(other, full.ID, carryon.RunQueued, 4)) })
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			return tx.InsertRun(ctx, newRun(other, full.ID, carryon.RunQueued, 4))
+		})
 		wantCode(t, err, carryon.ECONFLICT)
 		checkRun(t, getRun(t, st, ownerA, full.ID), full)
 		read(t, st, func(tx store.Tx) error {
@@ -170,7 +173,7 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		// A write of an older attempt is refused and writes nothing, in the same transaction either.
 		stale := undone
 		stale.Status, stale.Reply, stale.Attempt = carryon.RunFailed, "zombie", 1
-		err := st.Write(ctx, func(tx store.Tx) error {
+		err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			if err := tx.AppendEvent(ctx, ownerA, &carryon.Event{RunID: r.ID, Type: carryon.EventRunFailed, CreatedAt: at(30)}); err != nil {
 				return err
 			}
@@ -186,16 +189,16 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 			return nil
 		})
 		// A newer attempt than the stored one is stale too: only the exact attempt writes.
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.UpdateRun(ctx, &stale, 2) })
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.UpdateRun(ctx, &stale, 2) })
 		wantCode(t, err, carryon.EFENCED)
 
 		foreign := undone
 		foreign.OwnerID = ownerB
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.UpdateRun(ctx, &foreign, 1) })
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.UpdateRun(ctx, &foreign, 1) })
 		wantCode(t, err, carryon.ENOTFOUND)
 		missing := undone
 		missing.ID = "run_missing"
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.UpdateRun(ctx, &missing, 1) })
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.UpdateRun(ctx, &missing, 1) })
 		wantCode(t, err, carryon.ENOTFOUND)
 		checkRun(t, getRun(t, st, ownerA, r.ID), &undone)
 	})
@@ -235,7 +238,7 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 					seen[i] = prev
 					cur.Attempt++
 					cur.Status, cur.LeaseOwner, cur.LeaseExpiresAt = carryon.RunRunning, fmt.Sprintf("runner-%d", i), tp(at(100+round))
-					errs[i] = st.Write(ctx, func(tx store.Tx) error {
+					errs[i] = st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 						if err := tx.AppendEvent(ctx, ownerA, &carryon.Event{RunID: r.ID, Type: carryon.EventRunStarted,
 							Data: []byte(fmt.Sprintf(`{"runner":%d}`, i)), CreatedAt: at(100 + round)}); err != nil {
 							return err

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -33,7 +34,7 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 		})
 		// The id is taken for everyone, not only for its owner.
 		for _, owner := range []string{ownerA, ownerB} {
-			err := st.Write(t.Context(), func(tx store.Tx) error {
+			err := st.Write(t.Context(), func(_ context.Context, tx store.Tx) error {
 				return tx.InsertSession(t.Context(), newSession(owner, s.ID, at(5)))
 			})
 			wantCode(t, err, carryon.ECONFLICT)
@@ -57,7 +58,7 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 		// The same owner may not: the second row is refused and nothing of it is stored.
 		dup := newSession(ownerA, "sess_5", at(4))
 		dup.ExternalID = "adk-1"
-		err := st.Write(ctx, func(tx store.Tx) error { return tx.InsertSession(ctx, dup) })
+		err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertSession(ctx, dup) })
 		wantCode(t, err, carryon.ECONFLICT)
 		read(t, st, func(tx store.Tx) error {
 			_, err := tx.GetSession(ctx, ownerA, dup.ID)
@@ -102,7 +103,7 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 
 		stale := upd
 		stale.Title, stale.Version = "stale", 3
-		err := st.Write(ctx, func(tx store.Tx) error { return tx.UpdateSession(ctx, &stale, 1) })
+		err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.UpdateSession(ctx, &stale, 1) })
 		wantCode(t, err, carryon.EVERSION)
 		if e, _ := carryon.AsError(err); e.CurrentVersion != 2 {
 			t.Fatalf("CurrentVersion = %d, want 2", e.CurrentVersion)
@@ -111,14 +112,14 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 
 		foreign := upd
 		foreign.OwnerID, foreign.Version = ownerB, 3
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.UpdateSession(ctx, &foreign, 2) })
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.UpdateSession(ctx, &foreign, 2) })
 		wantCode(t, err, carryon.ENOTFOUND)
 		if e, _ := carryon.AsError(err); e.CurrentVersion != 0 {
 			t.Fatalf("ENOTFOUND leaks the version of a foreign session: %d", e.CurrentVersion)
 		}
 		missing := upd
 		missing.ID = "sess_missing"
-		err = st.Write(ctx, func(tx store.Tx) error { return tx.UpdateSession(ctx, &missing, 2) })
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.UpdateSession(ctx, &missing, 2) })
 		wantCode(t, err, carryon.ENOTFOUND)
 		checkSession(t, getSession(t, st, ownerA, s.ID), &upd)
 
@@ -250,7 +251,7 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 			write(t, st, func(tx store.Tx) error { return tx.PutIdempotency(ctx, &r) })
 		}
 		for _, c := range []struct{ owner, id string }{{ownerB, s.ID}, {ownerA, "sess_missing"}} {
-			err := st.Write(ctx, func(tx store.Tx) error { return tx.DeleteSession(ctx, c.owner, c.id) })
+			err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.DeleteSession(ctx, c.owner, c.id) })
 			wantCode(t, err, carryon.ENOTFOUND)
 		}
 		getSession(t, st, ownerA, s.ID) // still there
@@ -270,7 +271,7 @@ func testSessions(t *testing.T, open func(t *testing.T) store.Store) {
 			}
 			return nil
 		})
-		err := st.Write(ctx, func(tx store.Tx) error { return tx.DeleteSession(ctx, ownerA, s.ID) })
+		err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.DeleteSession(ctx, ownerA, s.ID) })
 		wantCode(t, err, carryon.ENOTFOUND)
 
 		// A new session with the same id starts empty: nothing of the old one is left behind.

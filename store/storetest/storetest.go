@@ -32,6 +32,8 @@
 //   - A limit of zero or less means no limit (RunnableRuns, RecentActions, EventsAfter, ListRuns).
 //   - Event seqs of a run are 1, 2, 3, … with no gap, also when a transaction that appended was
 //     rolled back and when writers append concurrently (Runs/EventsConcurrent).
+//   - A Write given the context of a write's fn (or one derived from it) on the same store is
+//     EINTERNAL at once, wherever it runs (NestedWrites).
 package storetest
 
 import (
@@ -69,6 +71,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("LongTerm", func(t *testing.T) { t.Parallel(); testLongTerm(t, open) })
 	t.Run("Forget", func(t *testing.T) { t.Parallel(); testForget(t, open) })
 	t.Run("Retention", func(t *testing.T) { t.Parallel(); testRetention(t, open) })
+	t.Run("NestedWrites", func(t *testing.T) { t.Parallel(); testNestedWrites(t, open) })
 }
 
 // Owners used by the suite; B is always the one that must not see A's rows.
@@ -87,7 +90,7 @@ func at(sec int) time.Time { return base.Add(time.Duration(sec) * time.Second) }
 // write runs fn in a write transaction and fails the test on error.
 func write(t testing.TB, st store.Store, fn func(tx store.Tx) error) {
 	t.Helper()
-	if err := st.Write(t.Context(), fn); err != nil {
+	if err := st.Write(t.Context(), func(_ context.Context, tx store.Tx) error { return fn(tx) }); err != nil {
 		t.Fatalf("write: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func testTransactions(t *testing.T, open func(t *testing.T) store.Store) {
 		st := open(t)
 		ctx := t.Context()
 		s := newSession(ownerA, "sess_1", at(0))
-		err := st.Write(ctx, func(tx store.Tx) error {
+		err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			if err := tx.InsertUser(ctx, &carryon.User{ID: "usr_1", Name: "alice", CreatedAt: at(0)}); err != nil {
 				return err
 			}
@@ -52,7 +53,7 @@ func testTransactions(t *testing.T, open func(t *testing.T) store.Store) {
 		// A store error inside fn rolls back the earlier writes of the same transaction too.
 		insertSession(t, st, s)
 		appendMessages(t, st, s, "one")
-		err = st.Write(ctx, func(tx store.Tx) error {
+		err = st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			if err := tx.InsertSession(ctx, newSession(ownerA, "sess_2", at(1))); err != nil {
 				return err
 			}
@@ -82,7 +83,7 @@ func testTransactions(t *testing.T, open func(t *testing.T) store.Store) {
 			// A writer commits while this transaction is open (or waits for it, on a store that
 			// serialises readers and writers); either way this transaction must not see it.
 			go func() {
-				done <- st.Write(ctx, func(tx store.Tx) error {
+				done <- st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 					cur, err := tx.GetSession(ctx, ownerA, s.ID)
 					if err != nil {
 						return err

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"reflect"
 	"testing"
 
@@ -57,7 +58,7 @@ func testUsers(t *testing.T, open func(t *testing.T) store.Store) {
 		write(t, st, func(tx store.Tx) error {
 			return tx.InsertUser(t.Context(), &carryon.User{ID: "usr_1", Name: "alice", CreatedAt: at(0)})
 		})
-		err := st.Write(t.Context(), func(tx store.Tx) error {
+		err := st.Write(t.Context(), func(_ context.Context, tx store.Tx) error {
 			return tx.InsertUser(t.Context(), &carryon.User{ID: "usr_2", Name: "alice", CreatedAt: at(1)})
 		})
 		wantCode(t, err, carryon.ECONFLICT)
@@ -89,7 +90,7 @@ func testUsers(t *testing.T, open func(t *testing.T) store.Store) {
 			}
 			return nil
 		})
-		err := st.Write(ctx, func(tx store.Tx) error {
+		err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			return tx.InsertKey(ctx, &carryon.APIKey{ID: "key_x", UserID: "usr_missing", Prefix: "ck_x", Hash: "hashx", CreatedAt: at(4)})
 		})
 		wantCode(t, err, carryon.ENOTFOUND)
@@ -117,7 +118,7 @@ func testUsers(t *testing.T, open func(t *testing.T) store.Store) {
 
 		write(t, st, func(tx store.Tx) error { return tx.RevokeKey(ctx, k1.ID, at(10)) })
 		for _, id := range []string{k1.ID, "key_missing"} {
-			err := st.Write(ctx, func(tx store.Tx) error { return tx.RevokeKey(ctx, id, at(11)) })
+			err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.RevokeKey(ctx, id, at(11)) })
 			wantCode(t, err, carryon.ENOTFOUND)
 		}
 		read(t, st, func(tx store.Tx) error {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -90,7 +91,7 @@ func testWorkingMemory(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("DuplicateVersion", func(t *testing.T) {
-		err := st.Write(ctx, func(tx store.Tx) error {
+		err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 			return tx.InsertWorkingMemoryRevision(ctx, ownerA, &carryon.WorkingMemoryRevision{
 				SessionID: s.ID, WorkingMemoryVersion: 2, Version: 9, Document: carryon.WorkingMemory{"goal": "overwrite"}, CreatedAt: at(9),
 			})
@@ -118,7 +119,7 @@ func testWorkingMemory(t *testing.T, open func(t *testing.T) store.Store) {
 				wantCode(t, err, carryon.ENOTFOUND)
 				return nil
 			})
-			err := st.Write(ctx, func(tx store.Tx) error {
+			err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 				return tx.InsertWorkingMemoryRevision(ctx, c.owner, &carryon.WorkingMemoryRevision{
 					SessionID: c.id, WorkingMemoryVersion: 4, Version: 6, Document: carryon.WorkingMemory{"goal": "stolen"}, CreatedAt: at(6),
 				})

@@ -24,7 +24,7 @@ func TestRememberRecallForOwnerOnly(t *testing.T) {
 	}
 	defer db.Close()
 	for _, id := range []string{"usr_a", "usr_b"} {
-		if err := db.Write(t.Context(), func(tx store.Tx) error {
+		if err := db.Write(t.Context(), func(_ context.Context, tx store.Tx) error {
 			return tx.InsertUser(t.Context(), &carryon.User{ID: id, Name: id, CreatedAt: time.Unix(1, 0).UTC()})
 		}); err != nil {
 			t.Fatal(err)
