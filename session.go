@@ -24,10 +24,13 @@ type Session struct {
 	OwnerID string `json:"owner_id"`
 	// ExternalID is the id the client chose at create, unique among the owner's sessions; empty
 	// when it chose none.
-	ExternalID string        `json:"external_id,omitempty"`
-	Title      string        `json:"title"`
-	Status     SessionStatus `json:"status"`
-	Version    int64         `json:"version"`
+	ExternalID string `json:"external_id,omitempty"`
+	Title      string `json:"title"`
+	// TitleDerived says that Title was taken from the session's first input (the OpenAI door's
+	// conversations) rather than set by the user: deleting that message clears it.
+	TitleDerived bool          `json:"-"`
+	Status       SessionStatus `json:"status"`
+	Version      int64         `json:"version"`
 	// Agent is the agent profile the session's runs use unless a run names another.
 	Agent string `json:"agent"`
 	// ParentID and ForkSeq name the session this one was forked from and the last parent message it
@@ -69,7 +72,10 @@ type SessionView struct {
 
 // NewSession is the input of SessionService.Create.
 type NewSession struct {
-	Title          string          `json:"title,omitempty"`
+	Title string `json:"title,omitempty"`
+	// TitleDerived says that Title is the start of the session's first input, not a title the
+	// user chose (see Session.TitleDerived).
+	TitleDerived   bool            `json:"-"`
 	Metadata       json.RawMessage `json:"metadata,omitempty"`
 	IdleTTLSeconds *int64          `json:"idle_ttl_seconds,omitempty"`
 	WorkingMemory  WorkingMemory   `json:"working_memory,omitempty"`

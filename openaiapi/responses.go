@@ -227,7 +227,7 @@ func (h *Handler) start(r *http.Request, in createResponseRequest, rec responseR
 		}
 		sessionID = id
 	case sessionID == "":
-		s, err := h.sessions.Create(ctx, carryon.NewSession{Title: clip(last.Content), Agent: agent, WriteOptions: carryon.WriteOptions{RequestID: sub("session")}})
+		s, err := h.sessions.Create(ctx, carryon.NewSession{Title: clip(last.Content), TitleDerived: true, Agent: agent, WriteOptions: carryon.WriteOptions{RequestID: sub("session")}})
 		if err != nil {
 			return "", err
 		}

@@ -277,6 +277,12 @@ func (t *translator) message(m *carryon.Message) {
 	if m.Role != carryon.RoleAssistant || m.Kind == carryon.KindSummary {
 		return
 	}
+	if m.Deleted { // the message was deleted since: its text is redacted in the events too
+		if t.open != nil {
+			t.closeText("completed", "")
+		}
+		return
+	}
 	if m.Content != "" {
 		if t.open == nil {
 			t.openText()

@@ -13,9 +13,12 @@ import (
 // message's seq is never given again). It is a write like any other: owner, status, expiry,
 // expected version and request id are checked in its transaction.
 //
-// The stored row is not removed, because forks may share it: a fork made before the delete keeps
-// the message; a fork made after it (or at a later version) does not see it; a fork's delete of an
-// inherited message hides it from the fork only. A tool call whose result is deleted (or the
+// The delete redacts every copy of the text in its transaction (store.Tx.DeleteMessage): the
+// stored row is erased once no session sees it (forks may share it: a fork made before the delete
+// keeps the message; a fork made after it, or at a later version, does not see it; a fork's
+// delete of an inherited message hides it from the fork only), and the session's runs, their
+// events, its request ids' answers, a title derived from the message and the summaries that
+// cover it lose it. A tool call whose result is deleted (or the
 // reverse) stays in the history; the context builder drops the half that lost its pair, so the
 // model still gets a valid conversation. ENOTFOUND when the session has no visible message seq.
 func (s *Service) DeleteMessage(ctx context.Context, id string, seq int64, opt carryon.WriteOptions) (*carryon.Session, error) {

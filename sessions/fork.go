@@ -46,12 +46,12 @@ func (s *Service) Fork(ctx context.Context, id string, in carryon.ForkInput) (*c
 				return nil, err
 			}
 		}
-		title := in.Title
+		title, derived := in.Title, false
 		if title == "" {
-			title = parent.Title
+			title, derived = parent.Title, parent.TitleDerived
 		}
 		child := &carryon.Session{
-			ID: carryon.NewID(carryon.SessionIDPrefix), OwnerID: own, Title: title, Status: carryon.SessionActive,
+			ID: carryon.NewID(carryon.SessionIDPrefix), OwnerID: own, Title: title, TitleDerived: derived, Status: carryon.SessionActive,
 			Version: 1, ParentID: parent.ID, ForkSeq: forkSeq, ForkVersion: at,
 			CreatedAt: now, UpdatedAt: now, LastActiveAt: now,
 			ExpiresAt:      now.Add(time.Duration(parent.IdleTTLSeconds) * time.Second),

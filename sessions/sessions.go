@@ -124,7 +124,7 @@ func insertTx(ctx context.Context, in carryon.NewSession, ttl int64, doc []byte,
 			return nil, err
 		}
 		sess := &carryon.Session{
-			ID: carryon.NewID(carryon.SessionIDPrefix), OwnerID: own, ExternalID: in.ExternalID, Title: in.Title, Status: carryon.SessionActive,
+			ID: carryon.NewID(carryon.SessionIDPrefix), OwnerID: own, ExternalID: in.ExternalID, Title: in.Title, TitleDerived: in.TitleDerived && in.Title != "", Status: carryon.SessionActive,
 			Version: 1, CreatedAt: now, UpdatedAt: now, LastActiveAt: now,
 			ExpiresAt: now.Add(time.Duration(ttl) * time.Second), IdleTTLSeconds: ttl,
 			Metadata: compactJSON(in.Metadata), Agent: in.Agent,
@@ -276,7 +276,7 @@ func (s *Service) Update(ctx context.Context, id string, in carryon.SessionUpdat
 		}
 		changed := false
 		if in.Title != nil && *in.Title != sess.Title {
-			sess.Title, changed = *in.Title, true
+			sess.Title, sess.TitleDerived, changed = *in.Title, false, true
 		}
 		if m := compactJSON(in.Metadata); in.Metadata != nil && !bytes.Equal(m, sess.Metadata) {
 			sess.Metadata, changed = m, true

@@ -171,8 +171,12 @@ type Messages interface {
 	// SeqAtVersion returns the highest visible seq of s stored at a session version <= v, or 0.
 	SeqAtVersion(ctx context.Context, owner string, s *carryon.Session, v int64) (int64, error)
 	// DeleteMessage hides the visible message seq of s from every later read of s (a tombstone
-	// at session version v, the version the delete moves s to); the row stays for the forks
-	// that share it, which keep seeing it. ENOTFOUND when s has no visible message seq.
+	// at session version v, the version the delete moves s to) and redacts the copies of its
+	// text in the same transaction: the row is erased unless a fork that shares it still sees
+	// it (that fork keeps it); the copies tied to s (its runs, their events, its request ids'
+	// answers) are emptied. A summary of s that covers it is deleted too (s.MessageCount lowered
+	// by one for each; the message itself is the caller's to count) and a title derived from
+	// it cleared in s, which the caller stores. ENOTFOUND when s has no visible message seq.
 	DeleteMessage(ctx context.Context, owner string, s *carryon.Session, seq, v int64, at time.Time) error
 	// MessageTombstones returns the tombstones of s with after < seq <= upTo, in seq order, as
 	// messages with only SessionID (s.ID), Seq, Deleted, Version (the session version of the

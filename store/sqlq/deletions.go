@@ -14,12 +14,25 @@ import (
 const visibleTo = ` AND NOT EXISTS (SELECT 1 FROM message_deletions d WHERE d.session_id = ? AND d.seq = m.seq)`
 
 // DeleteMessage hides the visible message seq of s from every later read of s by a tombstone at
-// session version v. The row itself stays: a fork may share it and keeps seeing it. ENOTFOUND
-// when s has no visible message seq (never stored, beyond the fork point, or deleted already).
+// session version v, and redacts the copies of its text in the same transaction (redact.go): the
+// row is erased unless a fork still sees it, and the copies tied to s (its runs and their events,
+// a title derived from it, its request ids' answers) are emptied. A summary of s that covers the
+// message is deleted with it (s.MessageCount is lowered by one for each such summary; the
+// message itself is the caller's to count), and a derived title is cleared in s: the caller
+// stores s. ENOTFOUND when s has no visible message seq (never stored, beyond the fork point, or
+// deleted already).
 func (t *Tx) DeleteMessage(ctx context.Context, owner string, s *carryon.Session, seq, v int64, at time.Time) error {
 	if err := t.Writable(); err != nil {
 		return err
 	}
+	if err := t.deleteMessage(ctx, owner, s, seq, v, at); err != nil {
+		return err
+	}
+	return nil
+}
+
+// deleteMessage is DeleteMessage of one message, then of the summaries that cover it.
+func (t *Tx) deleteMessage(ctx context.Context, owner string, s *carryon.Session, seq, v int64, at time.Time) error {
 	if seq < 1 {
 		return carryon.Errorf(carryon.ENOTFOUND, "session %s has no message %d", s.ID, seq)
 	}
@@ -34,6 +47,16 @@ func (t *Tx) DeleteMessage(ctx context.Context, owner string, s *carryon.Session
 		s.ID, seq, v, Micros(at))
 	if err != nil {
 		return t.Conflict(err, "delete message", "message %d of session %s is deleted already", seq, s.ID)
+	}
+	summaries, err := t.redact(ctx, owner, s, ms[0])
+	if err != nil {
+		return err
+	}
+	for _, sum := range summaries {
+		if err := t.deleteMessage(ctx, owner, s, sum, v, at); err != nil {
+			return err
+		}
+		s.MessageCount--
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 )
 
 const sessionCols = `id, owner_id, title, status, version, parent_id, fork_seq, fork_version, created_at,
-	updated_at, last_active_at, expires_at, idle_ttl_seconds, message_count, last_seq, memory_version, metadata, agent, external_id`
+	updated_at, last_active_at, expires_at, idle_ttl_seconds, message_count, last_seq, memory_version, metadata, agent, external_id, title_derived`
 
 func scanSession(r Row) (*carryon.Session, error) { return scanSessionAnd(r) }
 
@@ -20,17 +20,17 @@ func scanSessionAnd(r Row, extra ...any) (*carryon.Session, error) {
 	var s carryon.Session
 	var parent, meta, ext *string
 	var status string
-	var created, updated, active, expires int64
+	var created, updated, active, expires, derived int64
 	dest := append([]any{&s.ID, &s.OwnerID, &s.Title, &status, &s.Version, &parent, &s.ForkSeq, &s.ForkVersion,
 		&created, &updated, &active, &expires, &s.IdleTTLSeconds, &s.MessageCount, &s.LastSeq,
-		&s.WorkingMemoryVersion, &meta, &s.Agent, &ext}, extra...)
+		&s.WorkingMemoryVersion, &meta, &s.Agent, &ext, &derived}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return nil, err
 	}
 	s.Status, s.ParentID = carryon.SessionStatus(status), Text(parent)
 	s.CreatedAt, s.UpdatedAt = FromMicros(created), FromMicros(updated)
 	s.LastActiveAt, s.ExpiresAt = FromMicros(active), FromMicros(expires)
-	s.Metadata, s.ExternalID = RawText(meta), Text(ext)
+	s.Metadata, s.ExternalID, s.TitleDerived = RawText(meta), Text(ext), derived != 0
 	return &s, nil
 }
 
@@ -50,10 +50,10 @@ func (t *Tx) InsertSession(ctx context.Context, s *carryon.Session) error {
 		}
 		var n int64
 		n, err = t.Conn.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`, session_key)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, `+key+`) ON CONFLICT (session_key) DO NOTHING`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, `+key+`) ON CONFLICT (session_key) DO NOTHING`,
 			append([]any{s.ID, s.OwnerID, s.Title, string(s.Status), s.Version, NullText(s.ParentID), s.ForkSeq, s.ForkVersion,
 				Micros(s.CreatedAt), Micros(s.UpdatedAt), Micros(s.LastActiveAt), Micros(s.ExpiresAt),
-				s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.WorkingMemoryVersion, NullText(s.Metadata), s.Agent, NullText(s.ExternalID)},
+				s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.WorkingMemoryVersion, NullText(s.Metadata), s.Agent, NullText(s.ExternalID), boolInt(s.TitleDerived)},
 				args...)...)
 		if err != nil || n == 1 {
 			break
@@ -166,10 +166,10 @@ func (t *Tx) UpdateSession(ctx context.Context, s *carryon.Session, prev int64) 
 	}
 	n, err := t.Conn.Exec(ctx, `UPDATE sessions SET title = ?, status = ?, version = ?, updated_at = ?,
 		last_active_at = ?, expires_at = ?, idle_ttl_seconds = ?, message_count = ?, last_seq = ?,
-		memory_version = ?, metadata = ?
+		memory_version = ?, metadata = ?, title_derived = ?
 		WHERE id = ? AND owner_id = ? AND version = ?`,
 		s.Title, string(s.Status), s.Version, Micros(s.UpdatedAt), Micros(s.LastActiveAt), Micros(s.ExpiresAt),
-		s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.WorkingMemoryVersion, NullText(s.Metadata),
+		s.IdleTTLSeconds, s.MessageCount, s.LastSeq, s.WorkingMemoryVersion, NullText(s.Metadata), boolInt(s.TitleDerived),
 		s.ID, s.OwnerID, prev)
 	if err != nil {
 		return t.Wrap(err, "update session")
@@ -227,12 +227,50 @@ func (t *Tx) DeleteSession(ctx context.Context, owner, id string) error {
 	if _, err := t.Conn.Exec(ctx, `DELETE FROM sessions WHERE id = ?`, id); err != nil {
 		return t.Wrap(err, "delete session")
 	}
+	if err := t.eraseInherited(ctx, head); err != nil {
+		return err
+	}
 	_, err = t.Conn.Exec(ctx, `DELETE FROM idempotency WHERE session_id = ? AND owner_id = ?`, id, owner)
 	return t.Wrap(err, "delete session's request ids")
 }
 
+// eraseInherited erases, once the fork head is deleted, the rows of its ancestors that it was
+// the last to see: those their own sessions deleted (redact.go).
+func (t *Tx) eraseInherited(ctx context.Context, head store.ForkLink) error {
+	if head.ParentID == "" {
+		return nil
+	}
+	parent, err := t.parentOf(ctx)(head)
+	if err != nil {
+		return err
+	}
+	segs, err := store.ForkSegments(parent, -1, t.parentOf(ctx))
+	if err != nil {
+		return err
+	}
+	for _, sg := range segs {
+		hi := min(sg.Hi, head.ForkSeq)
+		seqs, err := scanAll(t, ctx, "erase inherited messages", func(r Row) (int64, error) {
+			var seq int64
+			err := r.Scan(&seq)
+			return seq, err
+		}, `SELECT d.seq FROM message_deletions d JOIN sessions o ON o.id = d.session_id
+			WHERE o.session_key = ? AND d.seq > ? AND d.seq <= ?`, sg.Key, sg.Lo, hi)
+		if err != nil {
+			return err
+		}
+		for _, seq := range seqs {
+			if err := t.eraseUnseen(ctx, sg.Key, seq); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // materialise copies the part of segs a fork shares (seq <= its fork seq) into the fork and
-// detaches it from its parent.
+// detaches it from its parent. A row the fork deleted is copied erased (see redact.go): the
+// session that still saw it is going, and the fork had deleted it.
 func (t *Tx) materialise(ctx context.Context, f store.ForkLink, segs []store.ForkSegment) error {
 	for _, sg := range segs {
 		hi := min(sg.Hi, f.ForkSeq)
@@ -240,9 +278,10 @@ func (t *Tx) materialise(ctx context.Context, f store.ForkLink, segs []store.For
 			continue
 		}
 		_, err := t.Conn.Exec(ctx, `INSERT INTO messages (`+messageCols+`)
-			SELECT ?, seq, role, kind, content, name, tool_calls, tool_call_id, covers_from, covers_to,
-			tokens, metadata, version, created_at
-			FROM messages WHERE session_key = ? AND seq > ? AND seq <= ?`, f.Key, sg.Key, sg.Lo, hi)
+			SELECT ?, seq, role, kind, CASE WHEN `+forkDeleted+` THEN '' ELSE content END, name,
+			CASE WHEN `+forkDeleted+` THEN NULL ELSE tool_calls END, tool_call_id, covers_from, covers_to,
+			tokens, CASE WHEN `+forkDeleted+` THEN NULL ELSE metadata END, version, created_at
+			FROM messages WHERE session_key = ? AND seq > ? AND seq <= ?`, f.Key, f.ID, f.ID, f.ID, sg.Key, sg.Lo, hi)
 		if err != nil {
 			return t.Wrap(err, "materialise fork")
 		}
@@ -263,6 +302,9 @@ func (t *Tx) materialise(ctx context.Context, f store.ForkLink, segs []store.For
 	return t.Wrap(err, "materialise fork")
 }
 
+// forkDeleted is the condition, in materialise, that the fork (the argument) deleted the row.
+const forkDeleted = `EXISTS (SELECT 1 FROM message_deletions d WHERE d.session_id = ? AND d.seq = messages.seq)`
+
 // PurgeableSessions returns up to q.Limit sessions of any owner that expired before
 // q.ExpiredBefore and, when q.ClosedBefore is set, that were closed before it, the oldest first.
 // A closed session is never selected by its ExpiresAt (closing a session keeps its history).
@@ -280,4 +322,12 @@ func (t *Tx) PurgeableSessions(ctx context.Context, q store.PurgeQuery) ([]store
 		err := r.Scan(&ref.OwnerID, &ref.ID)
 		return ref, err
 	}, `SELECT owner_id, id FROM (`+query+`) AS p ORDER BY t, id`+limitArg, append(args, Limit(q.Limit))...)
+}
+
+// boolInt is a flag as stored: 1 or 0 (an INTEGER column on both drivers).
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
