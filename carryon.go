@@ -26,6 +26,10 @@ const (
 	DefaultMessageWindow = 20
 	// MaxMessageWindow bounds the messages a single read may return.
 	MaxMessageWindow = 1000
+	// DefaultMaxReadBytes bounds the bytes of messages or events one page of a read holds: a page
+	// stops before the item that would go past it (the first item is always in), and its
+	// next_cursor goes on from there.
+	DefaultMaxReadBytes = 8 << 20
 	// MaxAppendMessages bounds the messages a single append may carry.
 	MaxAppendMessages = 500
 	// MaxRequestIDLength bounds a request id.

@@ -68,6 +68,9 @@ type SessionView struct {
 	Session
 	WorkingMemory WorkingMemory `json:"working_memory"`
 	Messages      []*Message    `json:"messages"`
+	// MessagesTruncated says the window stopped at the read budget: Messages are the newest that
+	// fit, and older ones are read with the messages listing (before_seq: the first seq here).
+	MessagesTruncated bool `json:"messages_truncated,omitempty"`
 }
 
 // NewSession is the input of SessionService.Create.

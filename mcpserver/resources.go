@@ -33,7 +33,7 @@ func (s *server) addResources(srv *mcp.Server) {
 			return s.sessions.GetWorkingMemory(ctx, seg[0])
 		}))
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: messagesURI, Name: "messages", Title: "Messages",
-		Description: "A session's last 1000 messages, oldest first.", MIMEType: "application/json"},
+		Description: "A session's last 1000 messages, oldest first (the newest that fit in the read budget: messages_truncated says when older ones were left out).", MIMEType: "application/json"},
 		s.resource(func(ctx context.Context, seg []string) (any, error) {
 			v, err := s.sessions.Get(ctx, seg[0], carryon.GetOptions{Messages: messagesWindow})
 			if err != nil {
@@ -43,7 +43,8 @@ func (s *server) addResources(srv *mcp.Server) {
 				SessionID string             `json:"session_id"`
 				Version   int64              `json:"version"`
 				Messages  []*carryon.Message `json:"messages"`
-			}{v.ID, v.Version, v.Messages}, nil
+				Truncated bool               `json:"messages_truncated,omitempty"`
+			}{v.ID, v.Version, v.Messages, v.MessagesTruncated}, nil
 		}))
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: memoryItemURI, Name: "memory_item", Title: "Long-term memory item",
 		Description: "An item of your long-term memory.", MIMEType: "application/json"},

@@ -367,7 +367,7 @@ func (h *Handler) pageAsc(r *http.Request, after *itemPos, n int) ([]item, error
 			out = append(out, itemsOf(m)...)
 			from = m.Seq
 		}
-		if page.NextCursor == "" {
+		if page.NextCursor == "" || len(page.Items) < n { // the end, or the page's byte budget
 			break
 		}
 	}
@@ -402,7 +402,7 @@ func (h *Handler) pageDesc(r *http.Request, after *itemPos, lastSeq int64, n int
 			out = append(out, its...)
 			before = m.Seq
 		}
-		if page.NextCursor == "" {
+		if page.NextCursor == "" || len(page.Items) < n { // the end, or the page's byte budget
 			break
 		}
 	}

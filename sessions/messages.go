@@ -138,29 +138,33 @@ func (s *Service) ListMessages(ctx context.Context, id string, f carryon.Message
 		if err != nil {
 			return err
 		}
+		// The page stops early at the read budget, before the message that would go past it;
+		// next_cursor then goes on from the last message it holds.
+		bctx, budget := store.WithReadBudget(ctx, s.cfg.MaxReadBytes)
 		if f.BeforeSeq > 0 {
-			items, err := tx.MessagesBefore(ctx, own, sess, f.BeforeSeq, limit+1)
+			items, err := tx.MessagesBefore(bctx, own, sess, f.BeforeSeq, limit+1)
 			if err != nil {
 				return err
 			}
 			from := int64(0) // the page covers the seqs after from and before BeforeSeq
-			if len(items) > limit {
-				items = items[len(items)-limit:]
+			if len(items) > limit || budget.Spent() && len(items) > 0 {
+				items = items[max(len(items)-limit, 0):]
 				page.NextCursor = strconv.FormatInt(items[0].Seq, 10)
 				from = items[0].Seq - 1
 			}
 			page.Items, err = withTombstones(ctx, tx, own, sess, f.IncludeDeleted, items, from, f.BeforeSeq-1)
 			return err
 		}
-		items, err := tx.MessagesAfter(ctx, own, sess, after, limit+1)
+		items, err := tx.MessagesAfter(bctx, own, sess, after, limit+1)
 		if err != nil {
 			return err
 		}
 		to := sess.LastSeq // the page covers the seqs after after, up to to
-		if len(items) > limit {
-			items = items[:limit]
-			page.NextCursor = strconv.FormatInt(items[limit-1].Seq, 10)
-			to = items[limit-1].Seq
+		if len(items) > limit || budget.Spent() && len(items) > 0 {
+			items = items[:min(len(items), limit)]
+			last := items[len(items)-1].Seq
+			page.NextCursor = strconv.FormatInt(last, 10)
+			to = last
 		}
 		page.Items, err = withTombstones(ctx, tx, own, sess, f.IncludeDeleted, items, after, to)
 		return err

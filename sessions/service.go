@@ -34,6 +34,9 @@ type Config struct {
 	MaxSessionsPerUser int
 	// IdempotencyTTL is how long request ids and their answers are kept.
 	IdempotencyTTL time.Duration
+	// MaxReadBytes bounds the bytes of messages one read (a page, a session's window) holds;
+	// default carryon.DefaultMaxReadBytes.
+	MaxReadBytes int64
 	// Workspaces is the directory holding each session's workspace directory (named by the
 	// session id, as the engine's): deleting or purging a session removes its workspace, and a
 	// fork starts with a copy of its parent's. Empty: the service touches no files.
@@ -66,6 +69,9 @@ func New(st store.Store, cfg Config) *Service {
 	}
 	if cfg.PurgeAfter <= 0 {
 		cfg.PurgeAfter = carryon.DefaultPurgeAfter
+	}
+	if cfg.MaxReadBytes <= 0 {
+		cfg.MaxReadBytes = carryon.DefaultMaxReadBytes
 	}
 	if cfg.IdempotencyTTL <= 0 {
 		cfg.IdempotencyTTL = carryon.DefaultIdempotencyTTL

@@ -174,7 +174,10 @@ func (s *Service) Get(ctx context.Context, id string, opt carryon.GetOptions) (*
 	var view *carryon.SessionView
 	err := s.read(ctx, func(tx store.Tx, own string, now time.Time) error {
 		var err error
-		view, err = readView(ctx, tx, own, id, n, now)
+		bctx, budget := store.WithReadBudget(ctx, s.cfg.MaxReadBytes)
+		if view, err = readView(bctx, tx, own, id, n, now); err == nil && budget.Spent() {
+			view.MessagesTruncated = true
+		}
 		return err
 	})
 	return view, err

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"math"
 	"slices"
 
@@ -165,6 +166,9 @@ func readChain(segs []ForkSegment, limit int, desc bool, lastSeq int64, read Ran
 			}
 		}
 		ms, err := read(ranges, need, desc)
+		if errors.Is(err, ErrBudgetSpent) {
+			return append(out, ms...), nil // the reader pages on from the last row
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -272,7 +272,7 @@ func (t *Tx) readRanges(ctx context.Context, as string) store.RangeFunc {
 		scan := func(r Row) (*carryon.Message, error) { return scanMessage(r, as) }
 		if len(ranges) == 1 {
 			r := ranges[0]
-			return scanAll(t, ctx, "read messages", scan, `SELECT `+messageRead+` FROM messages m`+writesJoin+`
+			return scanWithin(t, ctx, "read messages", scan, messageSize, `SELECT `+messageRead+` FROM messages m`+writesJoin+`
 				WHERE m.session_key = ? AND m.seq > ? AND m.seq <= ?`+visibleTo+` ORDER BY m.`+order+rangeLimit,
 				r.Key, r.Lo, r.Hi, as, Limit(limit))
 		}
@@ -285,7 +285,7 @@ func (t *Tx) readRanges(ctx context.Context, as string) store.RangeFunc {
 			q.WriteString(`(CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT))`)
 			args = append(args, r.Key, r.Lo, r.Hi)
 		}
-		return scanAll(t, ctx, "read messages", scan, `SELECT `+messageRead+` FROM (VALUES `+q.String()+`) AS r
+		return scanWithin(t, ctx, "read messages", scan, messageSize, `SELECT `+messageRead+` FROM (VALUES `+q.String()+`) AS r
 			JOIN messages m ON m.session_key = r.column1 AND m.seq > r.column2 AND m.seq <= r.column3`+writesJoin+`
 			WHERE NOT EXISTS (SELECT 1 FROM message_deletions d WHERE d.session_id = ? AND d.seq = m.seq)
 			ORDER BY m.`+order+rangeLimit, append(args, as, Limit(limit))...)

@@ -109,6 +109,12 @@ func scanMessage(r Row, as string) (*carryon.Message, error) {
 	return &m, nil
 }
 
+// messageSize is what a message read counts against a read budget: its text and JSON, and a
+// little for the fields around them.
+func messageSize(m *carryon.Message) int64 {
+	return int64(len(m.Content)+len(m.ToolCalls)+len(m.Metadata)+len(m.Name)+len(m.ToolCallID)+len(m.RequestID)) + 256
+}
+
 // LastMessages returns the last limit visible messages of s, oldest first (a message s deleted is
 // not visible). It reads the chain of s (one row) and then at most limit rows, in one query
 // whatever the depth of the fork chain when the rows are where the segments' sizes say (see

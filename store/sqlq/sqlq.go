@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
 )
 
 // Conn is one transaction of a driver, the calls the shared statements make. The driver rewrites
@@ -263,6 +264,32 @@ func scanAll[T any](t *Tx, ctx context.Context, op string, scan func(Row) (T, er
 		v, err := scan(rows)
 		if err != nil {
 			return nil, t.Wrap(err, op)
+		}
+		out = append(out, v)
+	}
+	return out, t.Wrap(rows.Err(), op)
+}
+
+// scanWithin is scanAll under the read budget of ctx (store.WithReadBudget): it stops before the
+// row whose size (by size) does not fit, and returns the rows before it with store.ErrBudgetSpent.
+func scanWithin[T any](t *Tx, ctx context.Context, op string, scan func(Row) (T, error), size func(T) int64, query string, args ...any) ([]T, error) {
+	b := store.ReadBudgetOf(ctx)
+	if b == nil {
+		return scanAll(t, ctx, op, scan, query, args...)
+	}
+	rows, err := t.Conn.Query(ctx, query, args...)
+	if err != nil {
+		return nil, t.Wrap(err, op)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, t.Wrap(err, op)
+		}
+		if !b.Take(size(v)) {
+			return out, store.ErrBudgetSpent
 		}
 		out = append(out, v)
 	}
