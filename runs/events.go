@@ -232,7 +232,7 @@ func (st *stream) follow() error {
 }
 
 // readOwn reads, in one transaction, the run and up to ownBatch of its events after the stream's
-// cursor.
+// cursor, fewer when they pass the read budget.
 func (st *stream) readOwn() ([]*carryon.Event, *carryon.Run, error) {
 	var evs []*carryon.Event
 	var run *carryon.Run
@@ -241,7 +241,8 @@ func (st *stream) readOwn() ([]*carryon.Event, *carryon.Run, error) {
 		if run, err = tx.GetRun(st.ctx, st.owner, st.runID); err != nil {
 			return err
 		}
-		evs, err = tx.EventsAfter(st.ctx, st.owner, st.runID, st.after, ownBatch)
+		bctx, _ := store.WithReadBudget(st.ctx, carryon.DefaultMaxReadBytes)
+		evs, err = tx.EventsAfter(bctx, st.owner, st.runID, st.after, ownBatch)
 		return err
 	})
 	return evs, run, err

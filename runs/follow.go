@@ -213,6 +213,7 @@ func (f *follower) poll(ctx context.Context) (more, changed bool, err error) {
 
 	var run *carryon.Run
 	var back, fwd []*carryon.Event
+	var spent bool // the forward read stopped at its byte budget: there is more
 	err = f.s.st.Read(ctx, func(tx store.Tx) error {
 		var err error
 		if run, err = tx.GetRun(ctx, f.owner, f.runID); err != nil {
@@ -223,7 +224,9 @@ func (f *follower) poll(ctx context.Context) (more, changed bool, err error) {
 				return err
 			}
 		}
-		fwd, err = tx.EventsAfter(ctx, f.owner, f.runID, from, followBatch)
+		bctx, budget := store.WithReadBudget(ctx, carryon.DefaultMaxReadBytes)
+		fwd, err = tx.EventsAfter(bctx, f.owner, f.runID, from, followBatch)
+		spent = budget.Spent()
 		return err
 	})
 	if err != nil {
@@ -254,7 +257,7 @@ func (f *follower) poll(ctx context.Context) (more, changed bool, err error) {
 		f.pos = e.Seq
 	}
 	f.started = true
-	more = len(fwd) == followBatch
+	more = len(fwd) == followBatch || spent
 	f.final = run.Status.Terminal() && !more
 	f.trim()
 	f.polledAt = time.Now()

@@ -2,8 +2,10 @@ package sqlq
 
 import (
 	"context"
+	"errors"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/store"
 )
 
 // AppendEvent stores an event of the owner's run with the run's next seq (one more than its
@@ -39,12 +41,13 @@ func (t *Tx) AppendEvent(ctx context.Context, owner string, e *carryon.Event) er
 }
 
 // EventsAfter returns up to limit of the owner's run's events with seq > after, in seq order. A
-// limit of zero or less means no limit. ENOTFOUND when the run is not the owner's.
+// limit of zero or less means no limit; a read budget in ctx (store.WithReadBudget) may stop it
+// earlier. ENOTFOUND when the run is not the owner's.
 func (t *Tx) EventsAfter(ctx context.Context, owner, runID string, after int64, limit int) ([]*carryon.Event, error) {
 	if err := t.ownRun(ctx, owner, runID, ""); err != nil {
 		return nil, err
 	}
-	return scanAll(t, ctx, "events after", func(r Row) (*carryon.Event, error) {
+	evs, err := scanWithin(t, ctx, "events after", func(r Row) (*carryon.Event, error) {
 		e := carryon.Event{RunID: runID}
 		var typ string
 		var data *string
@@ -54,6 +57,13 @@ func (t *Tx) EventsAfter(ctx context.Context, owner, runID string, after int64, 
 		}
 		e.Type, e.Data, e.CreatedAt = carryon.EventType(typ), RawText(data), FromMicros(created)
 		return &e, nil
-	}, `SELECT seq, type, data, created_at FROM run_events
+	}, eventSize, `SELECT seq, type, data, created_at FROM run_events
 		WHERE run_id = ? AND seq > ? ORDER BY seq`+limitArg, runID, after, Limit(limit))
+	if errors.Is(err, store.ErrBudgetSpent) {
+		err = nil // the reader goes on after the last event it got
+	}
+	return evs, err
 }
+
+// eventSize is what an event read counts against a read budget.
+func eventSize(e *carryon.Event) int64 { return int64(len(e.Data)) + 64 }
