@@ -172,6 +172,12 @@ func (s *server) checkRoute(rt *Route, next http.Handler) http.Handler {
 				return
 			}
 			r = r.WithContext(carryon.NewContextWithUser(r.Context(), u))
+			leave, err := s.limits.enter(u.ID, isStream(r))
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			defer leave()
 		}
 		if err := checkQuery(r, rt.Query); err != nil {
 			s.writeError(w, r, err)
@@ -199,6 +205,12 @@ func (s *server) authenticatedWith(refuse func(http.ResponseWriter, *http.Reques
 			refuse(w, r, err)
 			return
 		}
+		leave, err := s.limits.enter(u.ID, isStream(r))
+		if err != nil {
+			refuse(w, r, err)
+			return
+		}
+		defer leave()
 		next.ServeHTTP(w, r.WithContext(carryon.NewContextWithUser(r.Context(), u)))
 	})
 }

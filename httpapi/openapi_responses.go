@@ -58,6 +58,7 @@ var codeMeaning = map[string]string{
 	carryon.ECONFLICT:       "the request conflicts with the current state",
 	carryon.EVERSIONNEEDED:  "this server requires an expected version on writes (If-Match or expected_version)",
 	carryon.ETOOLARGE:       "the request body is over the server's limit",
+	carryon.ETOOMANY:        "the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After",
 	carryon.EUNSUPPORTED:    "the body's Content-Type is not one the route reads",
 	carryon.EINTERNAL:       "an unexpected failure; the server logs it and the answer says nothing more",
 	carryon.EUNAVAILABLE:    "the server is not ready (its database does not answer)",
@@ -91,7 +92,7 @@ func problemCodes(rt *Route) []string {
 	codes := []string{carryon.EINVALID, carryon.EINTERNAL}
 	add := func(cs ...string) { codes = append(codes, cs...) }
 	if rt.Auth != AuthPublic {
-		add(carryon.EUNAUTHORIZED)
+		add(carryon.EUNAUTHORIZED, carryon.ETOOMANY)
 	}
 	if rt.Auth == AuthAdmin {
 		add(carryon.EFORBIDDEN)
@@ -265,7 +266,7 @@ func problemResponse(rt *Route, status int, codes []string) obj {
 	switch status {
 	case http.StatusUnauthorized:
 		headers["WWW-Authenticate"] = header("WWW-Authenticate")
-	case http.StatusConflict, http.StatusServiceUnavailable:
+	case http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		headers["Retry-After"] = header("Retry-After")
 	}
 	return obj{"description": http.StatusText(status) + ". " + strings.Join(why, "; ") + ".", "headers": headers,

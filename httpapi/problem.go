@@ -47,6 +47,7 @@ var codeInfo = map[string]struct {
 	carryon.EFENCED:         {http.StatusConflict, "Run fenced"},
 	carryon.EVERSIONNEEDED:  {http.StatusPreconditionRequired, "Version required"},
 	carryon.ETOOLARGE:       {http.StatusRequestEntityTooLarge, "Payload too large"},
+	carryon.ETOOMANY:        {http.StatusTooManyRequests, "Too many requests"},
 	carryon.ETIMEOUT:        {http.StatusRequestTimeout, "Request timeout"},
 	carryon.EUNSUPPORTED:    {http.StatusUnsupportedMediaType, "Unsupported media type"},
 	carryon.EINTERNAL:       {http.StatusInternalServerError, "Internal error"},

@@ -70,6 +70,10 @@ type Config struct {
 	// DefaultBodyReadTimeout, negative means no bound. It ends once the body is read, so it
 	// never cuts a long answer such as an event stream.
 	BodyReadTimeout time.Duration
+	// MaxRequestsPerUser bounds the requests one user has in flight at once, on every front
+	// door, and MaxStreamsPerUser the event streams among them (userlimits.go); 0 means the
+	// defaults (DefaultMaxRequestsPerUser, DefaultMaxStreamsPerUser), negative no bound.
+	MaxRequestsPerUser, MaxStreamsPerUser int
 	// RequireVersion refuses writes to an existing session that carry no expected version (428).
 	RequireVersion bool
 	// Runs is the run manager; without it the run routes answer 501.
@@ -128,6 +132,7 @@ type server struct {
 	ready          func(context.Context) error
 	maxBody        int64
 	bodyTimeout    time.Duration
+	limits         *userLimits
 	requireVersion bool
 	registry       *prometheus.Registry
 	metrics        *metrics
@@ -153,6 +158,7 @@ func NewServer(cfg Config) http.Handler {
 		ready:          cfg.Ready,
 		maxBody:        cfg.MaxBodyBytes,
 		bodyTimeout:    cfg.BodyReadTimeout,
+		limits:         newUserLimits(cfg.MaxRequestsPerUser, cfg.MaxStreamsPerUser),
 		requireVersion: cfg.RequireVersion,
 		registry:       cfg.Registry,
 		telemetry:      cfg.Telemetry,

@@ -62,7 +62,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	switch code {
 	case carryon.EVERSION, carryon.EKEYREUSED:
 		w.Header().Set("x-should-retry", "false")
-	case carryon.EBUSY, carryon.EINFLIGHT:
+	case carryon.EBUSY, carryon.EINFLIGHT, carryon.ETOOMANY:
 		secs := 1
 		if e, ok := carryon.AsError(err); ok && e.RetryAfterSeconds > 0 {
 			secs = e.RetryAfterSeconds
@@ -85,6 +85,8 @@ func errorType(status int) string {
 		return "not_found_error"
 	case status == http.StatusConflict || status == http.StatusPreconditionFailed:
 		return "conflict_error"
+	case status == http.StatusTooManyRequests:
+		return "requests"
 	case status >= 500:
 		return "server_error"
 	}

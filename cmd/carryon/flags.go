@@ -35,6 +35,8 @@ var envBindings = []binding{
 	{flag: "ui-local-key", env: "CARRYON_UI_LOCAL_KEY"},
 	{flag: "max-body", env: "CARRYON_MAX_BODY"},
 	{flag: "body-timeout", env: "CARRYON_BODY_TIMEOUT"},
+	{flag: "max-requests-per-user", env: "CARRYON_MAX_REQUESTS_PER_USER"},
+	{flag: "max-streams-per-user", env: "CARRYON_MAX_STREAMS_PER_USER"},
 	{flag: "log-json", env: "CARRYON_LOG_JSON"},
 	{flag: "lease-ttl", env: "CARRYON_LEASE_TTL"},
 	{flag: "workers", env: "CARRYON_WORKERS"},

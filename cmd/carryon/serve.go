@@ -54,6 +54,8 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	requireVersion := fs.Bool("require-version", false, "refuse writes without an expected version with 428")
 	maxBody := fs.Int64("max-body", 4<<20, "request body limit in bytes")
 	bodyTimeout := fs.Duration("body-timeout", httpapi.DefaultBodyReadTimeout, "how long a request body may take to arrive before the answer is 408")
+	maxRequests := fs.Int("max-requests-per-user", httpapi.DefaultMaxRequestsPerUser, "requests one user may have in flight at once, on every front door; more are answered 429 (-1: no bound)")
+	maxStreams := fs.Int("max-streams-per-user", httpapi.DefaultMaxStreamsPerUser, "event streams one user may have open at once; more are answered 429 (-1: no bound)")
 	logJSON := fs.Bool("log-json", false, "log as JSON lines instead of text")
 	leaseTTL := fs.Duration("lease-ttl", 15*time.Second, "how long a runner's lease on a run lasts without a heartbeat; a run whose runner died is taken over after it")
 	workers := fs.Int("workers", 8, "runs this instance executes at once; 0 serves the API and streams only")
@@ -150,8 +152,8 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	handler := httpapi.NewServer(httpapi.Config{
 		StreamsDone: streamsDone,
 		Sessions:    ss, Users: us, Runs: rs, LongTerm: ms, Logger: log, Ready: h.Ping, MaxBodyBytes: *maxBody,
-		BodyReadTimeout: *bodyTimeout,
-		RequireVersion:  *requireVersion, Registry: reg, Telemetry: tel,
+		BodyReadTimeout: *bodyTimeout, MaxRequestsPerUser: *maxRequests, MaxStreamsPerUser: *maxStreams,
+		RequireVersion: *requireVersion, Registry: reg, Telemetry: tel,
 		Agents:  set,
 		Context: h.Preview,
 		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Logger: log,
