@@ -46,10 +46,13 @@ func (s *server) readBody(r *http.Request, o bodyOptions) ([]byte, string, error
 		if errors.As(err, &mbe) {
 			return nil, "", tooLarge(s.maxBody)
 		}
+		if _, ok := carryon.AsError(err); ok {
+			return nil, "", err // timedBody's: ETIMEOUT for a body that is too slow
+		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			return nil, "", carryon.Errorf(carryon.ETIMEOUT, "the request body did not arrive within %s", s.bodyTimeout)
 		}
-		return nil, "", carryon.Errorf(carryon.EINVALID, "reading the request body failed: %v", err)
+		return nil, "", carryon.Errorf(carryon.EINVALID, "reading the request body failed")
 	}
 	if len(body) == 0 {
 		return s.emptyBody(o)
