@@ -66,7 +66,11 @@ func (s *scanner) value(t reflect.Type, path []string) error {
 	switch s.data[s.pos] {
 	case '{', '[':
 		if s.depth++; s.depth > MaxDepth {
-			return errorAt(path, "%s is nested more than %d levels deep: carryon takes JSON up to %d levels of objects and arrays, which every mainstream JSON client can read back", where(path), MaxDepth, MaxDepth)
+			at := path
+			if len(at) > 8 {
+				at = append(at[:8:8], "…")
+			}
+			return &Error{Path: pathString(path), msg: fmt.Sprintf("%s is nested more than %d levels deep: carryon takes JSON up to %d levels of objects and arrays, which every mainstream JSON client can read back", where(at), MaxDepth, MaxDepth)}
 		}
 		defer func() { s.depth-- }()
 		if s.data[s.pos] == '{' {
