@@ -93,4 +93,3 @@ func wantParam(t *testing.T, path, body string, status int, answer, param, msg s
 		t.Errorf("%s %s: %s, want param %q and %q in the message", path, body, answer, param, msg)
 	}
 }
-
