@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,12 +9,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/jsongate"
 )
 
 // Media types the API reads.
@@ -47,10 +46,13 @@ func (s *server) readBody(r *http.Request, o bodyOptions) ([]byte, string, error
 		if errors.As(err, &mbe) {
 			return nil, "", tooLarge(s.maxBody)
 		}
+		if _, ok := carryon.AsError(err); ok {
+			return nil, "", err // timedBody's: ETIMEOUT for a body that is too slow
+		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			return nil, "", carryon.Errorf(carryon.ETIMEOUT, "the request body did not arrive within %s", s.bodyTimeout)
 		}
-		return nil, "", carryon.Errorf(carryon.EINVALID, "reading the request body failed: %v", err)
+		return nil, "", carryon.Errorf(carryon.EINVALID, "reading the request body failed")
 	}
 	if len(body) == 0 {
 		return s.emptyBody(o)
@@ -117,73 +119,17 @@ func decode[T any](s *server, r *http.Request, o bodyOptions) (T, error) {
 	return v, unmarshalStrict(body, &v)
 }
 
-// unmarshalStrict decodes exactly one JSON value from body into v (a pointer), strictly: unknown
-// fields, field names in another case, a name twice in one object, lone UTF-16 surrogates and
-// trailing data are refused. Numbers decoded into an interface are json.Number, so that an
-// integer above 2^53 is kept exactly.
+// unmarshalStrict decodes exactly one JSON value from body into v (a pointer) through the input
+// gate (internal/jsongate): unknown fields, field names in another case, a name twice in one
+// object, lone UTF-16 surrogates, NUL characters, numbers beyond a 64-bit float, nesting deeper
+// than jsongate.MaxDepth and trailing data are refused with an EINVALID error that says what and
+// where. Numbers decoded into an interface are json.Number, so that an integer above 2^53 is
+// kept exactly.
 func unmarshalStrict(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return decodeError(err)
+	if err := jsongate.Decode(body, v); err != nil {
+		return carryon.Errorf(carryon.EINVALID, "%s", err.Error())
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return carryon.Errorf(carryon.EINVALID, "the request body must hold exactly one JSON value; found more data after byte %d", dec.InputOffset())
-	}
-	return checkStrict(body, reflect.TypeOf(v))
-}
-
-// decodeError turns an encoding/json error into a message a client can act on.
-func decodeError(err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return carryon.Errorf(carryon.EINVALID, "malformed JSON at byte %d: %s", syn.Offset, strings.TrimPrefix(syn.Error(), "json: "))
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return carryon.Errorf(carryon.EINVALID, "malformed JSON: the body ends before the value is complete")
-	case errors.As(err, &typ):
-		field := jsonPath(typ.Field)
-		if field == "" {
-			return carryon.Errorf(carryon.EINVALID, "the request body must be %s in JSON, not %s", jsonKind(typ.Type.Kind().String()), typ.Value)
-		}
-		return carryon.Errorf(carryon.EINVALID, "field %q must be %s, not %s", field, jsonKind(typ.Type.Kind().String()), typ.Value)
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return carryon.Errorf(carryon.EINVALID, "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
-	}
-	return carryon.Errorf(carryon.EINVALID, "invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
-}
-
-// jsonPath turns the Field of a json.UnmarshalTypeError into the path a client wrote: it drops the
-// names of embedded Go structs (such as WriteOptions), which are capitalised, unlike JSON names.
-func jsonPath(field string) string {
-	var parts []string
-	for _, p := range strings.Split(field, ".") {
-		if p != "" && (p[0] < 'A' || p[0] > 'Z') {
-			parts = append(parts, p)
-		}
-	}
-	return strings.Join(parts, ".")
-}
-
-// jsonKind names a Go kind the way a JSON client thinks of it.
-func jsonKind(kind string) string {
-	switch kind {
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
-		return "an integer"
-	case "float32", "float64":
-		return "a number"
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "slice", "array":
-		return "an array"
-	case "map", "struct":
-		return "an object"
-	}
-	return "a " + kind
+	return nil
 }
 
 // query reads the declared query parameters of a route. Unknown or repeated parameters are refused,

@@ -1,12 +1,16 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -125,23 +129,64 @@ func (s *server) limitBodyTime(w http.ResponseWriter, r *http.Request) {
 	if rc.SetReadDeadline(time.Now().Add(s.bodyTimeout)) != nil {
 		return // not a connection (an in-process test): nothing to bound
 	}
-	r.Body = &timedBody{ReadCloser: r.Body, rc: rc}
+	r.Body = &timedBody{ReadCloser: r.Body, rc: rc, timeout: s.bodyTimeout}
 }
 
-// timedBody lifts the read deadline of its connection at the end of the body.
+// timedBody lifts the read deadline of its connection at the end of the body. A read that fails
+// fails with a carryon error whose message has no socket address in it (net/http's errors name
+// both ends of the connection): ETIMEOUT when the deadline passed, which every door answers 408.
 type timedBody struct {
 	io.ReadCloser
-	rc   *http.ResponseController
-	done bool
+	rc      *http.ResponseController
+	timeout time.Duration
+	done    bool
 }
 
 func (b *timedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF && !b.done {
+	switch {
+	case err == io.EOF && !b.done:
 		b.done = true
 		_ = b.rc.SetReadDeadline(time.Time{})
+	case err == nil, err == io.EOF:
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		err = carryon.Errorf(carryon.ETIMEOUT, "the request body did not arrive within %s", b.timeout)
+	default:
+		var ne net.Error
+		if errors.As(err, &ne) {
+			err = carryon.Errorf(carryon.EINVALID, "reading the request body failed: the connection broke")
+		}
 	}
 	return n, err
+}
+
+// bodyFirst reads the request body (up to limit bytes; the rest, if any, is left to next) before
+// next sees it, so that a body that does not arrive in time is answered 408 by the server's own
+// error answer, as on the native routes, whatever next would answer (the MCP SDK answers every
+// failed read 400).
+func (s *server) bodyFirst(limit int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		head, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+		if err != nil {
+			if _, ok := carryon.AsError(err); !ok {
+				err = carryon.Errorf(carryon.EINVALID, "reading the request body failed")
+			}
+			s.writeError(w, r, err)
+			return
+		}
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // validRequestID accepts a client's X-Request-Id when it is short and plain.

@@ -184,7 +184,7 @@ func NewServer(cfg Config) http.Handler {
 		s.mux.Handle(rt.Method+" "+rt.Pattern, s.wrap(rt.Pattern, s.checkRoute(rt, rt.handler(s))))
 	}
 	if cfg.MCP != nil {
-		s.mux.Handle(MCPPath, s.wrap(MCPPath, s.authenticated(cfg.MCP)))
+		s.mux.Handle(MCPPath, s.wrap(MCPPath, s.authenticated(s.bodyFirst(s.maxBody, cfg.MCP))))
 	}
 	if cfg.UI != nil {
 		s.mux.Handle(UIPath, s.wrap(UIPath, cfg.UI))

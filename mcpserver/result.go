@@ -1,15 +1,16 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
 	"slices"
+	"strings"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/jsongate"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,11 +58,16 @@ func addTool[In any](s *server, srv *mcp.Server, t *mcp.Tool, edit func(*jsonsch
 	})
 }
 
-// decodeArgs checks a call's arguments against the tool's input schema and decodes them.
+// decodeArgs checks a call's arguments against the input gate (internal/jsongate: exact names,
+// each once in an object, no NUL, no lone surrogate, numbers within a 64-bit float, at most
+// jsongate.MaxDepth deep) and the tool's input schema, and decodes them.
 func decodeArgs[In any](tool string, args json.RawMessage, schema *jsonschema.Resolved) (In, error) {
 	var in In
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
+	}
+	if err := jsongate.CheckValue(args); err != nil {
+		return in, carryon.Errorf(carryon.EINVALID, "the arguments of %s: %s", tool, argsMessage(err))
 	}
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil {
@@ -70,14 +76,17 @@ func decodeArgs[In any](tool string, args json.RawMessage, schema *jsonschema.Re
 	if err := schema.Validate(v); err != nil {
 		return in, carryon.Errorf(carryon.EINVALID, "the arguments of %s do not fit its input schema: %v", tool, err)
 	}
-	// Numbers inside free JSON (a remembered value) stay exactly as written, not rounded
-	// through float64.
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	if err := dec.Decode(&in); err != nil {
-		return in, carryon.Errorf(carryon.EINVALID, "the arguments of %s: %v", tool, err)
+	// Exact names, and numbers inside free JSON (a remembered value) exactly as written, not
+	// rounded through float64.
+	if err := jsongate.Decode(args, &in); err != nil {
+		return in, carryon.Errorf(carryon.EINVALID, "the arguments of %s: %s", tool, argsMessage(err))
 	}
 	return in, nil
+}
+
+// argsMessage words a refusal of the gate for arguments rather than a request body.
+func argsMessage(err error) string {
+	return strings.ReplaceAll(err.Error(), "the request body", "the arguments")
 }
 
 // noNull makes a property the schema inference types as "T or null" (a pointer, a slice, a map)

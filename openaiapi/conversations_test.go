@@ -296,9 +296,10 @@ func TestOwnership(t *testing.T) {
 	}
 }
 
-// Lenient decoding: unknown fields, nulls, include, ids and status on input items, a message
-// without type; an item type of no message shape is kept as sent and out of the model's context.
-// Bad input is a 400 naming the field, and stores nothing.
+// The leniencies kept (those of the OpenAI API): nulls, include, ids and status on input items, a
+// message without type; an item type of no message shape is kept as sent and out of the model's
+// context. Bad input, also a field the specification does not define, is a 400 naming the
+// field, and stores nothing.
 func TestLenientItems(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -307,9 +308,9 @@ func TestLenientItems(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := `{"items":[
-		{"role":"user","content":[{"type":"input_text","text":"hi"}],"id":"msg_client","status":"in_progress","extra":null},
+		{"role":"user","content":[{"type":"input_text","text":"hi"}],"id":"msg_client","status":"in_progress"},
 		{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"thinking"}],"encrypted_content":null}
-	],"include":[],"unknown":{"a":1}}`
+	]}`
 	status, answer := post(t, e, "/v1/conversations/"+conv.ID+"/items?include[]=message.output_text.logprobs", body)
 	if status != http.StatusOK {
 		t.Fatalf("lenient create = %d %s", status, answer)
@@ -334,6 +335,8 @@ func TestLenientItems(t *testing.T) {
 		{`{"items":[{"type":"message","role":"critic","content":"x"}]}`, "items[0].role"},
 		{`{"items":[{"type":"function_call","call_id":"c","name":"f","arguments":"[1]"}]}`, "items[0].arguments"},
 		{`{"items":[]}`, "items"},
+		{`{"items":[{"role":"user","content":"x"}],"unknown":{"a":1}}`, "unknown"},
+		{`{"items":[{"role":"user","content":"x","extra":null}]}`, "items[0].extra"},
 		{`{"items":[` + strings.Repeat(`{"role":"user","content":"x"},`, 20) + `{"role":"user","content":"x"}]}`, "items"},
 	} {
 		status, answer := post(t, e, "/v1/conversations/"+conv.ID+"/items", bad.body)

@@ -177,11 +177,10 @@ func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	// The specification has stream as a query parameter; the Go SDK sends it in a JSON body.
-	var body struct {
-		Stream bool `json:"stream"`
-	}
+	// Only stream is read from such a body; the rest of it is ignored, as it changes nothing.
+	var body map[string]json.RawMessage
 	_ = decodeBody(r, &body, true)
-	if q.Get("stream") == "true" || body.Stream {
+	if q.Get("stream") == "true" || string(body["stream"]) == "true" {
 		after := int64(-1)
 		if v := q.Get("starting_after"); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)

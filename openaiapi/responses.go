@@ -14,8 +14,9 @@ import (
 // function tools are the run's client-side tools, and the next request's function_call_output
 // items are the outputs the run waits for.
 
-// createResponseRequest is the body of POST /v1/responses: the fields carryon reads. The rest
-// of the specification's fields are accepted; those in echoed are answered as sent.
+// createResponseRequest is the body of POST /v1/responses: every field the specification
+// defines (as the pinned SDKs send them), and no other. The first ones carryon reads; the
+// others are accepted, those in echoed answered as sent, the rest ignored (docs/COMPAT.md).
 type createResponseRequest struct {
 	Model              string            `json:"model"`
 	Input              json.RawMessage   `json:"input"`
@@ -27,6 +28,35 @@ type createResponseRequest struct {
 	Background         bool              `json:"background"`
 	Store              *bool             `json:"store"`
 	Tools              []json.RawMessage `json:"tools"`
+	specOnly
+}
+
+// specOnly are the fields of a create request that carryon does not act on: echoed ones are
+// answered as sent (parseCreate reads them by name), the others accepted and ignored.
+type specOnly struct {
+	ToolChoice           json.RawMessage `json:"tool_choice"`
+	Temperature          json.RawMessage `json:"temperature"`
+	TopP                 json.RawMessage `json:"top_p"`
+	ParallelToolCalls    json.RawMessage `json:"parallel_tool_calls"`
+	MaxOutputTokens      json.RawMessage `json:"max_output_tokens"`
+	Text                 json.RawMessage `json:"text"`
+	Truncation           json.RawMessage `json:"truncation"`
+	Reasoning            json.RawMessage `json:"reasoning"`
+	User                 json.RawMessage `json:"user"`
+	ServiceTier          json.RawMessage `json:"service_tier"`
+	TopLogprobs          json.RawMessage `json:"top_logprobs"`
+	MaxToolCalls         json.RawMessage `json:"max_tool_calls"`
+	PromptCacheKey       json.RawMessage `json:"prompt_cache_key"`
+	SafetyIdentifier     json.RawMessage `json:"safety_identifier"`
+	Include              json.RawMessage `json:"include"`
+	StreamOptions        json.RawMessage `json:"stream_options"`
+	Prompt               json.RawMessage `json:"prompt"`
+	PromptCacheRetention json.RawMessage `json:"prompt_cache_retention"`
+	PromptCacheOptions   json.RawMessage `json:"prompt_cache_options"`
+	ContextManagement    json.RawMessage `json:"context_management"`
+	Moderation           json.RawMessage `json:"moderation"`
+	AccessPrograms       json.RawMessage `json:"access_programs"`
+	Image                json.RawMessage `json:"image"`
 }
 
 // functionTool is a tool of a request: only function tools are served.
@@ -40,14 +70,12 @@ type functionTool struct {
 // parseCreate reads and checks a create request; nothing is written before it passed.
 func parseCreate(r *http.Request) (createResponseRequest, responseRecord, []carryon.ClientTool, error) {
 	var in createResponseRequest
-	var all map[string]json.RawMessage
-	if err := decodeBody(r, &all, false); err != nil {
+	if err := decodeBody(r, &in, false); err != nil {
 		return in, responseRecord{}, nil, err
 	}
-	raw, _ := json.Marshal(all)
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return in, responseRecord{}, nil, carryon.Errorf(carryon.EINVALID, "the request body is not a response request: %v", err)
-	}
+	var all map[string]json.RawMessage // the same body, by name, for the echoed fields
+	raw, _ := json.Marshal(in)
+	_ = json.Unmarshal(raw, &all)
 	rec := responseRecord{Model: in.Model, PreviousResponseID: in.PreviousResponseID, Store: in.Store, Background: in.Background, Tools: in.Tools}
 	if t := bytes.TrimSpace(in.Instructions); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
 		rec.Instructions = in.Instructions
