@@ -27,7 +27,11 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -149,7 +153,39 @@ func Handler(cfg Config) http.Handler {
 			// carries an API key, which a rebinding page does not have, and a server on 127.0.0.1
 			// behind a reverse proxy on the same host must answer the proxy's Host, as /v1 does.
 			DisableLocalhostProtection: true})
-	return auth.RequireBearerToken(userOfRequest, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	return auth.RequireBearerToken(userOfRequest, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(limitBatch(h))
+}
+
+// MaxBatch is how many messages one JSON-RPC batch may hold (protocol versions before
+// 2025-06-18 allow batches; the body's byte bound is MaxBodyBytes).
+const MaxBatch = 32
+
+// limitBatch refuses a batch of more than MaxBatch messages with a JSON-RPC error (400), before
+// any of them runs: one request must not do the work of thousands.
+func limitBatch(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			next.ServeHTTP(w, r) // the SDK answers the failed read
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+			var batch []json.RawMessage
+			if json.Unmarshal(t, &batch) == nil && len(batch) > MaxBatch {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{
+					"code": -32600, "message": fmt.Sprintf("the batch holds %d messages; at most %d are allowed in one request", len(batch), MaxBatch)}})
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // userKey is where the token info of a request holds its carryon user.
