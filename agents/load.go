@@ -105,12 +105,6 @@ func Parse(name string, data []byte, opt Options) (*Set, error) {
 	return set, nil
 }
 
-// where is what an error says of a place in the file: "FILE:LINE: KEY".
-type where struct {
-	line int
-	path string
-}
-
 // filePositions maps the dotted key paths of the file to their lines, and the tokens of the
 // file to their paths (to name the key of a decoder's error).
 type filePositions struct {

@@ -250,7 +250,7 @@ func toModel(m *carryon.Message) carryon.ModelMessage {
 		var calls []carryon.ToolCall
 		_ = json.Unmarshal(m.ToolCalls, &calls)
 		for _, c := range calls {
-			out.ToolCalls = append(out.ToolCalls, carryon.ModelToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			out.ToolCalls = append(out.ToolCalls, carryon.ModelToolCall(c))
 		}
 	}
 	return out

@@ -27,7 +27,6 @@ func waitFinished(t *testing.T, e *env, runID string) carryon.Run {
 // listing is one paged route: how to ask for a page and what identifies an item.
 type listing struct {
 	name string
-	key  string
 	// get asks for a page: query holds limit and cursor (and whatever the route needs).
 	get func(query url.Values) *answer
 	// id names an item of the answer's items.

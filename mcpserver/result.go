@@ -146,13 +146,17 @@ func (s *server) toolError(ctx context.Context, tool string, err error) *mcp.Cal
 
 // protocolError is err as the answer to a resources/read or prompts/get, which have no tool
 // errors: a JSON-RPC error whose data is the carryon error. A session or item that is missing
+// codeResourceNotFound is the JSON-RPC error code of a resource that does not exist, as the MCP
+// specification names it (-32002).
+const codeResourceNotFound int64 = -32002
+
 // (or another user's) is the protocol's "resource not found".
 func (s *server) protocolError(ctx context.Context, op, uri string, err error) error {
 	info := s.errorOf(ctx, op, err)
 	code := int64(jsonrpc.CodeInternalError)
 	switch info.Code {
 	case carryon.ENOTFOUND:
-		code = mcp.CodeResourceNotFound
+		code = codeResourceNotFound
 	case carryon.EINVALID:
 		code = jsonrpc.CodeInvalidParams
 	}

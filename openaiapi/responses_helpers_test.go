@@ -78,13 +78,6 @@ func (m *fakeModel) Stream(ctx context.Context, req model.Request) iter.Seq2[mod
 	}
 }
 
-// lastRequest is the model's last request.
-func (m *fakeModel) lastRequest() model.Request {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.reqs[len(m.reqs)-1]
-}
-
 // profiles are the agent profiles of the tests' servers, default and reviewer, both run on one
 // engine.
 type profiles struct{ eng *engine.Engine }

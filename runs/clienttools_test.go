@@ -361,7 +361,7 @@ func TestApprovalBeforeCall(t *testing.T) {
 			// Approve with edited arguments, across a restart.
 			run, act := waiting("Deploy it.")
 			stop()
-			svc, stop = newSvc()
+			svc, _ = newSvc() // stopped by its cleanup
 			for _, c := range []struct {
 				ctx  context.Context
 				in   carryon.Approval

@@ -366,15 +366,6 @@ func (s *Service) read(ctx context.Context, fn func(tx store.Tx, owner string) e
 	return s.st.Read(ctx, func(tx store.Tx) error { return fn(tx, own) })
 }
 
-func (s *Service) write(ctx context.Context, fn func(tx store.Tx, owner string, now time.Time) error) error {
-	own := carryon.UserIDFromContext(ctx)
-	if own == "" {
-		return carryon.Errorf(carryon.EUNAUTHORIZED, "no authenticated user")
-	}
-	now := s.now()
-	return s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error { return fn(tx, own, now) })
-}
-
 // finishTx ends a run (or parks it waiting for an approval) and stores its last event in the same
 // transaction, conditionally on the attempt prev it was read at. A run that already ended is
 // ECONFLICT: every terminal transition happens once. finished_at is set for terminal statuses only.

@@ -180,8 +180,8 @@ func wantAttrs(t *testing.T, s sdktrace.ReadOnlySpan, want map[string]string) {
 	t.Helper()
 	got := attrs(s)
 	for k, v := range want {
-		if g, ok := got[attribute.Key(k)]; !ok || g.Emit() != v {
-			t.Errorf("span %q: %s = %q (present %v), want %q", s.Name(), k, g.Emit(), ok, v)
+		if g, ok := got[attribute.Key(k)]; !ok || g.String() != v {
+			t.Errorf("span %q: %s = %q (present %v), want %q", s.Name(), k, g.String(), ok, v)
 		}
 	}
 }

@@ -29,7 +29,7 @@ const deadline = 10 * time.Minute
 // limitCall runs one call through retries and limits, as carryon calls a model, against a fake
 // Messages API server on an in-memory network; it returns the response, the error and how
 // many requests the server saw. It runs inside the caller's synctest bubble.
-func limitCall(t *testing.T, lim model.Limits, answer func(w http.ResponseWriter, r *http.Request)) (model.Response, error, int) {
+func limitCall(t *testing.T, lim model.Limits, answer func(w http.ResponseWriter, r *http.Request)) (model.Response, int, error) {
 	t.Helper()
 	var requests atomic.Int32
 	n := modeltest.NewNetwork(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -44,7 +44,7 @@ func limitCall(t *testing.T, lim model.Limits, answer func(w http.ResponseWriter
 	defer cancel()
 	req := model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}}
 	resp, err := modeltest.CollectWithin(t, deadline, cancel, client.Stream(ctx, req))
-	return resp, err, int(requests.Load())
+	return resp, int(requests.Load()), err
 }
 
 // every calls send every tick until the request ends.
@@ -89,7 +89,7 @@ func TestLimitNoHeaders(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		_, err, requests := limitCall(t, limits, func(w http.ResponseWriter, r *http.Request) {
+		_, requests, err := limitCall(t, limits, func(w http.ResponseWriter, r *http.Request) {
 			<-r.Context().Done()
 		})
 		wantBreach(t, err, model.CodeTimeout, "first-byte timeout", true)
@@ -107,7 +107,7 @@ func TestLimitNoHeaders(t *testing.T) {
 func TestLimitHeadersThenSilence(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		_, err, requests := limitCall(t, limits, func(w http.ResponseWriter, r *http.Request) {
+		_, requests, err := limitCall(t, limits, func(w http.ResponseWriter, r *http.Request) {
 			modeltest.StartSSE(w)
 			<-r.Context().Done()
 		})
@@ -124,7 +124,7 @@ func TestLimitEndlessText(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		piece := strings.Repeat("x", 1024)
-		resp, err, requests := limitCall(t, limits, func(w http.ResponseWriter, r *http.Request) {
+		resp, requests, err := limitCall(t, limits, func(w http.ResponseWriter, r *http.Request) {
 			s := modeltest.StartSSE(w)
 			s.AnthropicStart(10)
 			s.AnthropicTextStart(0)
@@ -146,7 +146,7 @@ func TestLimitEndlessToolCall(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		piece := strings.Repeat("y", 1024)
-		resp, err, requests := limitCall(t, limits, func(w http.ResponseWriter, r *http.Request) {
+		resp, requests, err := limitCall(t, limits, func(w http.ResponseWriter, r *http.Request) {
 			s := modeltest.StartSSE(w)
 			s.AnthropicStart(10)
 			s.AnthropicToolUseStart(0, "toolu_1", "write_file")
@@ -165,7 +165,7 @@ func TestLimitEndlessToolCall(t *testing.T) {
 func TestLimitSlowToolCallIsAlive(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		resp, err, requests := limitCall(t, limits, func(w http.ResponseWriter, r *http.Request) {
+		resp, requests, err := limitCall(t, limits, func(w http.ResponseWriter, r *http.Request) {
 			s := modeltest.StartSSE(w)
 			s.AnthropicStart(10)
 			s.AnthropicToolUseStart(0, "toolu_1", "write_file")
@@ -192,7 +192,7 @@ func TestLimitTotal(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		resp, err, requests := limitCall(t, limits, func(w http.ResponseWriter, r *http.Request) {
+		resp, requests, err := limitCall(t, limits, func(w http.ResponseWriter, r *http.Request) {
 			s := modeltest.StartSSE(w)
 			s.AnthropicStart(10)
 			s.AnthropicTextStart(0)

@@ -243,7 +243,7 @@ func diffSession(got, want *carryon.Session) error {
 		}
 	}
 	if !jsonEqual(got.Metadata, want.Metadata) {
-		return fmt.Errorf("Metadata = %s, want %s", got.Metadata, want.Metadata)
+		return fmt.Errorf("metadata = %s, want %s", got.Metadata, want.Metadata)
 	}
 	return nil
 }

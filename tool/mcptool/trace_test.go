@@ -71,7 +71,7 @@ func TestCallIsTracedAsAnMCPClientSpan(t *testing.T) {
 		}
 		got := map[string]string{}
 		for _, kv := range s.Attributes() {
-			got[string(kv.Key)] = kv.Value.Emit()
+			got[string(kv.Key)] = kv.Value.String()
 		}
 		if got["mcp.method.name"] != "tools/call" || got["gen_ai.tool.name"] != "echo" || got["gen_ai.operation.name"] != "execute_tool" {
 			t.Errorf("MCP span %d attributes = %v", n, got)
