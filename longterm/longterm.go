@@ -283,18 +283,21 @@ func (s *Service) List(ctx context.Context, f carryon.LongTermFilter) (*carryon.
 		}
 	}
 	var items []*carryon.LongTermItem
+	var spent bool
 	err = s.st.Read(ctx, func(tx store.Tx) error {
+		bctx, budget := store.WithReadBudget(ctx, carryon.DefaultMaxReadBytes)
 		var err error
-		items, err = tx.ListLongTermItems(ctx, own, q)
+		items, err = tx.ListLongTermItems(bctx, own, q)
+		spent = budget.Spent()
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	page := &carryon.LongTermPage{Items: items}
-	if len(items) > limit {
-		page.Items = items[:limit]
-		last := page.Items[limit-1]
+	if len(items) > limit || spent && len(items) > 0 { // a page stops early at the read budget
+		page.Items = items[:min(len(items), limit)]
+		last := page.Items[len(page.Items)-1]
 		page.NextCursor = encodeCursor(last.Namespace, last.Key)
 	}
 	return page, nil

@@ -36,6 +36,9 @@ type Config struct {
 	Instance string
 	// LeaseTTL is how long a runner's lease lasts without a heartbeat (default 15s).
 	LeaseTTL time.Duration
+	// MaxReadBytes bounds the bytes of one page of runs (their messages and replies); default
+	// carryon.DefaultMaxReadBytes.
+	MaxReadBytes int64
 	// Heartbeat is how often a runner renews its lease and looks for stop requests (default LeaseTTL/3).
 	Heartbeat time.Duration
 	// Poll is how often runners look for runnable runs besides being woken (default 1s).
@@ -84,6 +87,9 @@ func New(st store.Store, sess *sessions.Service, eng *engine.Engine, cfg Config)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.MaxReadBytes <= 0 {
+		cfg.MaxReadBytes = carryon.DefaultMaxReadBytes
 	}
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = 15 * time.Second
@@ -289,13 +295,17 @@ func (s *Service) ListRuns(ctx context.Context, sessionID string, f carryon.RunF
 		if _, err := tx.GetSession(ctx, own, sessionID); err != nil {
 			return err
 		}
-		items, err := tx.ListRuns(ctx, own, sessionID, q)
+		// The page stops early at the read budget (a run holds its message and reply);
+		// next_cursor goes on from the last run it holds.
+		bctx, budget := store.WithReadBudget(ctx, s.cfg.MaxReadBytes)
+		items, err := tx.ListRuns(bctx, own, sessionID, q)
 		if err != nil {
 			return err
 		}
-		if len(items) > limit {
-			items = items[:limit]
-			page.NextCursor = sessions.EncodeCursor(items[limit-1].CreatedAt, items[limit-1].ID)
+		if len(items) > limit || budget.Spent() && len(items) > 0 {
+			items = items[:min(len(items), limit)]
+			last := items[len(items)-1]
+			page.NextCursor = sessions.EncodeCursor(last.CreatedAt, last.ID)
 		}
 		for _, r := range items {
 			if err := withRequiredAction(ctx, tx, r); err != nil {

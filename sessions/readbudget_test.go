@@ -86,3 +86,41 @@ func TestReadBudget(t *testing.T) {
 		t.Fatalf("a window within the budget: %v, truncated %v", err, view.MessagesTruncated)
 	}
 }
+
+// A page of working memory revisions stops at the read budget, counting each revision's whole
+// document (a small patch of a large document is a large revision), and pages on from there.
+func TestRevisionsPastTheReadBudget(t *testing.T) {
+	f := newFixture(t)
+	const budget = 10 << 10
+	f.svc = sessions.New(f.st, sessions.Config{Now: f.clock.Now, MaxReadBytes: budget})
+	s := f.create(t, f.alice)
+	big := fmt.Sprintf(`{"notes":%q}`, strings.Repeat("n", 4000))
+	if _, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.WorkingMemoryPatch{Patch: []byte(big)}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 2; i <= 8; i++ { // small patches: every document stays 4 KB
+		if _, err := f.svc.PatchWorkingMemory(f.alice, s.ID, carryon.WorkingMemoryPatch{Patch: fmt.Appendf(nil, `{"step":%d}`, i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []int64
+	pages := 0
+	for cursor := ""; ; pages++ {
+		page, err := f.svc.WorkingMemoryHistory(f.alice, s.ID, carryon.RevisionFilter{Limit: 100, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Items) > 2 {
+			t.Fatalf("a page of %d revisions of 4 KB documents, with a budget of %d bytes", len(page.Items), budget)
+		}
+		for _, r := range page.Items {
+			got = append(got, r.WorkingMemoryVersion)
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if fmt.Sprint(got) != "[8 7 6 5 4 3 2 1]" || pages < 3 {
+		t.Fatalf("revisions %v in %d pages", got, pages+1)
+	}
+}

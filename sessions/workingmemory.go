@@ -139,9 +139,11 @@ func (s *Service) WorkingMemoryHistory(ctx context.Context, id string, f carryon
 		if err != nil {
 			return err
 		}
-		if len(items) > limit {
-			items = items[:limit]
-			page.NextCursor = strconv.FormatInt(items[limit-1].WorkingMemoryVersion, 10)
+		// A page holds at most the read budget of documents and patches (a revision's document
+		// may be 256 KiB): it stops before the revision that would go past it.
+		if n := s.revisionsWithin(items[:min(len(items), limit)]); n < len(items) {
+			items = items[:n]
+			page.NextCursor = strconv.FormatInt(items[n-1].WorkingMemoryVersion, 10)
 		}
 		page.Items = items
 		return nil
@@ -196,4 +198,17 @@ func cloneDoc(wm carryon.WorkingMemory) carryon.WorkingMemory {
 	var out carryon.WorkingMemory
 	_ = json.Unmarshal(mustJSON(nonNil(wm)), &out)
 	return out
+}
+
+// revisionsWithin returns how many of revs, from the first, fit in the read budget as answered
+// (document and patch); at least one.
+func (s *Service) revisionsWithin(revs []*carryon.WorkingMemoryRevision) int {
+	left := s.cfg.MaxReadBytes
+	for i, r := range revs {
+		doc, _ := json.Marshal(r.Document)
+		if left -= int64(len(doc)+len(r.Patch)) + 256; left < 0 && i > 0 {
+			return i
+		}
+	}
+	return len(revs)
 }

@@ -125,8 +125,20 @@ func (t *Tx) ListLongTermItems(ctx context.Context, owner string, q store.LongTe
 		w += ` AND (m.namespace, m.key) > (?, ?)`
 		args = append(args, q.AfterNamespace, q.AfterKey)
 	}
-	return t.queryLongTermItems(ctx, "list memory items", false, `SELECT `+LongTermCols+` FROM memories m WHERE `+w+
-		` ORDER BY m.namespace, m.key`+limitArg, append(args, Limit(q.Limit))...)
+	out, err := scanWithin(t, ctx, "list memory items", func(r Row) (*carryon.LongTermItem, error) { return scanLongTermItem(r, nil) },
+		longTermSize, `SELECT `+LongTermCols+` FROM memories m WHERE `+w+` ORDER BY m.namespace, m.key`+limitArg, append(args, Limit(q.Limit))...)
+	if errors.Is(err, store.ErrBudgetSpent) {
+		err = nil // a read budget (store.WithReadBudget) stopped the page: the caller pages on
+	}
+	if err == nil && out == nil {
+		out = []*carryon.LongTermItem{}
+	}
+	return out, err
+}
+
+// longTermSize is what an item counts against a read budget.
+func longTermSize(it *carryon.LongTermItem) int64 {
+	return int64(len(it.Value)+len(it.Namespace)+len(it.Key)) + 256
 }
 
 // SearchLongTermItems returns the owner's unexpired items matching q.Text, best first by the

@@ -135,7 +135,8 @@ func (t *Tx) UpdateRun(ctx context.Context, r *carryon.Run, prevAttempt int) err
 }
 
 // ListRuns returns a page of the owner's session's runs by (created_at, id) descending. A Limit of
-// zero or less means no limit. ENOTFOUND when the session is not the owner's.
+// zero or less means no limit; a read budget in ctx may stop the page earlier. ENOTFOUND when the
+// session is not the owner's.
 func (t *Tx) ListRuns(ctx context.Context, owner, sessionID string, q store.RunQuery) ([]*carryon.Run, error) {
 	if err := t.ownSession(ctx, owner, sessionID); err != nil {
 		return nil, err
@@ -147,7 +148,16 @@ func (t *Tx) ListRuns(ctx context.Context, owner, sessionID string, q store.RunQ
 		args = append(args, Micros(q.AfterCreated), Micros(q.AfterCreated), q.AfterID)
 	}
 	query += ` ORDER BY created_at DESC, id DESC` + limitArg
-	return t.queryRuns(ctx, "list runs", query, append(args, Limit(q.Limit))...)
+	runs, err := scanWithin(t, ctx, "list runs", scanRun, runSize, `SELECT `+runCols+` `+query, append(args, Limit(q.Limit))...)
+	if errors.Is(err, store.ErrBudgetSpent) {
+		err = nil // a read budget (store.WithReadBudget) stopped the page: the caller pages on
+	}
+	return runs, err
+}
+
+// runSize is what a run counts against a read budget: its texts, and a little for the rest.
+func runSize(r *carryon.Run) int64 {
+	return int64(len(r.Message)+len(r.Reply)+len(r.Error)) + 512
 }
 
 // ActiveRuns returns the session's queued, running and waiting runs, oldest first. ENOTFOUND when
