@@ -24,13 +24,23 @@ func CheckText(field, s string) error {
 	return nil
 }
 
+// MaxJSONDepth is how deeply objects and arrays may nest in a JSON value carryon stores (every
+// door's input gate and CheckJSONText hold it): deep enough for any document people write, and
+// shallow enough that every mainstream JSON reader (Python's json stops near 1,000 levels) reads
+// the value back inside the answers that carry it.
+const MaxJSONDepth = 128
+
 // CheckJSONText applies CheckText to every string and every object key of the JSON value raw
-// (a NUL arrives in JSON as the escape \u0000) and CheckJSONNumber to every number, and names
-// the first offending one by its path under field, such as metadata.tags[1]. Invalid JSON is
-// not its business: it returns nil for it, and the caller's own decoding refuses it.
+// (a NUL arrives in JSON as the escape \u0000), CheckJSONNumber to every number and MaxJSONDepth
+// to its nesting, and names the first offending one by its path under field, such as
+// metadata.tags[1]. Invalid JSON is not its business: it returns nil for it, and the caller's own
+// decoding refuses it.
 func CheckJSONText(field string, raw []byte) error {
 	if !utf8.Valid(raw) {
 		return Errorf(EINVALID, "%s is not valid UTF-8", field)
+	}
+	if jsonDepth(raw) > MaxJSONDepth {
+		return Errorf(EINVALID, "%s is nested more than %d levels deep", field, MaxJSONDepth)
 	}
 	if bytes.IndexByte(raw, 0) < 0 && !bytes.Contains(raw, []byte(`\u0000`)) && !mayOverflow(raw) {
 		return nil // the common case: no NUL can hide in it, no number is that large
@@ -120,4 +130,32 @@ func checkValue(v any, path string) error {
 		}
 	}
 	return nil
+}
+
+// jsonDepth is the deepest nesting of objects and arrays in raw, brackets inside strings not
+// counted; for invalid JSON it is a guess (the caller's decoding refuses that).
+func jsonDepth(raw []byte) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > deepest {
+				deepest = depth
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }

@@ -45,6 +45,9 @@ func checkClientTools(tools []carryon.ClientTool) error {
 			return err
 		}
 		if len(t.Parameters) > 0 {
+			if err := carryon.CheckJSONText(at+".parameters", t.Parameters); err != nil {
+				return err
+			}
 			if err := tool.CheckSchema(t.Parameters); err != nil {
 				return carryon.Errorf(carryon.EINVALID, "%s: parameters must be a JSON Schema of an object: %v", at, err)
 			}

@@ -154,6 +154,9 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 	if len(in.Metadata) > 0 && !json.Valid(in.Metadata) {
 		return nil, carryon.Errorf(carryon.EINVALID, "metadata must be JSON")
 	}
+	if err := carryon.CheckJSONText("metadata", in.Metadata); err != nil {
+		return nil, err // every door's gate holds this too; the service holds it for embedders
+	}
 	if in.Agent != "" {
 		if _, err := s.agents.Agent(in.Agent); err != nil {
 			return nil, err

@@ -8,6 +8,8 @@ import (
 	"io"
 	"reflect"
 	"strings"
+
+	"github.com/carryon-hub/carryon"
 )
 
 // MaxDepth is how deeply objects and arrays may nest in a value that passes the gate. Python's
@@ -15,7 +17,7 @@ import (
 // mainstream parsers more, encoding/json 10000: 128 leaves room for the few levels an answer adds
 // around a stored value (an item list, the item, its metadata) and is far more than any real
 // document needs.
-const MaxDepth = 128
+const MaxDepth = carryon.MaxJSONDepth
 
 // Error is a refusal of the gate: Error() is a sentence for the client.
 type Error struct {
