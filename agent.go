@@ -42,10 +42,25 @@ type Agent struct {
 	MCPServers    []AgentMCPServer `json:"mcp_servers,omitempty"`
 	MaxSteps      int              `json:"max_steps"`
 	ContextBudget int              `json:"context_budget"`
+	// ModelLimits bound each model call of the profile's runs (docs/AGENTS.md, "Model limits").
+	ModelLimits *AgentModelLimits `json:"model_limits,omitempty"`
 	// Digest is "sha256:" and the hex SHA-256 of the profile's canonical definition (provider,
 	// model, instructions, tools, effects, approvals, limits and the MCP servers it uses; secrets
 	// are named, never included). A run records the digest of the definition it ran with.
 	Digest string `json:"digest"`
+}
+
+// AgentModelLimits are the bounds of one model call of a profile: on a breach the step fails
+// with model_timeout or model_output_limit, retried as the profile's retry policy says.
+type AgentModelLimits struct {
+	// FirstByteTimeoutSeconds is the longest wait for the model's response headers.
+	FirstByteTimeoutSeconds float64 `json:"first_byte_timeout_seconds"`
+	// IdleTimeoutSeconds is the longest silence inside the model's answer.
+	IdleTimeoutSeconds float64 `json:"idle_timeout_seconds"`
+	// TimeoutSeconds is the longest one model call may take.
+	TimeoutSeconds float64 `json:"timeout_seconds"`
+	// MaxOutputBytes bounds what the model writes in one call.
+	MaxOutputBytes int64 `json:"max_output_bytes"`
 }
 
 // AgentTool is one tool of a profile.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/agents"
 	"github.com/carryon-hub/carryon/model"
 )
@@ -46,6 +47,19 @@ agents:
 	} {
 		if got := set.Profiles[name].ModelLimits; got != want {
 			t.Errorf("%s: limits %+v, want %+v", name, got, want)
+		}
+	}
+	// GET /v1/agents (and agents check) show them.
+	list, err := set.ListAgents(carryon.NewContextWithUser(t.Context(), &carryon.User{ID: "usr_a", Name: "a"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range list.Items {
+		if a.Name == "tight" && (a.ModelLimits == nil || *a.ModelLimits != carryon.AgentModelLimits{FirstByteTimeoutSeconds: 5, IdleTimeoutSeconds: 2, TimeoutSeconds: 60, MaxOutputBytes: 4096}) {
+			t.Errorf("tight's view: %+v", a.ModelLimits)
+		}
+		if a.Name == "default" && (a.ModelLimits == nil || a.ModelLimits.TimeoutSeconds != 600) {
+			t.Errorf("default's view: %+v", a.ModelLimits)
 		}
 	}
 	for _, change := range []string{"model_first_byte_timeout: 6s", "model_idle_timeout: 3s", "model_timeout: 2m", "model_max_output_bytes: 4097"} {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/agents"
@@ -70,9 +71,9 @@ func runAgents(ctx context.Context, args []string, getenv env, stdout io.Writer)
 	}
 	fmt.Fprintf(stdout, "%s: %d agent profiles, valid%s\n", pos[0], len(list.Items), note)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "AGENT\tPROVIDER\tMODEL\tSTEPS\tBUDGET\tDIGEST")
+	fmt.Fprintln(tw, "AGENT\tPROVIDER\tMODEL\tSTEPS\tBUDGET\tMODEL LIMITS\tDIGEST")
 	for _, a := range list.Items {
-		fmt.Fprintf(tw, "%s\t%s (%s)\t%s\t%d\t%d\t%s\n", a.Name, a.Provider, a.ProviderKind, a.Model, a.MaxSteps, a.ContextBudget, a.Digest)
+		fmt.Fprintf(tw, "%s\t%s (%s)\t%s\t%d\t%d\t%s\t%s\n", a.Name, a.Provider, a.ProviderKind, a.Model, a.MaxSteps, a.ContextBudget, limitsOf(a.ModelLimits), a.Digest)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -155,4 +156,14 @@ func sortedNames[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// limitsOf says a profile's model limits in one cell: first byte, idle, total, output.
+func limitsOf(l *carryon.AgentModelLimits) string {
+	if l == nil {
+		return "-"
+	}
+	secs := func(f float64) string { return (time.Duration(f * float64(time.Second))).String() }
+	return fmt.Sprintf("first byte %s, idle %s, total %s, output %d KiB", secs(l.FirstByteTimeoutSeconds),
+		secs(l.IdleTimeoutSeconds), secs(l.TimeoutSeconds), l.MaxOutputBytes>>10)
 }
