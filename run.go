@@ -61,7 +61,8 @@ type Run struct {
 	Status    RunStatus `json:"status"`
 	// Message is the user's message that started the run. It is appended to the session when the
 	// run starts (at once, or when an enqueued run's turn comes), so a run never sees a later
-	// run's message; TriggerSeq is its seq, 0 until then.
+	// run's message; TriggerSeq is its seq, 0 until then. A run that continues its input after a
+	// tool output (NewRun.Message empty) has no message: TriggerSeq is its input's last message.
 	Message    string `json:"message"`
 	TriggerSeq int64  `json:"trigger_seq"`
 	RequestID  string `json:"request_id,omitempty"`
@@ -124,7 +125,10 @@ func RunTraceID(runID string) string {
 
 // NewRun is the input of RunService.Start.
 type NewRun struct {
-	// Message is the user's message that starts the run.
+	// Message is the user's message that starts the run. It may be empty when Input ends with a
+	// tool message: the run then continues the history after that tool output (the model answers
+	// it), as a compatible front door's stateless request that sends a function call and its
+	// output back does; no user message is appended.
 	Message string `json:"message"`
 	// Multitask says what to do when the session has an active run: reject (default), enqueue or interrupt.
 	Multitask string `json:"multitask,omitempty"`

@@ -226,8 +226,15 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 // response (forked at that response when a later run followed it), or on a new session.
 func (h *Handler) start(r *http.Request, in createResponseRequest, rec responseRecord, tools []carryon.ClientTool, msgs []carryon.NewMessage, key string) (string, error) {
 	last := msgs[len(msgs)-1]
-	if last.Role != carryon.RoleUser || strings.TrimSpace(last.Content) == "" {
-		return "", invalidParam("input", "input must end with a user message with text: carryon runs its agent on a user's message")
+	message, before := last.Content, msgs[:len(msgs)-1]
+	switch {
+	case last.Role == carryon.RoleTool:
+		// The input sends a function call back with its output (inputOf kept it: its call is
+		// in the same input): the run continues the history after the output, as the model's
+		// next turn, with no user message of its own.
+		message, before = "", msgs
+	case last.Role != carryon.RoleUser || strings.TrimSpace(last.Content) == "":
+		return "", invalidParam("input", "input must end with a user message with text, or with function_call_output items answering the function_call items before them: carryon runs its agent on a user's message or continues after a tool's output")
 	}
 	ctx := r.Context()
 	agent := ""
@@ -238,7 +245,7 @@ func (h *Handler) start(r *http.Request, in createResponseRequest, rec responseR
 	}
 	rec.InputCount = len(msgs)
 	meta, _ := json.Marshal(map[string]any{"openai_response": rec})
-	run := carryon.NewRun{Message: last.Content, Input: msgs[:len(msgs)-1], Tools: tools, Agent: agent, Metadata: meta,
+	run := carryon.NewRun{Message: message, Input: before, Tools: tools, Agent: agent, Metadata: meta,
 		Multitask: carryon.MultitaskReject, WriteOptions: carryon.WriteOptions{RequestID: key}}
 	sub := func(suffix string) string {
 		if key == "" {
@@ -255,7 +262,7 @@ func (h *Handler) start(r *http.Request, in createResponseRequest, rec responseR
 		}
 		sessionID = id
 	case sessionID == "":
-		s, err := h.sessions.Create(ctx, carryon.NewSession{Title: clip(last.Content), TitleDerived: true, Agent: agent, WriteOptions: carryon.WriteOptions{RequestID: sub("session")}})
+		s, err := h.sessions.Create(ctx, carryon.NewSession{Title: clip(titleOf(msgs)), TitleDerived: true, Agent: agent, WriteOptions: carryon.WriteOptions{RequestID: sub("session")}})
 		if err != nil {
 			return "", err
 		}
@@ -411,6 +418,16 @@ func responseErr(err error, id string) error {
 		return notFoundResponse(id)
 	}
 	return err
+}
+
+// titleOf is the text a new session of msgs is titled after: its last user message's.
+func titleOf(msgs []carryon.NewMessage) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == carryon.RoleUser && strings.TrimSpace(msgs[i].Content) != "" {
+			return msgs[i].Content
+		}
+	}
+	return ""
 }
 
 func clip(s string) string {

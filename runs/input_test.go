@@ -56,3 +56,40 @@ func TestStartWithInput(t *testing.T) {
 		t.Fatalf("run.queued = %s", first.Data)
 	}
 }
+
+// TestStartAfterToolOutput: a run without a message whose input ends with a tool message stores
+// the input only (no user message of its own), its trigger the input's last message, and the
+// model continues after the tool's output. Without such an input a message is required.
+func TestStartAfterToolOutput(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	s, err := f.sess.Create(f.alice, carryon.NewSession{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := json.RawMessage(`[{"id":"call_1","name":"lookup","arguments":{}}]`)
+	in := []carryon.NewMessage{
+		{Role: carryon.RoleUser, Content: "Look it up."},
+		{Role: carryon.RoleAssistant, ToolCalls: call},
+		{Role: carryon.RoleTool, ToolCallID: "call_1", Content: "42"},
+	}
+	for _, bad := range [][]carryon.NewMessage{nil, in[:1], in[:2]} {
+		_, err = f.runs.Start(f.alice, s.ID, carryon.NewRun{Input: bad})
+		wantCode(t, err, carryon.EINVALID)
+	}
+	run, err := f.runs.Start(f.alice, s.ID, carryon.NewRun{Input: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.TriggerSeq != 3 || run.Message != "" {
+		t.Fatalf("trigger_seq = %d, message %q; want 3 (the tool message) and none", run.TriggerSeq, run.Message)
+	}
+	done := f.wait(t, f.alice, run.ID)
+	if done.Status != carryon.RunSucceeded || done.Reply == "" {
+		t.Fatalf("run = %s (%q, %s)", done.Status, done.Reply, done.Error)
+	}
+	page, err := f.sess.ListMessages(f.alice, s.ID, carryon.MessageFilter{Limit: 10})
+	if err != nil || len(page.Items) != 4 || page.Items[3].Role != carryon.RoleAssistant || page.Items[3].Content != done.Reply {
+		t.Fatalf("messages = %+v, %v", page, err)
+	}
+}

@@ -129,8 +129,8 @@ func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Micro
 
 // Start appends the user message and queues a run, in one transaction under the request id.
 func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun) (*carryon.Run, error) {
-	if err := carryon.CheckText("message", in.Message); in.Message == "" || err != nil {
-		return nil, carryon.Errorf(carryon.EINVALID, "message must be a non-empty UTF-8 string without NUL characters")
+	if err := carryon.CheckText("message", in.Message); (in.Message == "" && !continuesTool(in.Input)) || err != nil {
+		return nil, carryon.Errorf(carryon.EINVALID, "message must be a non-empty UTF-8 string without NUL characters (it may be empty only when input ends with a tool message)")
 	}
 	policy := in.Multitask
 	switch policy {
@@ -429,10 +429,20 @@ func appendEvent(ctx context.Context, tx store.Tx, owner, runID string, typ carr
 	return nil
 }
 
+// continuesTool says whether a run's input ends with a tool message: such a run may start
+// without a message of its own, and continues the history after that tool output.
+func continuesTool(input []carryon.NewMessage) bool {
+	return len(input) > 0 && input[len(input)-1].Role == carryon.RoleTool
+}
+
 // appendTrigger appends the run's user message to the session, after the input messages before
-// it (NewRun.Input), and records its seq.
+// it (NewRun.Input), and records its seq. A run without a message (one that continues its input
+// after a tool output) appends the input only; its trigger is the input's last message.
 func appendTrigger(ctx context.Context, tx store.Tx, sess *carryon.Session, run *carryon.Run, now time.Time, before ...carryon.NewMessage) error {
-	msgs := append(append([]carryon.NewMessage{}, before...), carryon.NewMessage{Role: carryon.RoleUser, Content: run.Message})
+	msgs := append([]carryon.NewMessage{}, before...)
+	if run.Message != "" || len(msgs) == 0 {
+		msgs = append(msgs, carryon.NewMessage{Role: carryon.RoleUser, Content: run.Message})
+	}
 	res, err := sessions.AppendInTx(ctx, tx, sess, msgs, run.ID, run.RequestID, now)
 	if err != nil {
 		return err

@@ -56,7 +56,7 @@ func (t *Telemetry) StartRun(ctx context.Context, run *carryon.Run) (context.Con
 			AttrRunID.String(run.ID),
 			AttrRunAttempt.Int(run.Attempt),
 		))
-	if t.content {
+	if t.content && run.Message != "" { // a run that continues after a tool output has no message
 		rs.span.SetAttributes(semconv.GenAIInputMessagesKey.String(messagesJSON("user", run.Message)))
 	}
 	return ctx, rs

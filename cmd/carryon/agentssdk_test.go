@@ -18,7 +18,8 @@ import (
 )
 
 // historyModel is an OpenAI-compatible model server whose reply says the last user message and
-// how many user messages it was sent: "You said: <text> (<n> user messages)". Offered a tool
+// how many user messages it was sent: "You said: <text> (<n> user messages)", and the number of
+// tool results when there are some ("(<n> user messages, <k> tool results)"). Offered a tool
 // get_weather and asked about the weather, it calls the tool, and answers "The weather: " and
 // the tool's result once it has it.
 func historyModel(t *testing.T) *httptest.Server {
@@ -42,10 +43,13 @@ func historyModel(t *testing.T) *httptest.Server {
 			s.Done()
 			return
 		}
-		users, last := 0, ""
+		users, results, last := 0, 0, ""
 		for _, m := range req.Messages {
-			if m.Role == "user" {
+			switch m.Role {
+			case "user":
 				users, last = users+1, textOf(m.Content)
+			case "tool":
+				results++
 			}
 		}
 		for _, tl := range req.Tools {
@@ -59,7 +63,11 @@ func historyModel(t *testing.T) *httptest.Server {
 				return
 			}
 		}
-		s.Data(modeltest.OpenAIChunk(map[string]any{"content": fmt.Sprintf("You said: %s (%d user messages)", last, users)}, nil))
+		reply := fmt.Sprintf("You said: %s (%d user messages)", last, users)
+		if results > 0 {
+			reply = fmt.Sprintf("You said: %s (%d user messages, %d tool results)", last, users, results)
+		}
+		s.Data(modeltest.OpenAIChunk(map[string]any{"content": reply}, nil))
 		s.Data(modeltest.OpenAIChunk(map[string]any{}, "stop"))
 		s.Done()
 	}))
@@ -72,7 +80,9 @@ func historyModel(t *testing.T) *httptest.Server {
 // carryon, model calls to carryon's /v1/responses) and one with conversationId (carryon runs the
 // agent on the conversation), then a turn with conversationId and a function tool the SDK runs
 // (carryon's client-side tool: the SDK gets the call, runs it, and the run continues with its
-// output). Every turn sees the turns before it.
+// output). Then two turns in session mode with that function tool: the SDK's model call after
+// the tool ran sends the history ending with the function_call and its function_call_output, and
+// carryon's model continues after the output (issue 23). Every turn sees the turns before it.
 func TestAgentsSDKOnServe(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
@@ -97,7 +107,11 @@ func TestAgentsSDKOnServe(t *testing.T) {
 		First, Second, Third string
 		Weather              string
 		Calls                int
+		SessionWeather       string
+		SessionCalls         int
+		SessionAfter         string
 		Items                []struct{ Type, Role string }
+		ToolItems            []struct{ Type, Role, Output string }
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		t.Fatalf("the script printed %q: %v", stdout.String(), err)
@@ -110,6 +124,20 @@ func TestAgentsSDKOnServe(t *testing.T) {
 	}
 	if out.Weather != "The weather: sunny in Oslo" || out.Calls != 1 {
 		t.Fatalf("the function tool turn = %q after %d calls of the tool", out.Weather, out.Calls)
+	}
+	if out.SessionWeather != "The weather: sunny in Oslo" || out.SessionCalls != 1 {
+		t.Fatalf("the function tool turn in session mode = %q after %d calls of the tool", out.SessionWeather, out.SessionCalls)
+	}
+	if out.SessionAfter != "You said: Thank you. (2 user messages, 1 tool results)" {
+		t.Fatalf("the turn after the tool in session mode = %q: it did not see the first turn and its tool result", out.SessionAfter)
+	}
+	// The SDK reads a function_call_output item back as its function_call_result.
+	var kinds []string
+	for _, it := range out.ToolItems {
+		kinds = append(kinds, it.Type+"/"+it.Role)
+	}
+	if got := strings.Join(kinds, " "); got != "message/user function_call/ function_call_result/ message/assistant message/user message/assistant" || out.ToolItems[2].Output != "sunny in Oslo" {
+		t.Fatalf("the tool session's items = %s (%+v)", got, out.ToolItems)
 	}
 	if len(out.Items) != 4 || out.Items[0].Role != "user" || out.Items[1].Role != "assistant" {
 		t.Fatalf("the session's items = %+v", out.Items)

@@ -7,9 +7,13 @@
 //  2. a third turn with conversationId on the same conversation: carryon keeps the history and
 //     runs the agent on it;
 //  3. a turn with conversationId and a function tool the SDK runs: carryon's run stops for the
-//     call and continues with the output the SDK sends.
+//     call and continues with the output the SDK sends;
+//  4. two turns with the same function tool in session mode (a new OpenAIConversationsSession):
+//     after the SDK ran the tool, its next model call sends the history with the function_call
+//     and its function_call_output, and carryon's model continues after the output.
 //
-// It prints one JSON line: the conversation id, the three replies and the session's items.
+// It prints one JSON line: the conversation id, the replies, the tool's calls and the sessions'
+// items.
 // Run by cmd/carryon's TestAgentsSDKOnServe, with NODE_PATH at .ci/npm/node_modules.
 'use strict';
 
@@ -46,6 +50,16 @@ async function main() {
   });
   const weatherAgent = new agents.Agent({ name: 'weather', instructions: 'Use the tool.', model: 'gpt-test', tools: [getWeather] });
   const weather = await agents.run(weatherAgent, 'What is the weather in Oslo?', { conversationId: conversation });
+  const conversationCalls = calls;
+
+  // The same agent in session mode, over two turns: each model call is a response without a
+  // conversation whose input is the whole history, and the one after the tool ran ends with
+  // the function_call and its function_call_output (carryon continues after the output).
+  const toolSession = new agents.OpenAIConversationsSession({ client });
+  const sessionWeather = await agents.run(weatherAgent, 'What is the weather in Oslo?', { session: toolSession });
+  const sessionCalls = calls - conversationCalls;
+  const sessionAfter = await agents.run(weatherAgent, 'Thank you.', { session: toolSession });
+  const toolItems = await toolSession.getItems();
 
   console.log(JSON.stringify({
     conversation,
@@ -53,8 +67,12 @@ async function main() {
     second: second.finalOutput,
     third: third.finalOutput,
     weather: weather.finalOutput,
-    calls,
+    calls: conversationCalls,
+    sessionWeather: sessionWeather.finalOutput,
+    sessionCalls,
+    sessionAfter: sessionAfter.finalOutput,
     items: items.map((it) => ({ type: it.type, role: it.role })),
+    toolItems: toolItems.map((it) => ({ type: it.type, role: it.role, output: typeof it.output === 'string' ? it.output : undefined })),
   }));
 }
 
