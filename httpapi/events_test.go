@@ -3,9 +3,9 @@ package httpapi_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/poll"
 )
 
 // A run that waits (here for a client tool's output) keeps its stream open. Without follow the
@@ -20,20 +20,13 @@ func TestEventsOfAWaitingRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	poll.Eventually(t, "the run to require action", func() bool {
 		r, err := c.GetRun(ctx(t), run.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Status == carryon.RunRequiresAction {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the run is %s, want requires_action", r.Status)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return r.Status == carryon.RunRequiresAction
+	})
 	a := e.json("GET", "/v1/runs/"+run.ID+"/events?follow=false", e.aliceKey, "")
 	wantStatus(t, a, 200)
 	body := string(a.body)

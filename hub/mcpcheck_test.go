@@ -8,10 +8,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/agents"
+	"github.com/carryon-hub/carryon/internal/poll"
 	"github.com/carryon-hub/carryon/tool"
 	"github.com/carryon-hub/carryon/tool/mcptool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,19 +35,10 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// eventually fails t unless cond holds within 10 seconds, checking it every 10ms (as the
-// polling helpers of tool/mcptool's and cmd/carryon's tests).
+// eventually is poll.Eventually: cond within 30 s, checked every 10 ms.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
+	poll.Eventually(t, what, cond)
 }
 
 // counterServer is an MCP server (the go-sdk's, over in-memory pipes) with the tools bump and

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/poll"
 	"github.com/carryon-hub/carryon/model"
 	"github.com/carryon-hub/carryon/model/scripted"
 	"github.com/carryon-hub/carryon/runs"
@@ -105,16 +106,10 @@ func listen(t *testing.T, svc *runs.Service) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-// waitFor polls cond until it holds, failing the test after 20 s.
+// waitFor polls cond until it holds, failing the test after 30 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Eventually(t, what, cond)
 }
 
 // getRun reads a run straight from the store.

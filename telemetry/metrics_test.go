@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/carryon-hub/carryon/internal/poll"
 	"github.com/carryon-hub/carryon/telemetry"
 )
 
@@ -80,14 +81,13 @@ func TestMetricsAfterARun(t *testing.T) {
 	srv.call(t, "PATCH", "/v1/sessions/"+sessionID, map[string]any{"title": "stale", "expected_version": 1}, nil, 409, nil)
 
 	// A runner counts the run's end just after storing it: wait for that count.
-	body, fams := srv.scrape(t)
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		if _, ok := value(fams, "carryon_runs_finished_total", map[string]string{"status": "succeeded"}); ok {
-			break
-		}
-		time.Sleep(5 * time.Millisecond) // polling /metrics for the count, with a deadline
+	var body []byte
+	var fams map[string]*dto.MetricFamily
+	poll.Within(10*time.Second, func() bool {
 		body, fams = srv.scrape(t)
-	}
+		_, ok := value(fams, "carryon_runs_finished_total", map[string]string{"status": "succeeded"})
+		return ok
+	})
 	problems, err := promlint.New(bytes.NewReader(body)).Lint()
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/poll"
 	"github.com/carryon-hub/carryon/store"
 )
 
@@ -20,19 +21,11 @@ func user(name string) *carryon.User {
 // waitPending polls until n writers wait behind the running batch.
 func waitPending(t *testing.T, db *DB, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	poll.Eventually(t, fmt.Sprintf("%d writers queued", n), func() bool {
 		db.w.mu.Lock()
-		got := len(db.w.pending)
-		db.w.mu.Unlock()
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d writers queued, want %d", got, n)
-		}
-		time.Sleep(time.Millisecond) // polling an observable condition, not synchronising
-	}
+		defer db.w.mu.Unlock()
+		return len(db.w.pending) == n
+	})
 }
 
 // holdLead starts a Write that runs fn only once release is called, so that the writers started

@@ -3,14 +3,15 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/poll"
 	"github.com/carryon-hub/carryon/store"
 )
 
@@ -69,24 +70,16 @@ func openHeld(t *testing.T) (*DB, *holdFlush) {
 // waitBlocked polls until n callers wait in ws.wait for the held fsync, or done says one returned.
 func waitBlocked(t *testing.T, ws *walSync, n int, done <-chan error, what string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	poll.Eventually(t, fmt.Sprintf("%d callers waiting for the fsync", n), func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("%s returned (%v) while the fsync of the commit it depends on was held", what, err)
 		default:
 		}
 		ws.mu.Lock()
-		got := ws.waiting
-		ws.mu.Unlock()
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d callers wait for the fsync, want %d", got, n)
-		}
-		time.Sleep(time.Millisecond) // polling an observable condition, not synchronising
-	}
+		defer ws.mu.Unlock()
+		return ws.waiting >= n
+	})
 }
 
 // At synchronous=FULL a Write returns only after the fsync that covers its commit, and a Read

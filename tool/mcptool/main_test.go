@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carryon-hub/carryon/internal/poll"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -134,16 +135,10 @@ func (r *requests) count(method string) int {
 	return r.n[method]
 }
 
-// eventually fails t unless cond holds within 10 seconds, checking every 10ms.
+// eventually is poll.Eventually: cond within 30 s, checked every 10 ms.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.Eventually(t, what, cond)
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
