@@ -93,7 +93,7 @@ func (h *repeatHub) nativeCases() []repeatCase {
 		}, state: sessionAnd("/v1/sessions/{id}/memory/history")},
 		{name: "POST /v1/sessions/{id}/runs", prepare: func(x *target) request {
 			x.id = fresh(map[string]any{})
-			return at(v1(alice, "POST", "/v1/sessions/"+x.id+"/runs", map[string]any{"message": "hello"}), ver(x))
+			return at(v1(alice, "POST", "/v1/sessions/"+x.id+"/runs", map[string]any{"message": "hello", "agent": "slow"}), ver(x))
 		}, settle: func(x *target, a answer) { x.run = jsonField(t, a.body, "id"); waitRun(t, h.srv, alice, x.run) },
 			state: sessionAnd("/v1/sessions/{id}/runs")},
 		{name: "POST /v1/runs/{id}/cancel", prepare: func(x *target) request {

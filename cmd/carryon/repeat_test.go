@@ -30,16 +30,20 @@ func TestRepeatEveryWritePostgres(t *testing.T) {
 	testRepeatEveryWrite(t, []string{"--db", pgDatabase(t)})
 }
 
-// repeatAgents are the profiles of the test's server: the scripted model, and the same asking
-// for approval before write_file (for a run that waits for a decision).
+// repeatAgents are the profiles of the test's server: the scripted model, the same asking for
+// approval before write_file (for a run that waits for a decision), and a slow one (for a run
+// still going when its start is repeated).
 const repeatAgents = `providers:
   offline: {kind: scripted}
+  slow: {kind: scripted, delay: 300ms}
 agents:
   default:
     provider: offline
   careful:
     provider: offline
     approval: {write_file: always}
+  slow:
+    provider: slow
 `
 
 // request is one write as a door takes it: an HTTP request (door "v1" or "compat") or an MCP
@@ -111,6 +115,10 @@ func testRepeatEveryWrite(t *testing.T, db []string) {
 		if d.first = h.send(req, d.key); d.first.status/100 != 2 {
 			t.Errorf("%s: %d %s", c.name, d.first.status, d.first.body)
 			continue
+		}
+		// At once, while what the first started may still go on (a run), then once it is over.
+		if a := h.send(req, d.key); a != d.first {
+			t.Errorf("%s, repeated at once: %d %s\nthe first answer: %d %s", c.name, a.status, a.body, d.first.status, d.first.body)
 		}
 		if c.settle != nil {
 			c.settle(x, d.first)
