@@ -98,6 +98,10 @@ func (h *repeatHub) compatCases() []repeatCase {
 			x.user = h.newUser("responder")
 			return compat(x.user, "POST", "/v1/responses", map[string]any{"model": "default", "input": "hello", "metadata": map[string]any{"k": "v"}})
 		}, state: own},
+		{name: "POST /v1/responses (streamed)", prepare: func(x *target) request {
+			fresh(x)
+			return compat(alice, "POST", "/v1/responses", map[string]any{"model": "default", "input": "stream it", "conversation": x.id, "stream": true})
+		}, state: conversation},
 		{name: "POST /v1/responses (on a conversation)", prepare: func(x *target) request {
 			fresh(x)
 			return compat(alice, "POST", "/v1/responses", map[string]any{"model": "default", "input": "again", "conversation": x.id})

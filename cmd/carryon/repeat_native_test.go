@@ -96,6 +96,12 @@ func (h *repeatHub) nativeCases() []repeatCase {
 			return at(v1(alice, "POST", "/v1/sessions/"+x.id+"/runs", map[string]any{"message": "hello", "agent": "slow"}), ver(x))
 		}, settle: func(x *target, a answer) { x.run = jsonField(t, a.body, "id"); waitRun(t, h.srv, alice, x.run) },
 			state: sessionAnd("/v1/sessions/{id}/runs")},
+		{name: "POST /v1/sessions/{id}/runs (streamed)", prepare: func(x *target) request {
+			x.id = fresh(map[string]any{})
+			r := at(v1(alice, "POST", "/v1/sessions/"+x.id+"/runs", map[string]any{"message": "stream it"}), ver(x))
+			r.headers = append(r.headers, "Accept: text/event-stream")
+			return r
+		}, state: sessionAnd("/v1/sessions/{id}/runs")},
 		{name: "POST /v1/runs/{id}/cancel", prepare: func(x *target) request {
 			x.id, x.run = h.waitingRun("requires_action")
 			return v1(alice, "POST", "/v1/runs/"+x.run+"/cancel", nil)
