@@ -38,6 +38,9 @@ func noReplay(rt *Route) string {
 	if rt.Method == http.MethodGet || rt.Method == http.MethodHead || rt.Pattern == "/v1/memories/search" {
 		return "it is a read, and a read is safe to repeat as it is"
 	}
+	if rt.Method == http.MethodDelete && rt.Pattern == "/v1/users/{id}" {
+		return "forgetting a user is many transactions, not one, and forgets the user's request ids with the rest; a repeat continues a forget that was cut off, or finds the user gone (404)"
+	}
 	return "its answer holds a secret that is shown once and never stored, so it cannot be replayed (a retried user creation finds its name taken: 409)"
 }
 

@@ -98,6 +98,7 @@ func TestControlsThatCannotApplyAreRefused(t *testing.T) {
 		{"POST", "/v1/users", e.adminKey, `{"name":"carol"}`, []string{"Idempotency-Key", "u-1"}, "secret"},
 		{"POST", "/v1/users", e.adminKey, `{"name":"carol"}`, []string{"If-Match", `"1"`}, "users and keys have no version"},
 		{"POST", "/v1/users/alice/keys", e.adminKey, "", []string{"Idempotency-Key", "k-1"}, "secret"},
+		{"DELETE", "/v1/users/nobody", e.adminKey, "", []string{"Idempotency-Key", "f-1"}, "forgetting a user is many transactions"},
 		{"DELETE", "/v1/keys/key_x", e.adminKey, "", []string{"If-Match", `"1"`}, "users and keys have no version"},
 		{"GET", "/v1/sessions/" + s.ID, e.aliceKey, "", []string{"Idempotency-Key", "g-1"}, "it is a read"},
 		{"GET", "/v1/sessions/" + s.ID + "/messages", e.aliceKey, "", []string{"If-Match", `"1"`}, "it is a read"},

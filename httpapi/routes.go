@@ -74,14 +74,18 @@ type RouteInfo struct {
 	Method, Pattern string
 	Auth            AuthKind
 	SessionScoped   bool
-	Summary         string
+	// Write and Versioned are the route's: a write route takes Idempotency-Key (request_id), a
+	// versioned one If-Match (expected_version) as well.
+	Write, Versioned bool
+	Summary          string
 }
 
 // Routes lists every route the server registers.
 func Routes() []RouteInfo {
 	var out []RouteInfo
 	for _, rt := range routeTable() {
-		out = append(out, RouteInfo{Method: rt.Method, Pattern: rt.Pattern, Auth: rt.Auth, SessionScoped: rt.SessionScoped, Summary: rt.Summary})
+		out = append(out, RouteInfo{Method: rt.Method, Pattern: rt.Pattern, Auth: rt.Auth, SessionScoped: rt.SessionScoped,
+			Write: rt.Write, Versioned: rt.Versioned, Summary: rt.Summary})
 	}
 	return out
 }
