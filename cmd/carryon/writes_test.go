@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon/failpoint"
+	"github.com/carryon-hub/carryon/internal/poll"
 )
 
 // version reads a session's version over HTTP.
@@ -18,27 +19,14 @@ func version(t *testing.T, srv *server, key, id string) int64 {
 	return int64(must(t, srv.url, key, "GET", "/v1/sessions/"+id, nil, 200).json(t)["version"].(float64))
 }
 
-// eventually waits up to 30 s for cond, checking it every few milliseconds.
+// eventually waits up to 30 s for cond (poll.Eventually).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	if !within(30*time.Second, cond) {
-		t.Fatalf("timed out waiting for %s", what)
-	}
+	poll.Eventually(t, what, cond)
 }
 
-// within checks cond every few milliseconds until it holds (true) or d has passed (false).
-func within(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		<-tick.C
-	}
-	return true
-}
+// within checks cond until it holds (true) or d has passed (false) (poll.Within).
+func within(d time.Duration, cond func() bool) bool { return poll.Within(d, cond) }
 
 // A client that gives up on a request (here a chat waiting for its run) is not a failure of the
 // server: its request is logged and counted as 499, with no internal error in the logs and no

@@ -124,18 +124,8 @@ func (s *scanner) array(elem reflect.Type, path []string) error {
 		if err := s.value(elem, append(path, "["+strconv.Itoa(i)+"]")); err != nil {
 			return err
 		}
-		s.space()
-		if s.pos >= len(s.data) {
-			return s.malformed()
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
-			return nil
-		default:
-			return s.malformed()
+		if more, err := s.more(']'); !more {
+			return err
 		}
 	}
 }
@@ -192,18 +182,8 @@ func (s *scanner) object(t reflect.Type, path []string) error {
 		if err := s.value(vt, append(path, name)); err != nil {
 			return err
 		}
-		s.space()
-		if s.pos >= len(s.data) {
-			return s.malformed()
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
-			return nil
-		default:
-			return s.malformed()
+		if more, err := s.more('}'); !more {
+			return err
 		}
 	}
 }
@@ -349,4 +329,22 @@ func (s *scanner) hex4() (rune, bool) {
 	}
 	s.pos += 4
 	return rune(n), true
+}
+
+// more reads what follows an element or a member: a comma (more to come: true) or closer (the
+// end: false, nil); anything else is malformed.
+func (s *scanner) more(closer byte) (bool, error) {
+	s.space()
+	if s.pos >= len(s.data) {
+		return false, s.malformed()
+	}
+	switch s.data[s.pos] {
+	case ',':
+		s.pos++
+		return true, nil
+	case closer:
+		s.pos++
+		return false, nil
+	}
+	return false, s.malformed()
 }

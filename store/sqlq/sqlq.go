@@ -254,29 +254,17 @@ func Limit(n int) int64 {
 
 // scanAll reads every row a query selects with scan, one value per row; op names the read in errors.
 func scanAll[T any](t *Tx, ctx context.Context, op string, scan func(Row) (T, error), query string, args ...any) ([]T, error) {
-	rows, err := t.Conn.Query(ctx, query, args...)
-	if err != nil {
-		return nil, t.Wrap(err, op)
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, t.Wrap(err, op)
-		}
-		out = append(out, v)
-	}
-	return out, t.Wrap(rows.Err(), op)
+	return scanRows(t, ctx, op, scan, nil, nil, query, args...)
 }
 
 // scanWithin is scanAll under the read budget of ctx (store.WithReadBudget): it stops before the
 // row whose size (by size) does not fit, and returns the rows before it with store.ErrBudgetSpent.
 func scanWithin[T any](t *Tx, ctx context.Context, op string, scan func(Row) (T, error), size func(T) int64, query string, args ...any) ([]T, error) {
-	b := store.ReadBudgetOf(ctx)
-	if b == nil {
-		return scanAll(t, ctx, op, scan, query, args...)
-	}
+	return scanRows(t, ctx, op, scan, store.ReadBudgetOf(ctx), size, query, args...)
+}
+
+// scanRows reads the rows of a query with scan, each counted against b by size (b nil: no bound).
+func scanRows[T any](t *Tx, ctx context.Context, op string, scan func(Row) (T, error), b *store.ReadBudget, size func(T) int64, query string, args ...any) ([]T, error) {
 	rows, err := t.Conn.Query(ctx, query, args...)
 	if err != nil {
 		return nil, t.Wrap(err, op)
@@ -288,7 +276,7 @@ func scanWithin[T any](t *Tx, ctx context.Context, op string, scan func(Row) (T,
 		if err != nil {
 			return nil, t.Wrap(err, op)
 		}
-		if !b.Take(size(v)) {
+		if b != nil && !b.Take(size(v)) {
 			return out, store.ErrBudgetSpent
 		}
 		out = append(out, v)
