@@ -3,7 +3,10 @@ package mcptool
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"maps"
+	"mime"
 	"net/http"
 	"os"
 	"os/exec"
@@ -56,7 +59,7 @@ func (s *Server) transport() (mcp.Transport, *exec.Cmd, *tail) {
 	case s.cfg.Transport != nil:
 		return s.cfg.Transport(), nil, nil
 	case s.cfg.URL != "":
-		client := &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: s.cfg.Headers}}
+		client := &http.Client{Transport: clippingTransport{base: headerTransport{base: http.DefaultTransport, headers: s.cfg.Headers}, log: s.log}}
 		return &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}, nil, nil
 	}
 	cmd := exec.Command(s.cfg.Command[0], s.cfg.Command[1:]...)
@@ -196,4 +199,40 @@ func (t *tail) note() string {
 		return ""
 	}
 	return "; its stderr ends with: " + s
+}
+
+// clippingTransport hands the SDK an HTTP server's answers as the stdio transport hands a
+// process's: a message over MaxMessageBytes (a JSON body, or an event's data line in a stream)
+// is never held whole, and an answer to a call becomes a clipped result that says how large it
+// was (frameReader), so one oversize result fails no other call and costs no memory.
+type clippingTransport struct {
+	base http.RoundTripper
+	log  *slog.Logger
+}
+
+func (c clippingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(r)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	var prefix []byte
+	switch media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); media {
+	case "application/json":
+	case "text/event-stream":
+		prefix = []byte("data: ")
+	default:
+		return resp, nil
+	}
+	fr := newFrameReader(resp.Body, MaxMessageBytes, c.log)
+	fr.prefix = prefix
+	resp.Body = readCloser{fr, resp.Body}
+	resp.ContentLength = -1 // a clipped body is shorter
+	resp.Header.Del("Content-Length")
+	return resp, nil
+}
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }

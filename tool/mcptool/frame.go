@@ -2,6 +2,7 @@ package mcptool
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,6 +23,10 @@ type frameReader struct {
 	line  []byte // the message being read, kept for the next one when it is small
 	out   []byte // what is left to hand on of the current message
 	err   error  // the source's error, returned once out is empty
+	// prefix, when set, is what comes before a message on its line ("data: " in an event
+	// stream): an oversize line that starts with it is scanned after it, and its replacement is
+	// handed on after it.
+	prefix []byte
 }
 
 // bigLine is the size past which the line buffer is not kept for the next message.
@@ -71,9 +76,18 @@ func (r *frameReader) next() {
 // returns its replacement, or nothing.
 func (r *frameReader) oversize(chunk []byte, err error) []byte {
 	sc := newFrameScan(replacementTextBytes)
-	sc.feed(r.line)
+	head, prefixed := r.line, false
+	if len(r.prefix) > 0 {
+		if len(head) == 0 {
+			head, chunk = chunk, nil
+		}
+		if prefixed = bytes.HasPrefix(head, r.prefix); prefixed {
+			head = head[len(r.prefix):]
+		}
+	}
+	sc.feed(head)
 	sc.feed(chunk)
-	size := int64(len(r.line) + len(chunk))
+	size := int64(len(head) + len(chunk))
 	r.line = nil // the large buffer is not kept
 	for err == bufio.ErrBufferFull {
 		chunk, err = r.src.ReadSlice('\n')
@@ -89,6 +103,9 @@ func (r *frameReader) oversize(chunk []byte, err error) []byte {
 	}
 	r.log.Warn("mcp server answered with a message larger than carryon reads; the result is clipped",
 		"bytes", size, "limit", r.limit)
+	if prefixed {
+		msg = append(append([]byte{}, r.prefix...), msg...)
+	}
 	return append(msg, '\n')
 }
 

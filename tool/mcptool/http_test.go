@@ -64,3 +64,47 @@ func TestStreamableHTTPServerGetsTheHeaders(t *testing.T) {
 		t.Errorf("a server answering 401: err = %v", err)
 	}
 }
+
+// A streamable HTTP server's result larger than a message is clipped with a note, as a stdio
+// server's is, whether the server answers with a JSON body or an event stream; the next call on
+// the same server works. The note is the transport's ("the MCP server's answer was N bytes"): the
+// body was never held whole. (Before, the SDK read the whole body, however large, and only the
+// result's text was cut afterwards.)
+func TestAnHTTPResultLargerThanAMessageIsClipped(t *testing.T) {
+	t.Parallel()
+	for _, jsonBody := range []bool{true, false} {
+		t.Run(map[bool]string{true: "json", false: "sse"}[jsonBody], func(t *testing.T) {
+			t.Parallel()
+			srv := mcp.NewServer(&mcp.Implementation{Name: "web"}, nil)
+			size := mcptool.MaxMessageBytes + 1<<20
+			big := strings.Repeat("b", size)
+			srv.AddTool(&mcp.Tool{Name: "big", Description: "a large result", InputSchema: objectSchema},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text(big), nil })
+			addText(srv, "small", "fine")
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+				&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: jsonBody})
+			web := httptest.NewServer(h)
+			t.Cleanup(web.Close)
+			s := newServer(t, mcptool.Config{Name: "web", URL: web.URL + "/mcp"})
+			tools, err := s.Tools(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			byName := map[string]tool.Tool{}
+			for _, tl := range tools {
+				byName[tl.Name()] = tl
+			}
+			res, err := byName["web__big"].Call(context.Background(), tool.Call{})
+			if err != nil {
+				t.Fatalf("a result over the message limit: %v", err)
+			}
+			body, note, ok := strings.Cut(res.Content, "\n[truncated: ")
+			if !ok || !strings.HasPrefix(note, "the MCP server's answer was ") || len(res.Content) > mcptool.MaxResultBytes || strings.Trim(body, "b") != "" {
+				t.Fatalf("clipped result: %d bytes, note %.120q", len(res.Content), note)
+			}
+			if res, err := byName["web__small"].Call(context.Background(), tool.Call{}); err != nil || res.Content != "fine" {
+				t.Fatalf("the next call: %q, %v", res.Content, err)
+			}
+		})
+	}
+}
