@@ -31,18 +31,15 @@ func (c *chaos) url() string {
 // had it was killed while PostgreSQL still held its transaction) is retried as the API says, to
 // get the first request's answer.
 func (c *chaos) send(t *testing.T, method, path string, body any, headers ...string) response {
-	deadline := time.Now().Add(time.Minute)
-	for {
-		r, err := do(c.url(), c.key, method, path, body, headers...)
-		if err == nil && r.status < 500 && !inFlight(r) {
-			return r
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("%s %s: no instance answered: %v %v", method, path, err, r.status)
-			return r
-		}
-		time.Sleep(20 * time.Millisecond)
+	var r response
+	var err error
+	if !within(time.Minute, func() bool {
+		r, err = do(c.url(), c.key, method, path, body, headers...)
+		return err == nil && r.status < 500 && !inFlight(r)
+	}) {
+		t.Errorf("%s %s: no instance answered: %v %v", method, path, err, r.status)
 	}
+	return r
 }
 
 // inFlight says whether r refuses a request because the same request id is still being processed.

@@ -72,16 +72,12 @@ func TestServeSendsTracesOverOTLP(t *testing.T) {
 	if len(traceID) != 32 {
 		t.Fatalf("run trace_id = %q", traceID)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got := strings.Join(recv.names(traceID), ", ")
-		if strings.Contains(got, "invoke_agent default") && strings.Contains(got, "chat scripted") && strings.Contains(got, "execute_tool ") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("spans of trace %s at the OTLP endpoint: [%s]; want invoke_agent, chat and execute_tool spans", traceID, got)
-		}
-		time.Sleep(50 * time.Millisecond) // polling what the endpoint received, with a deadline
+	var got string
+	if !within(20*time.Second, func() bool {
+		got = strings.Join(recv.names(traceID), ", ")
+		return strings.Contains(got, "invoke_agent default") && strings.Contains(got, "chat scripted") && strings.Contains(got, "execute_tool ")
+	}) {
+		t.Fatalf("spans of trace %s at the OTLP endpoint: [%s]; want invoke_agent, chat and execute_tool spans", traceID, got)
 	}
 	if logs := srv.logs.String(); !strings.Contains(logs, "trace_id="+traceID) {
 		t.Errorf("no log line names trace_id=%s:\n%s", traceID, logs)
