@@ -1,13 +1,16 @@
 package hub_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/hub"
+	"github.com/carryon-hub/carryon/internal/poll"
 	"github.com/carryon-hub/carryon/store/postgres/pgtest"
 )
 
@@ -23,7 +26,8 @@ func TestIdleServerCommitsNothing(t *testing.T) {
 	for _, db := range []string{"sqlite", "postgres"} {
 		t.Run(db, func(t *testing.T) {
 			t.Parallel()
-			opt := hub.Options{Data: t.TempDir(), SweepInterval: 50 * time.Millisecond}
+			ended := &logWatch{line: []byte(`msg="run ended"`)}
+			opt := hub.Options{Data: t.TempDir(), SweepInterval: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(ended, nil))}
 			if db == "postgres" {
 				opt.DB = pgtest.NewDatabase(t)
 			}
@@ -56,6 +60,9 @@ func TestIdleServerCommitsNothing(t *testing.T) {
 			if got, err := h.Runs.Wait(wctx, run.ID); err != nil || got.Status != carryon.RunSucceeded {
 				t.Fatalf("run: %+v %v", got, err)
 			}
+			// The run's end is visible before its write returns to the runner (and to the
+			// counter): the runner logs it once that write has returned.
+			poll.Eventually(t, "the runner to log the run's end", ended.seen.Load)
 			before := writes.Load()
 			idle := time.NewTimer(20 * time.Second)
 			defer idle.Stop()
@@ -65,4 +72,17 @@ func TestIdleServerCommitsNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// logWatch is a log that notes whether a line with line was written.
+type logWatch struct {
+	line []byte
+	seen atomic.Bool
+}
+
+func (l *logWatch) Write(p []byte) (int, error) {
+	if bytes.Contains(p, l.line) {
+		l.seen.Store(true)
+	}
+	return len(p), nil
 }
