@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -15,8 +14,6 @@ import (
 	"github.com/carryon-hub/carryon/httpapi"
 	"github.com/carryon-hub/carryon/mcpserver"
 	"github.com/carryon-hub/carryon/openaiapi"
-	"github.com/carryon-hub/carryon/store/postgres"
-	"github.com/carryon-hub/carryon/store/postgres/pgtest"
 )
 
 // The input gate on the native routes, on every driver: NUL escapes and numbers beyond a float
@@ -24,16 +21,7 @@ import (
 // the field, and nothing is stored.
 func TestGateOnNativeRoutes(t *testing.T) {
 	t.Parallel()
-	drivers := map[string]func(t *testing.T) *env{"sqlite": func(t *testing.T) *env { return newEnv(t, nil) }}
-	if pgtest.Enabled() {
-		drivers["postgres"] = func(t *testing.T) *env {
-			db, err := postgres.Open(context.Background(), pgtest.NewDatabase(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return newEnvOn(t, db, nil)
-		}
-	}
+	drivers := envDrivers(t)
 	deep := strings.Repeat(`{"a":`, 9000) + "1" + strings.Repeat("}", 9000)
 	for name, start := range drivers {
 		t.Run(name, func(t *testing.T) {

@@ -24,6 +24,8 @@ import (
 	"github.com/carryon-hub/carryon/runs"
 	"github.com/carryon-hub/carryon/sessions"
 	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/store/postgres"
+	"github.com/carryon-hub/carryon/store/postgres/pgtest"
 	"github.com/carryon-hub/carryon/store/sqlite"
 	"github.com/carryon-hub/carryon/tool"
 	"github.com/carryon-hub/carryon/tool/longtermtool"
@@ -347,4 +349,22 @@ func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return c
+}
+
+// envDrivers returns how to start an env on each store the tests run on: SQLite always,
+// PostgreSQL when pgtest is configured (else the test says it checked SQLite only).
+func envDrivers(t *testing.T) map[string]func(t *testing.T) *env {
+	drivers := map[string]func(t *testing.T) *env{"sqlite": func(t *testing.T) *env { return newEnv(t, nil) }}
+	if !pgtest.Enabled() {
+		t.Log("PostgreSQL not configured: set " + pgtest.EnvURL + " to check it too")
+		return drivers
+	}
+	drivers["postgres"] = func(t *testing.T) *env {
+		db, err := postgres.Open(context.Background(), pgtest.NewDatabase(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newEnvOn(t, db, nil)
+	}
+	return drivers
 }

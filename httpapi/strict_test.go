@@ -1,15 +1,12 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/store/postgres"
-	"github.com/carryon-hub/carryon/store/postgres/pgtest"
 )
 
 // Strict JSON is strict: a name twice in an object (at any depth, also when escaped), a field
@@ -128,18 +125,7 @@ func TestBigIntegersRoundTrip(t *testing.T) {
 // index, and nothing is stored (PostgreSQL cannot store it; SQLite could).
 func TestNULRefusedOnEveryDriver(t *testing.T) {
 	t.Parallel()
-	drivers := map[string]func(t *testing.T) *env{"sqlite": func(t *testing.T) *env { return newEnv(t, nil) }}
-	if pgtest.Enabled() {
-		drivers["postgres"] = func(t *testing.T) *env {
-			db, err := postgres.Open(context.Background(), pgtest.NewDatabase(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return newEnvOn(t, db, nil)
-		}
-	} else {
-		t.Log("PostgreSQL not configured: set " + pgtest.EnvURL + " to check it too")
-	}
+	drivers := envDrivers(t)
 	for name, start := range drivers {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
