@@ -43,10 +43,10 @@ func errorAt(path []string, format string, args ...any) *Error {
 // (also one that matches only when case is ignored) is refused. Numbers decoded into an
 // interface are json.Number, so that an integer above 2^53 is kept exactly.
 func Decode(data []byte, v any) error {
-	if !json.Valid(data) {
-		return decodeError(decodeWith(data, v)) // encoding/json says best what is wrong
-	}
 	if err := scan(data, reflect.TypeOf(v)); err != nil {
+		if !json.Valid(data) {
+			return decodeError(decodeWith(data, v)) // encoding/json says best what is wrong
+		}
 		return err
 	}
 	if err := decodeWith(data, v); err != nil {
@@ -73,14 +73,19 @@ func decodeWith(data []byte, v any) error {
 // Check applies every rule of the package to the one JSON value data holds, with the field
 // names of type t (nil, or a type that decodes itself, checks no names). It does not decode.
 func Check(data []byte, t reflect.Type) error {
-	if !json.Valid(data) {
-		var v any
-		return decodeError(json.Unmarshal(data, &v))
+	if err := scan(data, t); err != nil {
+		if !json.Valid(data) {
+			var v any
+			return decodeError(json.Unmarshal(data, &v)) // encoding/json says best what is wrong
+		}
+		return err
 	}
-	return scan(data, t)
+	return nil
 }
 
-// scan checks data, which is valid JSON, against every rule.
+// scan checks data against every rule; malformed JSON is refused (as malformed at a byte: the
+// callers ask encoding/json then, which says best what is wrong). Valid JSON is read only once on
+// the way in: this pass, and the decode.
 func scan(data []byte, t reflect.Type) error {
 	s := &scanner{data: data}
 	s.space()
