@@ -59,7 +59,7 @@ func TestSlowBodiesAre408OnEveryDoor(t *testing.T) {
 	e := newEnv(t, func(c *httpapi.Config) {
 		c.BodyReadTimeout = timeout
 		c.MCP = mcpserver.Handler(mcpserver.Config{Sessions: c.Sessions, Runs: c.Runs, LongTerm: c.LongTerm})
-		c.OpenAI = openaiapi.New(openaiapi.Config{Sessions: c.Sessions, Runs: c.Runs})
+		c.Doors = []httpapi.FrontDoor{openaiapi.New(openaiapi.Config{Sessions: c.Sessions, Runs: c.Runs})}
 	})
 	s := e.newSession("slow")
 	for _, path := range []string{"/v1/sessions/" + s.ID + "/messages", "/v1/conversations", "/v1/conversations/" + s.ID + "/items", "/v1/responses", "/mcp"} {

@@ -242,7 +242,7 @@ func (s *server) authenticated(next http.Handler) http.Handler {
 	return s.authenticatedWith(s.writeError, next)
 }
 
-// authenticatedWith is authenticated with its own way to answer a refusal (Config.OpenAI's).
+// authenticatedWith is authenticated with its own way to answer a refusal (a Config.Doors door's).
 func (s *server) authenticatedWith(refuse func(http.ResponseWriter, *http.Request, error), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, err := s.identify(r)

@@ -21,7 +21,7 @@ func TestNoSniffOnEveryAnswer(t *testing.T) {
 	e := newEnv(t, func(c *httpapi.Config) {
 		c.MCP = mcpserver.Handler(mcpserver.Config{Sessions: c.Sessions, Runs: c.Runs, LongTerm: c.LongTerm})
 		c.UI = webui.Handler(webui.Config{})
-		c.OpenAI = openaiapi.New(openaiapi.Config{Sessions: c.Sessions, Runs: c.Runs})
+		c.Doors = []httpapi.FrontDoor{openaiapi.New(openaiapi.Config{Sessions: c.Sessions, Runs: c.Runs})}
 	})
 	type call struct{ method, path, key, body string }
 	var calls []call

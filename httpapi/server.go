@@ -100,17 +100,18 @@ type Config struct {
 	// inspector's static web app (package webui), which calls the /v1 routes with the key the
 	// user signs in with.
 	UI http.Handler
-	// OpenAI, when set, is served at its Prefixes (/v1/conversations, /v1/responses) and below
-	// them (package openaiapi) behind the same bearer-key authentication: it gets the request
-	// with the key's user in its context, and a request it does not reach (no valid key) is
-	// refused through its own WriteError, in the wire format its clients expect.
-	OpenAI FrontDoor
+	// Doors are the other APIs' wire formats (package openaiapi's /v1/conversations and
+	// /v1/responses, …): each is served at its Prefixes and below them behind the same bearer-key
+	// authentication: it gets the request with the key's user in its context, and a request it
+	// does not reach (no valid key) is refused through its own WriteError, in the wire format its
+	// clients expect.
+	Doors []FrontDoor
 	// Telemetry, when set, traces every request (an HTTP server span, continuing a W3C
 	// traceparent) and counts request-id replays and write conflicts (package telemetry).
 	Telemetry *telemetry.Telemetry
 }
 
-// FrontDoor is a handler of another API's wire format that httpapi mounts (Config.OpenAI).
+// FrontDoor is a handler of another API's wire format that httpapi mounts (Config.Doors).
 type FrontDoor interface {
 	http.Handler
 	// Prefixes are the paths the door serves, each with every path below it.
@@ -189,8 +190,7 @@ func NewServer(cfg Config) http.Handler {
 	if cfg.UI != nil {
 		s.mux.Handle(UIPath, s.wrap(UIPath, cfg.UI))
 	}
-	if cfg.OpenAI != nil {
-		door := cfg.OpenAI
+	for _, door := range cfg.Doors {
 		for _, prefix := range door.Prefixes() {
 			h := s.wrap(prefix, s.authenticatedWith(door.WriteError, door))
 			s.mux.Handle(prefix, h)

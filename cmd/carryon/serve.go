@@ -158,8 +158,10 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Context: h.Preview,
 		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Logger: log,
 			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody, Writes: tel}),
-		UI:     webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
-		OpenAI: openaiapi.New(openaiapi.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
+		UI: webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
+		Doors: []httpapi.FrontDoor{
+			openaiapi.New(openaiapi.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
+		},
 	})
 
 	ln, err := net.Listen("tcp", *addr)
