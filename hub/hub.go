@@ -16,15 +16,15 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/agents"
-	"github.com/carryon-hub/carryon/longterm"
-	"github.com/carryon-hub/carryon/runs"
-	"github.com/carryon-hub/carryon/sessions"
-	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/internal/agents"
+	"github.com/carryon-hub/carryon/internal/longterm"
+	"github.com/carryon-hub/carryon/internal/runs"
+	"github.com/carryon-hub/carryon/internal/sessions"
+	"github.com/carryon-hub/carryon/internal/store"
+	"github.com/carryon-hub/carryon/internal/telemetry"
+	"github.com/carryon-hub/carryon/internal/users"
 	"github.com/carryon-hub/carryon/store/postgres"
 	"github.com/carryon-hub/carryon/store/sqlite"
-	"github.com/carryon-hub/carryon/telemetry"
-	"github.com/carryon-hub/carryon/users"
 )
 
 // Defaults of Options, the same as those of "carryon serve"'s flags.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/hub"
-	"github.com/carryon-hub/carryon/store/postgres/pgtest"
+	"github.com/carryon-hub/carryon/internal/pgtest"
 )
 
 // TestOpenDefaults: without Data the hub lives where "carryon serve" keeps its data

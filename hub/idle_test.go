@@ -10,8 +10,8 @@ import (
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/hub"
+	"github.com/carryon-hub/carryon/internal/pgtest"
 	"github.com/carryon-hub/carryon/internal/poll"
-	"github.com/carryon-hub/carryon/store/postgres/pgtest"
 )
 
 // TestIdleServerCommitsNothing: once its work is done, a hub with runners, the sessions' and the

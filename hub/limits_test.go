@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/agents"
 	"github.com/carryon-hub/carryon/hub"
-	"github.com/carryon-hub/carryon/model/modeltest"
+	"github.com/carryon-hub/carryon/internal/agents"
+	"github.com/carryon-hub/carryon/internal/model/modeltest"
 )
 
 // TestProfileModelLimits: the model limits of the agents file reach the runs. Against an

@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/agents"
+	"github.com/carryon-hub/carryon/internal/agents"
 	"github.com/carryon-hub/carryon/internal/poll"
-	"github.com/carryon-hub/carryon/tool"
-	"github.com/carryon-hub/carryon/tool/mcptool"
+	"github.com/carryon-hub/carryon/internal/tool"
+	"github.com/carryon-hub/carryon/internal/tool/mcptool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

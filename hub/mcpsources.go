@@ -5,9 +5,9 @@ import (
 	"log/slog"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/agents"
-	"github.com/carryon-hub/carryon/tool"
-	"github.com/carryon-hub/carryon/tool/mcptool"
+	"github.com/carryon-hub/carryon/internal/agents"
+	"github.com/carryon-hub/carryon/internal/tool"
+	"github.com/carryon-hub/carryon/internal/tool/mcptool"
 )
 
 // mcpSources connects the agents file's MCP servers as tool sources, by server name: one client

@@ -5,16 +5,16 @@ import (
 	"log/slog"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/agents"
-	"github.com/carryon-hub/carryon/contextbuild"
-	"github.com/carryon-hub/carryon/engine"
-	"github.com/carryon-hub/carryon/model"
-	"github.com/carryon-hub/carryon/runs"
-	"github.com/carryon-hub/carryon/telemetry"
-	"github.com/carryon-hub/carryon/tool"
-	"github.com/carryon-hub/carryon/tool/longtermtool"
-	"github.com/carryon-hub/carryon/tool/testtools"
-	"github.com/carryon-hub/carryon/tool/workspace"
+	"github.com/carryon-hub/carryon/internal/agents"
+	"github.com/carryon-hub/carryon/internal/contextbuild"
+	"github.com/carryon-hub/carryon/internal/engine"
+	"github.com/carryon-hub/carryon/internal/model"
+	"github.com/carryon-hub/carryon/internal/runs"
+	"github.com/carryon-hub/carryon/internal/telemetry"
+	"github.com/carryon-hub/carryon/internal/tool"
+	"github.com/carryon-hub/carryon/internal/tool/longtermtool"
+	"github.com/carryon-hub/carryon/internal/tool/testtools"
+	"github.com/carryon-hub/carryon/internal/tool/workspace"
 )
 
 // BuiltinTools are the tools compiled into the server, which agent profiles select from: the

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/agents"
-	"github.com/carryon-hub/carryon/tool"
+	"github.com/carryon-hub/carryon/internal/agents"
+	"github.com/carryon-hub/carryon/internal/tool"
 )
 
 // remoteTool is a tool an MCP server would offer: unsafe unless the profile says otherwise.

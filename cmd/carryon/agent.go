@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/carryon-hub/carryon/agents"
 	"github.com/carryon-hub/carryon/hub"
-	"github.com/carryon-hub/carryon/model"
+	"github.com/carryon-hub/carryon/internal/agents"
+	"github.com/carryon-hub/carryon/internal/model"
 )
 
 // agentFlags choose the agent profiles: an agents file, or the flags of the one default profile.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carryon-hub/carryon/agents"
+	"github.com/carryon-hub/carryon/internal/agents"
 )
 
 // TestModelLimitFlags: the --model-* flags, or their variables, bound the model calls of the

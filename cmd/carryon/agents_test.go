@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carryon-hub/carryon/contextbuild"
-	"github.com/carryon-hub/carryon/model/modeltest"
+	"github.com/carryon-hub/carryon/internal/contextbuild"
+	"github.com/carryon-hub/carryon/internal/model/modeltest"
 )
 
 // seenRequest is what a fake provider was sent: the path, the key and the chat request's fields

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/agents"
 	"github.com/carryon-hub/carryon/hub"
+	"github.com/carryon-hub/carryon/internal/agents"
 )
 
 const agentsUsage = `usage: carryon agents check FILE [--json] [--no-mcp]

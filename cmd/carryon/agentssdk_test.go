@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/carryon-hub/carryon/internal/model/modeltest"
 	"github.com/carryon-hub/carryon/internal/npmtest"
-	"github.com/carryon-hub/carryon/model/modeltest"
 )
 
 // historyModel is an OpenAI-compatible model server whose reply says the last user message and

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/bench"
-	"github.com/carryon-hub/carryon/httpapi"
+	"github.com/carryon-hub/carryon/client"
 	"github.com/carryon-hub/carryon/hub"
-	"github.com/carryon-hub/carryon/users"
+	"github.com/carryon-hub/carryon/internal/bench"
+	"github.com/carryon-hub/carryon/internal/users"
 )
 
 const benchUsage = `usage: carryon bench (--embedded [--db DSN] | --url URL [--key KEY] [--db DSN]) [flags]
@@ -187,7 +187,7 @@ func benchRemote(ctx context.Context, f benchFlags, cfg bench.Config) (*bench.Re
 		tr.MaxIdleConnsPerHost = cfg.Concurrency + 4 // one kept-alive connection per client
 		hc.Transport = tr
 	}
-	c := httpapi.NewClient(base, key, httpapi.WithHTTPClient(hc))
+	c := client.New(base, key, client.WithHTTPClient(hc))
 	if _, err := c.Me(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", base, err)
 	}

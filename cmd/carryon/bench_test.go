@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carryon-hub/carryon/bench"
+	"github.com/carryon-hub/carryon/internal/bench"
 )
 
 // benchJSON runs carryon bench with --json and returns its report.

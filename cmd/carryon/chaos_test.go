@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carryon-hub/carryon/tool/testtools"
+	"github.com/carryon-hub/carryon/internal/tool/testtools"
 )
 
 // chaos is a cluster whose instances are killed and restarted under load.

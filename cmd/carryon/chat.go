@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/httpapi"
+	"github.com/carryon-hub/carryon/client"
 )
 
 const chatUsage = `usage: carryon chat [--session ID [--expected-version N]] [--tools FILE]
@@ -174,7 +174,7 @@ func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 // or a new one titled after what it is for. Either way it prints "session: ID" first. expected
 // is the version the first write expects: the given one, or the new session's own (no one else
 // has written to it yet, and a server with --require-version needs one).
-func openSession(ctx context.Context, c *httpapi.Client, id, title string, given *int64, w io.Writer) (_ string, expected *int64, _ error) {
+func openSession(ctx context.Context, c *client.Client, id, title string, given *int64, w io.Writer) (_ string, expected *int64, _ error) {
 	if id == "" {
 		s, err := c.Create(ctx, carryon.NewSession{Title: title})
 		if err != nil {

@@ -7,8 +7,8 @@ import (
 	"io/fs"
 	"strings"
 
-	"github.com/carryon-hub/carryon/httpapi"
-	"github.com/carryon-hub/carryon/users"
+	"github.com/carryon-hub/carryon/client"
+	"github.com/carryon-hub/carryon/internal/users"
 )
 
 // clientFlags locate a server and the key to talk to it with.
@@ -23,7 +23,7 @@ func (c *clientFlags) register(fs *flag.FlagSet, getenv env) {
 }
 
 // client returns an HTTP client of the server, authenticated by --key or the local key file.
-func (c *clientFlags) client() (*httpapi.Client, error) {
+func (c *clientFlags) client() (*client.Client, error) {
 	key := c.key
 	if key == "" {
 		k, err := users.ReadLocalKey(c.data)
@@ -34,5 +34,5 @@ func (c *clientFlags) client() (*httpapi.Client, error) {
 		}
 		key = k
 	}
-	return httpapi.NewClient(strings.TrimRight(c.server, "/"), key), nil
+	return client.New(strings.TrimRight(c.server, "/"), key), nil
 }

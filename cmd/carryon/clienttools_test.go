@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/carryon-hub/carryon/model/modeltest"
+	"github.com/carryon-hub/carryon/internal/model/modeltest"
 )
 
 // weatherModel is an OpenAI-compatible model server that calls the client tool get_weather and,

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/carryon-hub/carryon/hub"
-	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/internal/store"
 )
 
 // DefaultAddr is where the server listens unless told otherwise: loopback only.

@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/sessions"
-	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/internal/sessions"
+	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/store/sqlite"
 )
 

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/httpapi"
+	"github.com/carryon-hub/carryon/client"
 )
 
 const demoUsage = `usage: carryon demo [--server URL] [--task TEXT]
@@ -140,7 +140,7 @@ func spawnContinue(ctx context.Context, cf clientFlags, getenv env, id string, s
 func serverAnswers(ctx context.Context, url string) error {
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	err := httpapi.NewClient(url, "").Health(cctx)
+	err := client.New(url, "").Health(cctx)
 	if err == nil {
 		return nil
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carryon-hub/carryon/model/modeltest"
+	"github.com/carryon-hub/carryon/internal/model/modeltest"
 )
 
 // talkingModel is an OpenAI-compatible endpoint whose model says a sentence before each tool call

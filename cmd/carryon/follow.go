@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/httpapi"
+	"github.com/carryon-hub/carryon/client"
 )
 
 // runEnd is how a run ended, from its last event.
@@ -31,7 +31,7 @@ type runEnd struct {
 // the cancellation, are still printed: the program stops cleanly instead of leaving the run going.
 // st may be nil when ctx ended before the stream could be opened; it starts after the event
 // after (0 for a run's first).
-func followRun(ctx context.Context, c *httpapi.Client, runID string, after int64, st carryon.EventStream, w io.Writer) (*runEnd, error) {
+func followRun(ctx context.Context, c *client.Client, runID string, after int64, st carryon.EventStream, w io.Writer) (*runEnd, error) {
 	p := &printer{w: w, last: after}
 	cancelled := false
 	for {

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/carryon-hub/carryon/internal/npmtest"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/carryon-hub/carryon/internal/npmtest"
 )
 
 // npmBin returns the path of a tool pinned in .ci/npm (package npmtest: skipped without it,

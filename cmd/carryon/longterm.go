@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/contextbuild"
+	"github.com/carryon-hub/carryon/internal/contextbuild"
 )
 
 const longTermUsage = `usage: carryon memory COMMAND [flags]

@@ -6,7 +6,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/carryon-hub/carryon/mcpserver"
+	"github.com/carryon-hub/carryon/internal/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

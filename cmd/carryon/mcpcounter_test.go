@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carryon-hub/carryon/model/modeltest"
+	"github.com/carryon-hub/carryon/internal/model/modeltest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carryon-hub/carryon/model/modeltest"
+	"github.com/carryon-hub/carryon/internal/model/modeltest"
 )
 
 // mcpModel is an OpenAI-compatible model server whose answer depends on the model a profile

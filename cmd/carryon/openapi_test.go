@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/carryon-hub/carryon/httpapi"
+	"github.com/carryon-hub/carryon/internal/httpapi"
 	"github.com/carryon-hub/carryon/internal/openapicheck"
 )
 

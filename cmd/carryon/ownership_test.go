@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carryon-hub/carryon/httpapi"
+	"github.com/carryon-hub/carryon/internal/httpapi"
 )
 
 // validBodies holds a well-formed request for every session- or run-scoped route, so that a refusal can

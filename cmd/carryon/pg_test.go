@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/carryon-hub/carryon/store/postgres/pgtest"
+	"github.com/carryon-hub/carryon/internal/pgtest"
 )
 
 // pgDatabase creates a fresh PostgreSQL database for the test, dropped when it ends, and returns

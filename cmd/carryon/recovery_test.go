@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carryon-hub/carryon/failpoint"
-	"github.com/carryon-hub/carryon/tool/testtools"
+	"github.com/carryon-hub/carryon/internal/failpoint"
+	"github.com/carryon-hub/carryon/internal/tool/testtools"
 )
 
 // bigContent is written in several chunks by write_file, so a crash can cut it in the middle.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/carryon-hub/carryon/model/modeltest"
+	"github.com/carryon-hub/carryon/internal/model/modeltest"
 )
 
 // TestDeleteRedactsEveryCopy: a message deleted on SQLite is gone from every read and every row.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/carryon-hub/carryon/httpapi"
+	"github.com/carryon-hub/carryon/internal/httpapi"
 )
 
 // noKeyRoutes are the /v1 routes that change something but take no Idempotency-Key, by design,

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carryon-hub/carryon/model/modeltest"
+	"github.com/carryon-hub/carryon/internal/model/modeltest"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"

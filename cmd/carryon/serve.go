@@ -16,13 +16,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/httpapi"
 	"github.com/carryon-hub/carryon/hub"
-	"github.com/carryon-hub/carryon/mcpserver"
-	"github.com/carryon-hub/carryon/openaiapi"
-	"github.com/carryon-hub/carryon/telemetry"
-	"github.com/carryon-hub/carryon/users"
-	"github.com/carryon-hub/carryon/webui"
+	"github.com/carryon-hub/carryon/internal/httpapi"
+	"github.com/carryon-hub/carryon/internal/mcpserver"
+	"github.com/carryon-hub/carryon/internal/openaiapi"
+	"github.com/carryon-hub/carryon/internal/telemetry"
+	"github.com/carryon-hub/carryon/internal/users"
+	"github.com/carryon-hub/carryon/internal/webui"
 )
 
 const serveUsage = `usage: carryon serve [flags]

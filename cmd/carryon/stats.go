@@ -7,7 +7,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/internal/store"
 )
 
 const statsUsage = `usage: carryon stats [--json] [--data DIR] [--db DSN]

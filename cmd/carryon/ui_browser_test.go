@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/carryon-hub/carryon/internal/npmtest"
 	"net"
 	"net/url"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/carryon-hub/carryon/internal/npmtest"
 
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"

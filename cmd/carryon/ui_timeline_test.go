@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/carryon-hub/carryon/failpoint"
-	"github.com/carryon-hub/carryon/tool/testtools"
+	"github.com/carryon-hub/carryon/internal/failpoint"
+	"github.com/carryon-hub/carryon/internal/tool/testtools"
 	"github.com/chromedp/chromedp"
 )
 

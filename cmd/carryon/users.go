@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/sessions"
-	"github.com/carryon-hub/carryon/users"
+	"github.com/carryon-hub/carryon/internal/sessions"
+	"github.com/carryon-hub/carryon/internal/users"
 )
 
 const usersUsage = `usage: carryon users COMMAND [flags]

@@ -6,7 +6,7 @@ import (
 	"runtime"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/httpapi"
+	"github.com/carryon-hub/carryon/internal/httpapi"
 )
 
 const versionUsage = `usage: carryon version

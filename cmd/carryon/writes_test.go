@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carryon-hub/carryon/failpoint"
+	"github.com/carryon-hub/carryon/internal/failpoint"
 	"github.com/carryon-hub/carryon/internal/poll"
 )
 

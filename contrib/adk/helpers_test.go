@@ -6,9 +6,10 @@ import (
 	"testing"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/client"
 	"github.com/carryon-hub/carryon/contrib/adk"
-	"github.com/carryon-hub/carryon/httpapi"
 	"github.com/carryon-hub/carryon/hub"
+	"github.com/carryon-hub/carryon/internal/httpapi"
 )
 
 // testHub is a hub in a fresh data directory, serving HTTP too, with users alice and bob.
@@ -78,6 +79,6 @@ var modes = []mode{
 		if bob {
 			key = th.bobKey
 		}
-		return carryonadk.NewHTTP(httpapi.NewClient(th.url, key), opt)
+		return carryonadk.NewHTTP(client.New(th.url, key), opt)
 	}},
 }

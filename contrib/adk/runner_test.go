@@ -15,8 +15,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/client"
 	"github.com/carryon-hub/carryon/contrib/adk"
-	"github.com/carryon-hub/carryon/httpapi"
 	"github.com/carryon-hub/carryon/hub"
 )
 
@@ -98,7 +98,7 @@ func child(step string) (string, error) {
 	var svc *carryonadk.Service
 	switch os.Getenv("CARRYONADK_MODE") {
 	case "http":
-		svc = carryonadk.NewHTTP(httpapi.NewClient(os.Getenv("CARRYONADK_URL"), os.Getenv("CARRYONADK_KEY")), carryonadk.Options{})
+		svc = carryonadk.NewHTTP(client.New(os.Getenv("CARRYONADK_URL"), os.Getenv("CARRYONADK_KEY")), carryonadk.Options{})
 	default:
 		h, err := hub.Open(ctx, hub.Options{Data: os.Getenv("CARRYONADK_DATA"), NoWorkers: true})
 		if err != nil {

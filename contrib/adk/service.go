@@ -16,7 +16,7 @@ import (
 	"google.golang.org/adk/v2/session"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/httpapi"
+	"github.com/carryon-hub/carryon/client"
 	"github.com/carryon-hub/carryon/hub"
 )
 
@@ -64,7 +64,7 @@ func NewInProcess(h *hub.Hub, user *carryon.User, opt Options) *Service {
 }
 
 // NewHTTP returns a Service over a carryon server, acting for the user of the client's key.
-func NewHTTP(c *httpapi.Client, opt Options) *Service {
+func NewHTTP(c *client.Client, opt Options) *Service {
 	return New(c, c.LongTerm(), nil, opt)
 }
 

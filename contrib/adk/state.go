@@ -12,7 +12,7 @@ import (
 	"google.golang.org/adk/v2/session"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/longterm"
+	"github.com/carryon-hub/carryon/internal/longterm"
 )
 
 // splitState sorts a state (or a delta) by scope: app: and user: keys (kept with their prefix),

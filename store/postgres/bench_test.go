@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/carryon-hub/carryon/store/storetest"
+	"github.com/carryon-hub/carryon/internal/store/storetest"
 )
 
 // histories are the session lengths every per-session benchmark runs at.

@@ -5,7 +5,7 @@ import (
 	"hash/fnv"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/internal/store"
 )
 
 // idempotencyLockKey is the advisory lock key of an owner's request id: a 64-bit hash, so two keys

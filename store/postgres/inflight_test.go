@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/store/postgres"
 	"github.com/jackc/pgx/v5"
 )

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/carryon-hub/carryon/store/sqlq"
+	"github.com/carryon-hub/carryon/internal/store/sqlq"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carryon-hub/carryon/store/postgres/pgtest"
-	"github.com/carryon-hub/carryon/store/storetest"
+	"github.com/carryon-hub/carryon/internal/pgtest"
+	"github.com/carryon-hub/carryon/internal/store/storetest"
 	"github.com/jackc/pgx/v5"
 )
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/jackc/pgx/v5"
 )
 

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/internal/pgtest"
+	"github.com/carryon-hub/carryon/internal/store"
+	"github.com/carryon-hub/carryon/internal/store/storetest"
 	"github.com/carryon-hub/carryon/store/postgres"
-	"github.com/carryon-hub/carryon/store/postgres/pgtest"
-	"github.com/carryon-hub/carryon/store/storetest"
 	"github.com/jackc/pgx/v5"
 )
 

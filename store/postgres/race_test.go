@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/internal/store"
+	"github.com/carryon-hub/carryon/internal/store/storetest"
 	"github.com/carryon-hub/carryon/store/postgres"
-	"github.com/carryon-hub/carryon/store/storetest"
 )
 
 // TestTwoPoolsLockedWrites writes from two *DB pools on one database (as two server instances

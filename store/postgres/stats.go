@@ -3,7 +3,7 @@ package postgres
 import (
 	"context"
 
-	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/internal/store"
 )
 
 // TableStats lists the tables of the current schema (information_schema) with their row counts

@@ -4,8 +4,8 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/carryon-hub/carryon/store"
-	"github.com/carryon-hub/carryon/store/postgres/pgtest"
+	"github.com/carryon-hub/carryon/internal/pgtest"
+	"github.com/carryon-hub/carryon/internal/store"
 )
 
 // TestIdleInTransactionTimeout: carryon's connections end a transaction left idle (a process

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"sync"
 
-	"github.com/carryon-hub/carryon/store/sqlq"
+	"github.com/carryon-hub/carryon/internal/store/sqlq"
 )
 
 // dialect is SQLite as the shared statements of package sqlq see it: write transactions are

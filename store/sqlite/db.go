@@ -29,8 +29,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/carryon-hub/carryon/store"
-	"github.com/carryon-hub/carryon/store/sqlq"
+	"github.com/carryon-hub/carryon/internal/store"
+	"github.com/carryon-hub/carryon/internal/store/sqlq"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 

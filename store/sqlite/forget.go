@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/store/sqlq"
+	"github.com/carryon-hub/carryon/internal/store/sqlq"
 )
 
 // ForgetUserRows deletes the search documents of the long-term items the shared statement

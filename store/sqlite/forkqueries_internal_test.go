@@ -7,9 +7,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/carryon-hub/carryon/store"
-	"github.com/carryon-hub/carryon/store/sqlq"
-	"github.com/carryon-hub/carryon/store/storetest"
+	"github.com/carryon-hub/carryon/internal/store"
+	"github.com/carryon-hub/carryon/internal/store/sqlq"
+	"github.com/carryon-hub/carryon/internal/store/storetest"
 )
 
 // countingConn counts the statements a transaction runs.

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/internal/store"
 )
 
 // Group commit. SQLite has one writer, and at synchronous=FULL every commit waits for an fsync:

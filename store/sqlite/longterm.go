@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/store"
-	"github.com/carryon-hub/carryon/store/sqlq"
+	"github.com/carryon-hub/carryon/internal/store"
+	"github.com/carryon-hub/carryon/internal/store/sqlq"
 )
 
 // Long-term memory. Items live in memories and their search documents in the FTS5 table

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/store"
-	"github.com/carryon-hub/carryon/store/sqlq"
+	"github.com/carryon-hub/carryon/internal/store"
+	"github.com/carryon-hub/carryon/internal/store/sqlq"
 )
 
 // recordingConn keeps the text of every statement a transaction runs.

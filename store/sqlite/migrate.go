@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/carryon-hub/carryon/store/sqlq"
+	"github.com/carryon-hub/carryon/internal/store/sqlq"
 )
 
 //go:embed migrations/*.sql

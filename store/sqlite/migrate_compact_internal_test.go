@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/internal/store"
 )
 
 // A database written before the compact storage migration (0016) keeps every row readable

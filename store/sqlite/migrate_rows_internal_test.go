@@ -3,7 +3,7 @@ package sqlite
 import (
 	"testing"
 
-	"github.com/carryon-hub/carryon/store/storetest"
+	"github.com/carryon-hub/carryon/internal/store/storetest"
 )
 
 // A database written before migration 0018 (messages, revisions and fork chains naming their

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/store/sqlite"
 )
 

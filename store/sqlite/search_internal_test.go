@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/internal/store"
 
-	"github.com/carryon-hub/carryon/store/sqlq"
+	"github.com/carryon-hub/carryon/internal/store/sqlq"
 )
 
 // TestLongTermSearchOwnerInIndex: the full-text index knows each document's owner, so a search

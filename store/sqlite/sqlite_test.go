@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/internal/store"
+	"github.com/carryon-hub/carryon/internal/store/storetest"
 	"github.com/carryon-hub/carryon/store/sqlite"
-	"github.com/carryon-hub/carryon/store/storetest"
 )
 
 func openFile(t testing.TB, path string, opts ...sqlite.Option) *sqlite.DB {

@@ -3,7 +3,7 @@ package sqlite
 import (
 	"context"
 
-	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/internal/store"
 )
 
 // TableStats lists the tables of sqlite_schema (the full-text index's shadow tables included,

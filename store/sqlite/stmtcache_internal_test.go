@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/store"
-	"github.com/carryon-hub/carryon/store/storetest"
+	"github.com/carryon-hub/carryon/internal/store"
+	"github.com/carryon-hub/carryon/internal/store/storetest"
 )
 
 // The statements of one write stay prepared for the next (a lone writer does not parse them

@@ -12,7 +12,7 @@ import (
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/poll"
-	"github.com/carryon-hub/carryon/store"
+	"github.com/carryon-hub/carryon/internal/store"
 )
 
 // holdFlush replaces the WAL's fsync with one that, once armed, tells entered and waits for

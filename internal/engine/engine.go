@@ -1,0 +1,373 @@
+// Package engine is the agent loop: build the context from the session's stored state, call the
+// model, run the tools it asks for with every call journaled before and after, write the new
+// messages and memory back, checkpoint, repeat. A run is an iterator of events
+// (iter.Seq2[carryon.Event, error]).
+//
+// A step with k tool calls is stored in 2 + 2k write transactions, each with the events that
+// report it: the model's answer (its deltas, the assistant message and every call as a pending
+// action); each call (started before it runs, its outcome after); the results (the tool messages,
+// the working memory changes the step's update_working_memory calls staged, and the step's
+// checkpoint, so a crash leaves the memory change and the results together or neither). The
+// model's deltas are previewed to the run's live streams as they come (Hub.Preview) and stored
+// with the step's next write. A step cut off by a crash is resumed from the journal, not from the
+// chat: the model is not asked again, and each call is settled by its effect class.
+//
+// The engine never touches the database: every write goes through a Hub, which the run manager
+// implements on the hub services with the run's attempt as a fence, and which stores each change's
+// events in the change's transaction. It owns no run state either: the run manager decides
+// statuses, leases and recovery.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/contextbuild"
+	"github.com/carryon-hub/carryon/internal/failpoint"
+	"github.com/carryon-hub/carryon/internal/model"
+	"github.com/carryon-hub/carryon/internal/telemetry"
+	"github.com/carryon-hub/carryon/internal/tool"
+	"github.com/carryon-hub/carryon/internal/tool/workspace"
+)
+
+// Hub is what the engine writes through; every call is fenced by the run's attempt. Each write
+// stores the events that report it in its own transaction, and returns them stored (seq and time
+// set) for the engine to yield: a change and its event commit together or not at all, and no
+// change can be made without its event.
+type Hub interface {
+	// AppendMessages appends messages for the run (the summary of cut history) with their
+	// message.appended event.
+	AppendMessages(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) ([]carryon.Event, error)
+	// WorkingMemoryPreview returns the session's working memory as it will be once the merge
+	// patches are applied in order, storing nothing (the step's patches are stored by CommitStep).
+	WorkingMemoryPreview(ctx context.Context, run *carryon.Run, patches []json.RawMessage) (carryon.WorkingMemory, error)
+	// PlanStep stores the model's answer that calls tools: the call's text deltas (model.delta
+	// events), the assistant message and its calls as pending actions, and message.appended.
+	PlanStep(ctx context.Context, run *carryon.Run, p Plan) ([]carryon.Event, error)
+	// StepActions returns the journaled actions of one step of the run, by index.
+	StepActions(ctx context.Context, run *carryon.Run, step int) ([]*carryon.Action, error)
+	// StartAction journals a call as started with its tool.started event, durably, right before
+	// it runs.
+	StartAction(ctx context.Context, run *carryon.Run, a *carryon.Action) ([]carryon.Event, error)
+	// FinishAction journals how a call ended with its tool.finished event, or that it waits (for
+	// a client's output or a user's approval; no event: the run's end reports it).
+	FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) ([]carryon.Event, error)
+	// CommitStep stores the step's checkpoint in one transaction: the text deltas of a final
+	// answer, the working memory changes its tools made (merge patches, applied in order; one
+	// memory.updated when the memory changed), its last messages (message.appended), and the
+	// run's step, usage and, for the final answer, its reply.
+	CommitStep(ctx context.Context, run *carryon.Run, c Commit) ([]carryon.Event, error)
+	// StopRequested says whether the run was asked to stop: "", "cancel" or "interrupt".
+	StopRequested(ctx context.Context, run *carryon.Run) (string, error)
+	// Preview hands a model delta that is not stored yet to the run's live followers; the next
+	// PlanStep or CommitStep stores it, with the same data, among its Deltas. It stores nothing
+	// and cannot fail.
+	Preview(ctx context.Context, run *carryon.Run, ev carryon.Event)
+}
+
+// Plan is what PlanStep stores: the model's answer with tool calls.
+type Plan struct {
+	// Deltas are the data of the model call's model.delta events, in order.
+	Deltas []json.RawMessage
+	// Assistant is the model's message, its tool calls included.
+	Assistant carryon.NewMessage
+	// Actions are the calls, pending.
+	Actions []*carryon.Action
+}
+
+// Commit is what CommitStep stores: the end of a step.
+type Commit struct {
+	// Deltas are the data of the model call's model.delta events when the step is the final
+	// answer (a step with tool calls stored them with its Plan).
+	Deltas []json.RawMessage
+	// Messages are the step's last messages: the tool results, or the final answer.
+	Messages []carryon.NewMessage
+	// Patches are the working memory changes of the step's update_working_memory calls.
+	Patches []json.RawMessage
+}
+
+// Config shapes the loop.
+type Config struct {
+	// Model is the model name passed to the provider and the tokenizer.
+	Model string
+	// MaxSteps bounds the model calls of one run (default 12).
+	MaxSteps int
+	// TokenBudget bounds the tokens (input and output) one run may use; 0 means no bound.
+	TokenBudget int
+	// Workspaces is the directory holding each session's workspace directory.
+	Workspaces string
+	// DeltaEvery coalesces model deltas into one event at most this often (default 100ms).
+	DeltaEvery time.Duration
+	// LongTerm is the users' long-term memory, handed to tools (remember, recall); nil for none.
+	LongTerm carryon.LongTermService
+	// Now is the clock of the journal's times (default time.Now); the coalescing of model deltas
+	// (DeltaEvery) runs on the wall clock.
+	Now func() time.Time
+	// Approval says whether a tool asks for a user's approval before every call (an agent
+	// profile's "approval: always"); nil asks for none.
+	Approval func(tool string) bool
+	// Telemetry traces each journaled tool call (execute_tool) and counts it; nil for none.
+	// (Model calls are traced by the provider Telemetry.Provider wraps.)
+	Telemetry *telemetry.Telemetry
+}
+
+// Engine runs the agent loop.
+type Engine struct {
+	cfg      Config
+	provider model.Provider
+	tools    *tool.Registry
+	builder  *contextbuild.Builder
+}
+
+// New returns an engine.
+func New(cfg Config, provider model.Provider, tools *tool.Registry, builder *contextbuild.Builder) *Engine {
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = 12
+	}
+	if cfg.DeltaEvery <= 0 {
+		cfg.DeltaEvery = 100 * time.Millisecond
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Engine{cfg: cfg, provider: provider, tools: tools, builder: builder}
+}
+
+func (e *Engine) now() time.Time { return e.cfg.Now().UTC().Truncate(time.Microsecond) }
+
+// Model returns the model name the engine runs with.
+func (e *Engine) Model() string { return e.cfg.Model }
+
+// Builder returns the context builder.
+func (e *Engine) Builder() *contextbuild.Builder { return e.builder }
+
+// Tools returns the tool registry.
+func (e *Engine) Tools() *tool.Registry { return e.tools }
+
+// Workspace returns the workspace directory of a session.
+func (e *Engine) Workspace(sessionID string) string {
+	return filepath.Join(e.cfg.Workspaces, sessionID)
+}
+
+// ErrStopped is returned when the run was asked to stop (cancel or interrupt).
+type ErrStopped struct{ Reason string }
+
+func (e *ErrStopped) Error() string { return "run stopped: " + e.Reason }
+
+// emitFunc yields events the Hub stored with their change. It fails when the consumer stopped
+// (errConsumerStopped); the step that called it returns at once.
+type emitFunc func(evs []carryon.Event) error
+
+// errConsumerStopped ends a run whose consumer returned false: nothing more is written or yielded.
+var errConsumerStopped = errors.New("the consumer of the run's events stopped")
+
+// Run executes run from the step after run.Step (its last checkpoint), yielding each event once the
+// Hub has stored it with the change it reports (a model delta is previewed to the run's live
+// followers first, and stored and yielded with the step's next write). It ends without an error
+// when the model gave its final answer (run.Reply holds it), or with one error: *ErrStopped when
+// asked to stop, *NeedsApproval when an action cut off by a crash cannot be settled or its tool
+// asks for approval, *NeedsOutputs when the model called client tools (the run's NewRun.Tools),
+// the Hub's error when a write could not be stored (EFENCED once another runner took the run
+// over). It stops at the first failure and as soon as its consumer stops (then it yields nothing
+// more). run.Step, run.Usage and run.Reply are kept current.
+func (e *Engine) Run(ctx context.Context, hub Hub, run *carryon.Run) iter.Seq2[carryon.Event, error] {
+	return func(yield func(carryon.Event, error) bool) {
+		emit := func(evs []carryon.Event) error {
+			for _, ev := range evs {
+				if !yield(ev, nil) {
+					return errConsumerStopped
+				}
+			}
+			return nil
+		}
+		if err := e.run(ctx, hub, run, emit); err != nil && !errors.Is(err, errConsumerStopped) {
+			yield(carryon.Event{}, err)
+		}
+	}
+}
+
+// run is the loop of Run: steps until the final answer, a stop, a limit or the first failure.
+func (e *Engine) run(ctx context.Context, hub Hub, run *carryon.Run, emit emitFunc) error {
+	if run.Reply != "" {
+		return nil // the final answer was committed before the runner stopped: nothing is left to do
+	}
+	// From here on the session's workspace takes writes of this attempt only: a runner paused past
+	// its lease that wakes up inside write_file is refused at the file, not only at the database.
+	if err := workspace.Claim(e.Workspace(run.SessionID), tool.Fence{RunID: run.ID, Attempt: run.Attempt}); err != nil {
+		return fmt.Errorf("claim the session's workspace: %w", err)
+	}
+	for run.Step < e.cfg.MaxSteps {
+		if reason, err := hub.StopRequested(ctx, run); err != nil {
+			return err
+		} else if reason != "" {
+			return &ErrStopped{Reason: reason}
+		}
+		done, err := e.step(ctx, hub, run, run.Step+1, emit)
+		if err != nil || done {
+			return err
+		}
+		if used := run.Usage.InputTokens + run.Usage.OutputTokens; e.cfg.TokenBudget > 0 && used > e.cfg.TokenBudget {
+			return fmt.Errorf("the run used %d tokens, over its budget of %d", used, e.cfg.TokenBudget)
+		}
+	}
+	return fmt.Errorf("the run reached its limit of %d steps without a final answer", e.cfg.MaxSteps)
+}
+
+// step carries out one step: resumed from the journal when the model already answered it, else
+// with a new model call. It returns true when the model ended its turn (run.Reply is its answer).
+func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, emit emitFunc) (bool, error) {
+	actions, err := hub.StepActions(ctx, run, step)
+	if err != nil {
+		return false, err
+	}
+	if len(actions) == 0 {
+		resp, deltas, err := e.ask(ctx, hub, run, step, emit)
+		if err != nil {
+			return false, err
+		}
+		resp.Text = storable(resp.Text)
+		if len(resp.ToolCalls) == 0 {
+			if strings.TrimSpace(resp.Text) == "" {
+				return false, errors.New("the model answered with nothing")
+			}
+			run.Step, run.Reply = step, resp.Text
+			evs, err := hub.CommitStep(ctx, run, Commit{Deltas: deltas, Messages: []carryon.NewMessage{{Role: carryon.RoleAssistant, Content: resp.Text}}})
+			if err != nil {
+				run.Step, run.Reply = step-1, ""
+				return false, err
+			}
+			failpoint.Hit(failpoint.StepCommitted)
+			return true, emit(evs)
+		}
+		actions = e.plan(run, step, resp.ToolCalls)
+		evs, err := hub.PlanStep(ctx, run, Plan{Deltas: deltas, Assistant: assistantCall(resp), Actions: actions})
+		if err != nil {
+			return false, err
+		}
+		if err := emit(evs); err != nil {
+			return false, err
+		}
+	}
+	msgs, patches, err := e.runTools(ctx, hub, run, actions, emit)
+	if err != nil {
+		return false, err
+	}
+	run.Step = step
+	evs, err := hub.CommitStep(ctx, run, Commit{Messages: msgs, Patches: patches})
+	if err != nil {
+		run.Step = step - 1
+		return false, err
+	}
+	failpoint.Hit(failpoint.StepCommitted)
+	return false, emit(evs)
+}
+
+// ask builds the context (storing a summary of cut history first, if one is due) and streams one
+// model call. It returns the answer and the data of its model.delta events, for the step's next
+// write to store.
+func (e *Engine) ask(ctx context.Context, hub Hub, run *carryon.Run, step int, emit emitFunc) (model.Response, []json.RawMessage, error) {
+	cctx, err := e.builder.Build(ctx, run.SessionID, contextbuild.Options{Model: e.cfg.Model, Summarize: true})
+	if err != nil {
+		return model.Response{}, nil, fmt.Errorf("build the context: %w", err)
+	}
+	if cctx.NewSummary != nil {
+		evs, err := hub.AppendMessages(ctx, run, []carryon.NewMessage{*cctx.NewSummary})
+		if err != nil {
+			return model.Response{}, nil, fmt.Errorf("store the summary: %w", err)
+		}
+		if err := emit(evs); err != nil {
+			return model.Response{}, nil, err
+		}
+	}
+	resp, deltas, err := e.callModel(ctx, hub, run, cctx.Request(e.specs(run)), step)
+	run.Usage.InputTokens += resp.Usage.InputTokens
+	run.Usage.OutputTokens += resp.Usage.OutputTokens
+	return resp, deltas, err
+}
+
+// callModel streams one model call. Its text is coalesced into deltas of at most one a
+// DeltaEvery, each previewed to the run's live followers at once and returned for the step's next
+// write to store; a provider's error is named after the provider.
+func (e *Engine) callModel(ctx context.Context, hub Hub, run *carryon.Run, req model.Request, step int) (model.Response, []json.RawMessage, error) {
+	var resp model.Response
+	var deltas []json.RawMessage
+	var pending strings.Builder
+	last, first := time.Now(), true
+	flush := func() {
+		last = time.Now()
+		if pending.Len() == 0 {
+			return
+		}
+		b, _ := json.Marshal(deltaData{Step: step, Text: pending.String()})
+		pending.Reset()
+		deltas = append(deltas, b)
+		hub.Preview(ctx, run, carryon.Event{RunID: run.ID, Type: carryon.EventModelDelta, Data: b, CreatedAt: e.now()})
+	}
+	for c, err := range e.provider.Stream(ctx, req) {
+		if err != nil {
+			flush()
+			if _, named := model.AsError(err); !named {
+				err = fmt.Errorf("model %s: %w", e.provider.Name(), err)
+			}
+			return resp, deltas, err // a *model.Error names its provider itself
+		}
+		if first {
+			first = false
+			failpoint.Hit(failpoint.ModelCall)
+		}
+		if c.Delta != "" {
+			resp.Text += c.Delta
+			pending.WriteString(c.Delta)
+			if time.Since(last) >= e.cfg.DeltaEvery {
+				flush()
+			}
+		}
+		resp.ToolCalls = append(resp.ToolCalls, c.ToolCalls...)
+		if c.Usage != nil {
+			resp.Usage = *c.Usage
+		}
+		if c.FinishReason != "" {
+			resp.FinishReason = c.FinishReason
+		}
+	}
+	flush()
+	return resp, deltas, nil
+}
+
+// deltaData is the data of a model.delta event.
+type deltaData struct {
+	Step int    `json:"step"`
+	Text string `json:"text"`
+}
+
+// specs are the tools offered to the model in a run: the engine's, then the run's client tools.
+func (e *Engine) specs(run *carryon.Run) []model.ToolSpec {
+	var out []model.ToolSpec
+	for _, s := range e.tools.Specs() {
+		out = append(out, model.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
+	}
+	for _, t := range run.Tools {
+		params := t.Parameters
+		if len(params) == 0 {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		out = append(out, model.ToolSpec{Name: t.Name, Description: t.Description, Parameters: params})
+	}
+	return out
+}
+
+func assistantCall(resp model.Response) carryon.NewMessage {
+	calls := make([]carryon.ToolCall, len(resp.ToolCalls))
+	for i, c := range resp.ToolCalls {
+		calls[i] = carryon.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+	}
+	b, _ := json.Marshal(calls)
+	return carryon.NewMessage{Role: carryon.RoleAssistant, Content: resp.Text, ToolCalls: b}
+}

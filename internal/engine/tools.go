@@ -1,0 +1,323 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/failpoint"
+	"github.com/carryon-hub/carryon/internal/model"
+	"github.com/carryon-hub/carryon/internal/tool"
+)
+
+// maxResultBytes bounds a tool result kept in the journal and sent back to the model.
+const maxResultBytes = 64 << 10
+
+// NeedsApproval stops a run whose action was cut off and cannot be settled safely: a user must
+// decide whether to run it again, count it as done, or skip it.
+type NeedsApproval struct {
+	Action *carryon.Action
+	Reason string
+}
+
+func (e *NeedsApproval) Error() string {
+	return fmt.Sprintf("action %s (%s) needs a decision: %s", e.Action.ID, e.Action.Tool, e.Reason)
+}
+
+// NeedsOutputs stops a run whose model called client tools: the client runs them and posts their
+// outputs (runs.Service.SubmitToolOutputs); the journal keeps the calls waiting meanwhile.
+type NeedsOutputs struct {
+	Actions []*carryon.Action
+}
+
+func (e *NeedsOutputs) Error() string {
+	return fmt.Sprintf("the run waits for the outputs of %d client tool call(s)", len(e.Actions))
+}
+
+// approvalReason is why an action whose tool asks for approval waits.
+const approvalReason = "its tool asks for approval before every call"
+
+// plan turns the model's tool calls into the step's pending actions.
+func (e *Engine) plan(run *carryon.Run, step int, calls []model.ToolCall) []*carryon.Action {
+	now := e.now()
+	out := make([]*carryon.Action, len(calls))
+	for i, c := range calls {
+		a := &carryon.Action{
+			ID: carryon.NewID("act_"), RunID: run.ID, SessionID: run.SessionID, Step: step, Index: i,
+			Attempt: run.Attempt, CallID: c.ID, Tool: c.Name, Args: c.Arguments,
+			Effect: carryon.EffectUnsafe, Status: carryon.ActionPending,
+			IdempotencyKey: fmt.Sprintf("%s/%d/%d", run.ID, step, i), StartedAt: now,
+		}
+		if t, ok := e.tools.Get(c.Name); ok {
+			a.Effect = t.Effect()
+			if e.cfg.Approval != nil && e.cfg.Approval(c.Name) {
+				a.Approval = carryon.ApprovalRequired
+			}
+		} else if clientTool(run, c.Name) {
+			a.Executor = carryon.ExecutorClient
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// runTools settles the step's actions in order and returns the tool result messages. A pending
+// action runs. A finished one (from an earlier attempt) keeps its outcome. One left started by a
+// crash is settled by its effect class: read and idempotent calls run again (with the same
+// idempotency key), a reconcilable one asks its tool whether it took effect, an unsafe one
+// stops the run for a user's decision.
+//
+// Two kinds of call wait instead of running: a client tool's call is journaled waiting and the
+// others of the step go on, then the run stops for the client's outputs (*NeedsOutputs); a call
+// whose tool asks for approval is journaled waiting and the run stops there for a user's approval
+// (*NeedsApproval). Both are settled outside the run (runs.Service.SubmitToolOutputs, Approve),
+// which leaves them finished or pending (approved) for the next attempt.
+//
+// It also returns the working memory changes of the step: the patch of every update_working_memory
+// call that succeeded, in order, read from the journal (so a step resumed after a crash stages
+// the same changes). The tool only previews its change; CommitStep stores the changes with the
+// step's messages.
+func (e *Engine) runTools(ctx context.Context, hub Hub, run *carryon.Run, actions []*carryon.Action, emit emitFunc) ([]carryon.NewMessage, []json.RawMessage, error) {
+	var msgs []carryon.NewMessage
+	var outputs []*carryon.Action
+	staged := &stagedMemory{}
+	for _, a := range actions {
+		if err := context.Cause(ctx); ctx.Err() != nil {
+			return nil, nil, err // asked to stop or cut off between two calls: the rest stay pending
+		}
+		switch {
+		case a.Executor == carryon.ExecutorClient && (a.Status == carryon.ActionPending || a.Status == carryon.ActionWaiting):
+			if err := e.wait(ctx, hub, run, a); err != nil {
+				return nil, nil, err
+			}
+			outputs = append(outputs, a)
+			continue
+		case a.Approval == carryon.ApprovalRequired && (a.Status == carryon.ActionPending || a.Status == carryon.ActionWaiting):
+			if err := e.wait(ctx, hub, run, a); err != nil {
+				return nil, nil, err
+			}
+			return nil, nil, &NeedsApproval{Action: a, Reason: approvalReason}
+		case a.Status == carryon.ActionPending:
+			if err := e.execute(ctx, hub, run, a, staged, emit); err != nil {
+				return nil, nil, err
+			}
+		case a.Status == carryon.ActionStarted:
+			if err := e.settle(ctx, hub, run, a, staged, emit); err != nil {
+				return nil, nil, err
+			}
+		case a.Status == carryon.ActionUnknown:
+			return nil, nil, &NeedsApproval{Action: a, Reason: "its outcome is unknown"}
+		}
+		staged.add(a)
+		msgs = append(msgs, carryon.NewMessage{Role: carryon.RoleTool, Content: resultText(a), ToolCallID: a.CallID, Name: a.Tool})
+	}
+	if len(outputs) > 0 {
+		return nil, nil, &NeedsOutputs{Actions: outputs}
+	}
+	return msgs, staged.patches, nil
+}
+
+// wait journals a call as waiting (for a client's output or a user's approval) unless it already is.
+func (e *Engine) wait(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action) error {
+	if a.Status == carryon.ActionWaiting {
+		return nil
+	}
+	a.Status, a.Attempt = carryon.ActionWaiting, run.Attempt
+	if _, err := hub.FinishAction(ctx, run, a); err != nil {
+		return fmt.Errorf("journal tool call %s as waiting: %w", a.Tool, err)
+	}
+	return nil
+}
+
+// clientTool says whether the run declared a client tool of that name.
+func clientTool(run *carryon.Run, name string) bool {
+	for _, t := range run.Tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// settle decides an action that a crash left started.
+func (e *Engine) settle(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, staged *stagedMemory, emit emitFunc) error {
+	t, ok := e.tools.Get(a.Tool)
+	if !ok {
+		return &NeedsApproval{Action: a, Reason: "its tool is no longer available"}
+	}
+	switch t.Effect() {
+	case carryon.EffectRead, carryon.EffectIdempotent:
+		return e.execute(ctx, hub, run, a, staged, emit)
+	case carryon.EffectReconcilable:
+		r, ok := t.(tool.Reconciler)
+		if !ok {
+			break
+		}
+		outcome, err := r.Reconcile(ctx, e.call(hub, run, a, staged))
+		switch {
+		case err == nil && outcome == tool.Applied:
+			now := e.now()
+			a.Status, a.Result, a.FinishedAt, a.Attempt = carryon.ActionSucceeded, "done (completed before an interruption; the result was checked)", &now, run.Attempt
+			evs, err := hub.FinishAction(ctx, run, a)
+			if err != nil {
+				return err
+			}
+			return emit(evs)
+		case err == nil && outcome == tool.NotApplied:
+			return e.execute(ctx, hub, run, a, staged, emit)
+		}
+		return &NeedsApproval{Action: a, Reason: "it was cut off and its tool cannot tell whether it took effect"}
+	}
+	return &NeedsApproval{Action: a, Reason: "it was cut off and is not safe to run again"}
+}
+
+// execute journals the action as started, runs it and journals the outcome. A failing tool is
+// not a failing run: the model gets the error and may correct itself.
+//
+// A user's stop (cancel, interrupt) does not cut a tool call off: the call finishes and its outcome
+// is journaled before the run stops. Losing the run (fencing) or a shutdown does cut it off; the
+// journal then keeps it started for the next attempt to settle.
+func (e *Engine) execute(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, staged *stagedMemory, emit emitFunc) error {
+	ctx, span := e.cfg.Telemetry.StartTool(ctx, a, e.describe(a.Tool))
+	err := e.executeTraced(ctx, hub, run, a, staged, emit)
+	span.End(a, err)
+	return err
+}
+
+// describe is the description of a tool of the engine, or "".
+func (e *Engine) describe(name string) string {
+	if t, ok := e.tools.Get(name); ok {
+		return t.Description()
+	}
+	return ""
+}
+
+// executeTraced is execute inside its span.
+func (e *Engine) executeTraced(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, staged *stagedMemory, emit emitFunc) error {
+	a.Status, a.Attempt, a.StartedAt = carryon.ActionStarted, run.Attempt, e.now()
+	evs, err := hub.StartAction(ctx, run, a)
+	if err != nil {
+		return fmt.Errorf("journal tool call %s: %w", a.Tool, err)
+	}
+	if err := emit(evs); err != nil {
+		return err
+	}
+	failpoint.Hit(failpoint.ActionStarted)
+	tctx, done := toolContext(ctx)
+	defer done()
+	res, err := e.tools.Invoke(tctx, a.Tool, e.call(hub, run, a, staged))
+	if tctx.Err() != nil {
+		return context.Cause(tctx) // cut off: the journal keeps it started for recovery to settle
+	}
+	failpoint.Hit(failpoint.ActionRan)
+	now := e.now()
+	a.FinishedAt = &now
+	a.FingerprintBefore, a.FingerprintAfter = res.FingerprintBefore, res.FingerprintAfter
+	if err != nil {
+		a.Status, a.Error, a.Result = carryon.ActionFailed, clip(err.Error()), ""
+	} else {
+		a.Status, a.Result, a.Error = carryon.ActionSucceeded, clip(res.Content), ""
+	}
+	evs, err = hub.FinishAction(tctx, run, a)
+	if err != nil {
+		return fmt.Errorf("journal tool result %s: %w", a.Tool, err)
+	}
+	failpoint.Hit(failpoint.ActionFinished)
+	return emit(evs)
+}
+
+// toolContext is ctx for a tool call, minus a user's stop: cancelled with ctx's cause unless that
+// cause is an *ErrStopped, so a cancel or an interrupt lets the call finish and be journaled.
+func toolContext(ctx context.Context) (context.Context, func()) {
+	tctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		var stopped *ErrStopped
+		if cause := context.Cause(ctx); !errors.As(cause, &stopped) {
+			cancel(cause)
+		}
+	})
+	return tctx, func() { stop(); cancel(nil) }
+}
+
+func (e *Engine) call(hub Hub, run *carryon.Run, a *carryon.Action, staged *stagedMemory) tool.Call {
+	return tool.Call{
+		Args: a.Args, SessionID: run.SessionID, RunID: run.ID, IdempotencyKey: a.IdempotencyKey,
+		Workspace: e.Workspace(run.SessionID), WorkingMemory: workingMemoryEditor{hub: hub, run: run, staged: staged},
+		OwnerID: run.OwnerID, LongTerm: e.cfg.LongTerm,
+		Fence: tool.Fence{RunID: run.ID, Attempt: run.Attempt},
+	}
+}
+
+// resultText is what the model sees of an action's outcome.
+func resultText(a *carryon.Action) string {
+	switch {
+	case a.Status == carryon.ActionFailed:
+		return "error: " + a.Error
+	case a.Result == "":
+		return "(no output)"
+	}
+	return a.Result
+}
+
+// clip makes s storable text (see storable) and bounds it to maxResultBytes, cutting on a rune
+// boundary.
+func clip(s string) string {
+	s = storable(s)
+	if len(s) <= maxResultBytes {
+		return s
+	}
+	cut := maxResultBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "\n…(truncated)"
+}
+
+// storable makes text from a model or a tool fit carryon's text rule (valid UTF-8 without NUL):
+// invalid bytes and NUL characters become U+FFFD, so odd output never fails the run's writes.
+func storable(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// workingMemoryTool is the built-in tool whose changes the step stages (tool.UpdateWorkingMemory).
+const workingMemoryTool = "update_working_memory"
+
+// stagedMemory holds the working memory changes of one step, in the order of its calls.
+type stagedMemory struct {
+	patches []json.RawMessage
+}
+
+// add stages the change of a, if a is an update_working_memory call of the engine's tool that
+// succeeded: its arguments' patch.
+func (m *stagedMemory) add(a *carryon.Action) {
+	if a.Tool != workingMemoryTool || a.Executor == carryon.ExecutorClient || a.Status != carryon.ActionSucceeded {
+		return
+	}
+	var args struct {
+		Patch json.RawMessage `json:"patch"`
+	}
+	if json.Unmarshal(a.Args, &args) == nil && len(args.Patch) > 0 {
+		m.patches = append(m.patches, args.Patch)
+	}
+}
+
+// workingMemoryEditor lets the update_working_memory tool change the working memory for the run:
+// the change is previewed over the step's earlier ones and returned to the model; the step's
+// checkpoint stores it (runTools reads it back from the journaled call).
+type workingMemoryEditor struct {
+	hub    Hub
+	run    *carryon.Run
+	staged *stagedMemory
+}
+
+func (m workingMemoryEditor) PatchWorkingMemory(ctx context.Context, patch json.RawMessage) (carryon.WorkingMemory, error) {
+	var patches []json.RawMessage
+	if m.staged != nil {
+		patches = append(patches, m.staged.patches...)
+	}
+	return m.hub.WorkingMemoryPreview(ctx, m.run, append(patches, patch))
+}

@@ -1,0 +1,218 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/wire"
+)
+
+// AuthKind says who may call a route.
+type AuthKind int
+
+// Kinds of authentication a route needs.
+const (
+	// AuthPublic routes need no credentials (health, readiness, metrics, the OpenAPI document).
+	AuthPublic AuthKind = iota
+	// AuthUser routes need a valid API key; the key's user is the caller.
+	AuthUser
+	// AuthAdmin routes need the API key of an admin user.
+	AuthAdmin
+)
+
+// String returns "public", "user" or "admin".
+func (k AuthKind) String() string {
+	switch k {
+	case AuthPublic:
+		return "public"
+	case AuthUser:
+		return "user"
+	case AuthAdmin:
+		return "admin"
+	}
+	return "unknown"
+}
+
+// Param is a query parameter a route accepts. Any other query parameter is refused with 400.
+type Param struct {
+	Name        string
+	Type        string // "string" or "integer"
+	Description string
+	Required    bool
+	Min, Max    int64    // bounds of an integer parameter
+	Enum        []string // allowed values of a string parameter
+}
+
+// Route is one entry of the route table: how it is matched, who may call it, what it reads and
+// answers (for the OpenAPI document) and the handler maker that serves it.
+type Route struct {
+	// Method and Pattern form the net/http pattern "Method Pattern"; Pattern is a path with
+	// wildcards such as /v1/sessions/{id}.
+	Method, Pattern string
+	Auth            AuthKind
+	// SessionScoped routes have the id of a session in {id}.
+	SessionScoped bool
+	// Write routes take Idempotency-Key (request_id): a repeat answers the first answer.
+	// Versioned write routes also take If-Match (expected_version): they write an existing
+	// session, which has a version. A route refuses either header it does not take with 400
+	// (checkControls), so a write control is never silently ignored.
+	Write, Versioned bool
+	Summary          string
+	// Status is the status of a successful answer.
+	Status int
+	Query  []Param
+	// Request is a value of the request body type, or nil when the route reads no body;
+	// BodyOptional allows an empty body (every field is optional).
+	Request      any
+	BodyOptional bool
+	// Response is a value of the answer body type, or nil for an answer without a body.
+	Response any
+	handler  func(*server) http.HandlerFunc
+}
+
+// RouteInfo describes one registered route, for tests and documentation.
+type RouteInfo struct {
+	Method, Pattern string
+	Auth            AuthKind
+	SessionScoped   bool
+	// Write and Versioned are the route's: a write route takes Idempotency-Key (request_id), a
+	// versioned one If-Match (expected_version) as well.
+	Write, Versioned bool
+	Summary          string
+}
+
+// Routes lists every route the server registers.
+func Routes() []RouteInfo {
+	var out []RouteInfo
+	for _, rt := range routeTable() {
+		out = append(out, RouteInfo{Method: rt.Method, Pattern: rt.Pattern, Auth: rt.Auth, SessionScoped: rt.SessionScoped,
+			Write: rt.Write, Versioned: rt.Versioned, Summary: rt.Summary})
+	}
+	return out
+}
+
+// Query parameters shared by several routes: every listing pages with limit and cursor.
+var (
+	paramLimit  = Param{Name: "limit", Type: "integer", Min: 1, Max: carryon.MaxMessageWindow, Description: "page size (default 50)"}
+	paramCursor = Param{Name: "cursor", Type: "string", Description: "next_cursor of the previous page (opaque)"}
+)
+
+// routeTable is every route of the API. It is a function, not a variable, so handlers may refer to
+// it (the OpenAPI document is generated from it).
+func routeTable() []Route {
+	sess := func(rt Route) Route { rt.Auth, rt.SessionScoped = AuthUser, true; return rt }
+	write := func(rt Route) Route { rt.Write, rt.Versioned = true, true; return rt }
+	retry := func(rt Route) Route { rt.Write = true; return rt } // a write of something without a version
+	return []Route{
+		// Sessions.
+		retry(Route{Method: "POST", Pattern: "/v1/sessions", Auth: AuthUser, Status: 201, Summary: "Create a session",
+			Request: carryon.NewSession{}, BodyOptional: true, Response: carryon.Session{}, handler: (*server).handleSessionCreate}),
+		{Method: "GET", Pattern: "/v1/sessions", Auth: AuthUser, Status: 200, Summary: "List the caller's sessions, newest first (by creation, so paging never skips one)",
+			Query: []Param{{Name: "status", Type: "string", Enum: []string{"active", "closed", "expired"}, Description: "only sessions in this status"},
+				{Name: "external_id", Type: "string", Description: "only the session with this external id (a page of at most one)"}, paramLimit, paramCursor},
+			Response: carryon.SessionPage{}, handler: (*server).handleSessionList},
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}", Status: 200, Summary: "Get a session with its working memory and last messages",
+			Query:    []Param{{Name: "messages", Type: "integer", Min: 0, Max: carryon.MaxMessageWindow, Description: "how many of the last messages to include (default 20, 0 for none)"}},
+			Response: carryon.SessionView{}, handler: (*server).handleSessionGet}),
+		sess(write(Route{Method: "PATCH", Pattern: "/v1/sessions/{id}", Status: 200, Summary: "Change title, metadata or idle TTL",
+			Request: carryon.SessionUpdate{}, Response: carryon.Session{}, handler: (*server).handleSessionUpdate})),
+		sess(write(Route{Method: "POST", Pattern: "/v1/sessions/{id}/close", Status: 200, Summary: "Close a session: writes stop, history stays",
+			Request: carryon.WriteOptions{}, BodyOptional: true, Response: carryon.Session{}, handler: (*server).handleSessionClose})),
+		sess(write(Route{Method: "POST", Pattern: "/v1/sessions/{id}/restore", Status: 200, Summary: "Reopen a closed or expired session",
+			Request: carryon.WriteOptions{}, BodyOptional: true, Response: carryon.Session{}, handler: (*server).handleSessionRestore})),
+		sess(write(Route{Method: "DELETE", Pattern: "/v1/sessions/{id}", Status: 204, Summary: "Delete a session and everything in it",
+			Request: carryon.WriteOptions{}, BodyOptional: true, handler: (*server).handleSessionDelete})),
+		sess(write(Route{Method: "POST", Pattern: "/v1/sessions/{id}/fork", Status: 201, Summary: "Fork a session (copy on write) as it is now or at an earlier version",
+			Request: carryon.ForkInput{}, BodyOptional: true, Response: carryon.Session{}, handler: (*server).handleSessionFork})),
+		// Messages.
+		sess(write(Route{Method: "POST", Pattern: "/v1/sessions/{id}/messages", Status: 201, Summary: "Append messages",
+			Request: wire.AppendRequest{}, Response: carryon.AppendResult{}, handler: (*server).handleMessagesAppend})),
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/messages", Status: 200, Summary: "Page through messages, oldest first",
+			Query: []Param{paramLimit, paramCursor,
+				{Name: "after_seq", Type: "integer", Min: 0, Max: 1<<53 - 1, Description: "only messages after this seq (an alias of cursor)"},
+				{Name: "before_seq", Type: "integer", Min: 1, Max: 1<<53 - 1, Description: "page backwards: the last messages before this seq, oldest first; next_cursor is then the next before_seq"},
+				{Name: "include_deleted", Type: "string", Enum: []string{"true", "false"}, Description: "true: list the tombstones of deleted messages too, in the seq range the page covers (deleted: true, the message's role and kind, the version and created_at of the delete, no content); they do not count against limit"}},
+			Response: carryon.MessagePage{}, handler: (*server).handleMessagesList}),
+		sess(write(Route{Method: "DELETE", Pattern: "/v1/sessions/{id}/messages/{seq}", Status: 200, Summary: "Delete one message: a tombstone hides it from reads and the model's context (forks made before keep it)",
+			Request: carryon.WriteOptions{}, BodyOptional: true, Response: carryon.Session{}, handler: (*server).handleMessageDelete})),
+		// Working memory.
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/memory", Status: 200, Summary: "Get the working memory",
+			Response: carryon.WorkingMemoryState{}, handler: (*server).handleWorkingMemoryGet}),
+		sess(write(Route{Method: "PATCH", Pattern: "/v1/sessions/{id}/memory", Status: 200, Summary: "Change the working memory with a JSON Merge Patch (RFC 7396)",
+			Request: wire.WorkingMemoryPatchRequest{}, Response: carryon.WorkingMemoryState{}, handler: (*server).handleWorkingMemoryPatch})),
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/memory/history", Status: 200, Summary: "List working memory revisions, newest first",
+			Query: []Param{paramLimit, paramCursor,
+				{Name: "before", Type: "integer", Min: 1, Max: 1<<53 - 1, Description: "only revisions before this memory_version (an alias of cursor)"}},
+			Response: carryon.RevisionPage{}, handler: (*server).handleWorkingMemoryHistory}),
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/memory/diff", Status: 200, Summary: "Compare two working memory revisions",
+			Query: []Param{
+				{Name: "from", Type: "integer", Required: true, Min: 0, Max: 1<<53 - 1, Description: "the older memory_version"},
+				{Name: "to", Type: "integer", Required: true, Min: 0, Max: 1<<53 - 1, Description: "the newer memory_version"}},
+			Response: carryon.WorkingMemoryDiff{}, handler: (*server).handleWorkingMemoryDiff}),
+		// Context, runs and the short path.
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/context", Status: 200, Summary: "What the context builder would send the model now, with tokens per part",
+			Response: carryon.ContextPreview{}, handler: (*server).handleContext}),
+		sess(write(Route{Method: "POST", Pattern: "/v1/sessions/{id}/runs", Status: 202, Summary: "Start a run with a user message (with Accept: text/event-stream, its events as SSE)",
+			Request: carryon.NewRun{}, Response: carryon.Run{}, handler: (*server).handleRunStart})),
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/runs", Status: 200, Summary: "List a session's runs, newest first",
+			Query: []Param{paramLimit, paramCursor}, Response: carryon.RunPage{}, handler: (*server).handleRunList}),
+		{Method: "GET", Pattern: "/v1/runs/{id}", Auth: AuthUser, Status: 200, Summary: "Get a run",
+			Response: carryon.Run{}, handler: (*server).handleRunGet},
+		{Method: "GET", Pattern: "/v1/runs/{id}/events", Auth: AuthUser, Status: 200, Summary: "The run's events as Server-Sent Events, resumable with Last-Event-ID",
+			Query: []Param{{Name: "after", Type: "integer", Min: 0, Max: 1<<53 - 1, Description: "only events after this seq (Last-Event-ID wins)"},
+				{Name: "follow", Type: "string", Enum: []string{"true", "false"}, Description: "false: end the stream after the events stored so far instead of following the run to its end (default true)"}},
+			handler: (*server).handleRunEvents},
+		{Method: "GET", Pattern: "/v1/runs/{id}/actions", Auth: AuthUser, Status: 200, Summary: "The run's tool journal, in order",
+			Query: []Param{paramLimit, paramCursor}, Response: ActionList{}, handler: (*server).handleRunActions},
+		retry(Route{Method: "POST", Pattern: "/v1/runs/{id}/cancel", Auth: AuthUser, Status: 200, Summary: "Cancel a run (it stops at its next checkpoint)",
+			Request: carryon.RetryOptions{}, BodyOptional: true, Response: carryon.Run{}, handler: (*server).handleRunCancel}),
+		retry(Route{Method: "POST", Pattern: "/v1/runs/{id}/approve", Auth: AuthUser, Status: 200, Summary: "Decide an action a waiting run stopped on (approve or reject a call that asks for approval; rerun, mark_done or skip one cut off by a crash); the run continues",
+			Request: carryon.Approval{}, Response: carryon.Run{}, handler: (*server).handleRunApprove}),
+		retry(Route{Method: "POST", Pattern: "/v1/runs/{id}/tool_outputs", Auth: AuthUser, Status: 200, Summary: "Answer every client tool call a requires_action run waits for; the run continues",
+			Request: carryon.ToolOutputs{}, Response: carryon.Run{}, handler: (*server).handleRunToolOutputs}),
+		write(Route{Method: "POST", Pattern: "/v1/chat", Auth: AuthUser, Status: 200, Summary: "Send a message to a session (made when no id is given), wait for the run, answer the reply",
+			Request: carryon.ChatInput{}, Response: carryon.ChatResult{}, handler: (*server).handleChat}),
+		// Long-term memory: the caller's own items only.
+		write(Route{Method: "PUT", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 200, Summary: "Remember a JSON value under a namespace and key (replaces what was there; If-Match or expected_version: only at that item version, 0 for none yet)",
+			Request: carryon.LongTermPut{}, Response: carryon.LongTermItem{}, handler: (*server).handleLongTermPut}),
+		{Method: "GET", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 200, Summary: "Get a long-term memory item",
+			Response: carryon.LongTermItem{}, handler: (*server).handleLongTermItemGet},
+		write(Route{Method: "DELETE", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 204, Summary: "Forget a long-term memory item (If-Match or expected_version: only at that item version)",
+			Request: carryon.WriteOptions{}, BodyOptional: true, handler: (*server).handleLongTermDelete}),
+		{Method: "GET", Pattern: "/v1/memories", Auth: AuthUser, Status: 200, Summary: "List the caller's long-term memory by namespace and key",
+			Query:    []Param{{Name: "namespace", Type: "string", Description: "only this namespace and the namespaces under it (segment by segment)"}, paramLimit, paramCursor},
+			Response: carryon.LongTermPage{}, handler: (*server).handleLongTermList},
+		{Method: "POST", Pattern: "/v1/memories/search", Auth: AuthUser, Status: 200, Summary: "Search the caller's long-term memory, most relevant first, a page at a time",
+			Request: carryon.LongTermSearch{}, Response: carryon.LongTermResults{}, handler: (*server).handleLongTermSearch},
+		// Agent profiles.
+		{Method: "GET", Pattern: "/v1/agents", Auth: AuthUser, Status: 200, Summary: "List the agent profiles a caller may use (provider, model, tools with effect classes and approvals, digest; never a secret)",
+			Response: carryon.AgentList{}, handler: (*server).handleAgents},
+		// Users and keys.
+		{Method: "GET", Pattern: "/v1/me", Auth: AuthUser, Status: 200, Summary: "The caller",
+			Response: carryon.User{}, handler: (*server).handleMe},
+		{Method: "POST", Pattern: "/v1/users", Auth: AuthAdmin, Status: 201, Summary: "Create a user and a first key (the secret is shown once)",
+			Request: carryon.NewUser{}, Response: wire.CreateUserResponse{}, handler: (*server).handleUserCreate},
+		{Method: "GET", Pattern: "/v1/users", Auth: AuthAdmin, Status: 200, Summary: "List users by name",
+			Query: []Param{paramLimit, paramCursor}, Response: wire.UserList{}, handler: (*server).handleUserList},
+		{Method: "GET", Pattern: "/v1/users/{id}", Auth: AuthAdmin, Status: 200, Summary: "Get a user by id or name",
+			Response: carryon.User{}, handler: (*server).handleUserGet},
+		{Method: "DELETE", Pattern: "/v1/users/{id}", Auth: AuthAdmin, Status: 200,
+			Summary:  "Forget a user (by id or name) and everything of theirs: sessions, runs, workspaces, long-term memory, request ids, keys; answers the receipt. Given the id of a user whose forgetting was cut off, continues it",
+			Response: carryon.ForgetReceipt{}, handler: (*server).handleUserForget},
+		{Method: "POST", Pattern: "/v1/users/{id}/keys", Auth: AuthAdmin, Status: 201, Summary: "Create another key for a user (by id or name)",
+			Response: wire.CreateKeyResponse{}, handler: (*server).handleKeyCreate},
+		{Method: "GET", Pattern: "/v1/users/{id}/keys", Auth: AuthAdmin, Status: 200, Summary: "List a user's keys (by id or name), oldest first",
+			Query: []Param{paramLimit, paramCursor}, Response: wire.KeyList{}, handler: (*server).handleKeyList},
+		retry(Route{Method: "DELETE", Pattern: "/v1/keys/{id}", Auth: AuthAdmin, Status: 204, Summary: "Revoke a key",
+			Request: carryon.RetryOptions{}, BodyOptional: true, handler: (*server).handleKeyRevoke}),
+		// Operations.
+		{Method: "GET", Pattern: "/healthz", Auth: AuthPublic, Status: 200, Summary: "Liveness: the process answers",
+			Response: wire.Health{}, handler: (*server).handleHealth},
+		{Method: "GET", Pattern: "/readyz", Auth: AuthPublic, Status: 200, Summary: "Readiness: the database answers",
+			Response: wire.Health{}, handler: (*server).handleReady},
+		{Method: "GET", Pattern: "/metrics", Auth: AuthPublic, Status: 200, Summary: "Prometheus metrics (text exposition format)",
+			handler: (*server).handleMetrics},
+		{Method: "GET", Pattern: "/openapi.json", Auth: AuthPublic, Status: 200, Summary: "This API as an OpenAPI 3.1 document",
+			handler: (*server).handleOpenAPI},
+	}
+}

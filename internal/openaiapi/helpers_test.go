@@ -1,0 +1,90 @@
+package openaiapi_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/httpapi"
+	"github.com/carryon-hub/carryon/internal/openaiapi"
+	"github.com/carryon-hub/carryon/internal/runs"
+	"github.com/carryon-hub/carryon/internal/sessions"
+	"github.com/carryon-hub/carryon/internal/users"
+	"github.com/carryon-hub/carryon/store/sqlite"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// env is a real server (SQLite file, the hub services, a run manager whose model is the fake
+// of responses_helpers_test.go, httpapi with the Conversations and Responses APIs mounted) and
+// two users' keys.
+type env struct {
+	url              string
+	sessions         *sessions.Service
+	runs             *runs.Service
+	model            *fakeModel
+	aliceKey, bobKey string
+	alice            context.Context
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	data := t.TempDir()
+	db, err := sqlite.Open(context.Background(), filepath.Join(data, "carryon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e := &env{sessions: sessions.New(db, sessions.Config{Agents: profiles{}}), model: &fakeModel{}}
+	e.runs = startRuns(t, db, e.sessions, e.model, data)
+	us := users.New(db, nil)
+	trusted := carryon.NewTrustedContext(context.Background())
+	var alice *carryon.User
+	if alice, e.aliceKey, err = us.CreateUser(trusted, carryon.NewUser{Name: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, e.bobKey, err = us.CreateUser(trusted, carryon.NewUser{Name: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	e.alice = carryon.NewContextWithUser(context.Background(), alice)
+	srv := httptest.NewServer(httpapi.NewServer(httpapi.Config{
+		Sessions: e.sessions, Users: us,
+		Runs:  e.runs,
+		Doors: []httpapi.FrontDoor{openaiapi.New(openaiapi.Config{Sessions: e.sessions, Runs: e.runs, Agents: profiles{}})},
+	}))
+	t.Cleanup(srv.Close)
+	e.url = srv.URL
+	return e
+}
+
+// client is the official OpenAI Go client pointed at the server with key; it does not retry, so
+// that every answer is the server's first.
+func (e *env) client(key string) *openai.Client {
+	c := openai.NewClient(option.WithBaseURL(e.url+"/v1/"), option.WithAPIKey(key), option.WithMaxRetries(0))
+	return &c
+}
+
+// wantAPIError checks that err is the SDK's *openai.Error with status and code.
+func wantAPIError(t *testing.T, err error, status int, code string) *openai.Error {
+	t.Helper()
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) {
+		t.Fatalf("error = %v (%T), want an *openai.Error with status %d", err, err, status)
+	}
+	if apiErr.StatusCode != status || apiErr.Code != code || apiErr.Message == "" || apiErr.Type == "" {
+		t.Fatalf("error = status %d, code %q, type %q, message %q; want status %d, code %q", apiErr.StatusCode, apiErr.Code, apiErr.Type, apiErr.Message, status, code)
+	}
+	return apiErr
+}
+
+// header returns the response header of an SDK error.
+func header(e *openai.Error) http.Header {
+	if e.Response == nil {
+		return nil
+	}
+	return e.Response.Header
+}

@@ -1,0 +1,299 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/engine"
+	"github.com/carryon-hub/carryon/internal/failpoint"
+	"github.com/carryon-hub/carryon/internal/sessions"
+	"github.com/carryon-hub/carryon/internal/store"
+	"github.com/carryon-hub/carryon/internal/telemetry"
+)
+
+// hub implements engine.Hub for one attempt of a run: every write checks, in its transaction,
+// that the run is still running at this attempt, so a runner that lost the run cannot write, and
+// stores the events that report the change in the same transaction (on PostgreSQL the NOTIFY
+// that wakes other instances' followers rides in it too). The followers in this process are
+// woken once it committed.
+type hub struct {
+	s       *Service
+	attempt int
+	span    *telemetry.RunSpan // the attempt's span, told the session versions the run writes
+
+	mu   sync.Mutex
+	last int64 // the seq of the last event this attempt knows stored: its previews follow it
+}
+
+var _ engine.Hub = (*hub)(nil)
+
+func (h *hub) fence(run *carryon.Run) *carryon.RunFence {
+	return &carryon.RunFence{RunID: run.ID, Attempt: h.attempt}
+}
+
+// fenced runs fn in a write transaction after checking the fence; fn gets the stored run and an
+// events to store its events with.
+func (h *hub) fenced(ctx context.Context, run *carryon.Run, fn func(tx store.Tx, r *carryon.Run, ev *events) error) ([]carryon.Event, error) {
+	var ev *events
+	err := h.s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		now := h.s.now()                         // read under the write lock, so commit order and times agree
+		ev = &events{tx: tx, run: run, now: now} // fn may run again: start over
+		r, err := h.check(ctx, tx, run)
+		if err != nil {
+			return err
+		}
+		return fn(tx, r, ev)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return h.stored(run, ev), nil
+}
+
+// written runs a session write of the run (sessions.Write with the run's fence, which checks the
+// attempt in the transaction); fn stores its events with ev.
+func (h *hub) written(ctx context.Context, run *carryon.Run, op string, fn func(tx store.Tx, sess *carryon.Session, ev *events) error) ([]carryon.Event, error) {
+	var ev *events
+	_, err := sessions.Write(ctx, h.s.sess, op, run.SessionID, "", nil, func(tx store.Tx, own string, now time.Time) (struct{}, error) {
+		ev = &events{tx: tx, run: run, now: now}
+		sess, err := sessions.LoadWritable(ctx, tx, own, run.SessionID, nil, h.fence(run), now)
+		if err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, fn(tx, sess, ev)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return h.stored(run, ev), nil
+}
+
+// stored is what happens once a write and its events committed: the followers here are woken, the
+// attempt's span learns the session version of its messages, and the last seq moves on.
+func (h *hub) stored(run *carryon.Run, ev *events) []carryon.Event {
+	if len(ev.out) == 0 {
+		return nil
+	}
+	h.mu.Lock()
+	h.last = max(h.last, ev.out[len(ev.out)-1].Seq)
+	h.mu.Unlock()
+	h.s.previews.clear(run.ID, h.attempt) // stored now, with this write or an earlier one
+	h.s.notify.local(run.ID)
+	for _, e := range ev.out {
+		if e.Type == carryon.EventMessageAppended && h.span != nil {
+			var res struct {
+				Version int64 `json:"version"`
+			}
+			if json.Unmarshal(e.Data, &res) == nil {
+				h.span.SessionVersion(res.Version)
+			}
+		}
+	}
+	return ev.out
+}
+
+// events stores the events of one write transaction of the run.
+type events struct {
+	tx  store.Tx
+	run *carryon.Run
+	now time.Time
+	out []carryon.Event
+}
+
+// add stores an event of type typ with data (JSON bytes as they are, anything else encoded).
+func (ev *events) add(ctx context.Context, typ carryon.EventType, data any) error {
+	b, ok := data.(json.RawMessage)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(data); err != nil {
+			return fmt.Errorf("encode event %s: %w", typ, err)
+		}
+	}
+	e := carryon.Event{RunID: ev.run.ID, Type: typ, Data: b, CreatedAt: ev.now}
+	if err := ev.tx.AppendEvent(ctx, ev.run.OwnerID, &e); err != nil {
+		return fmt.Errorf("store event %s: %w", typ, err)
+	}
+	ev.out = append(ev.out, e)
+	return nil
+}
+
+// deltas stores a model call's deltas.
+func (ev *events) deltas(ctx context.Context, deltas []json.RawMessage) error {
+	for _, d := range deltas {
+		if err := ev.add(ctx, carryon.EventModelDelta, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *hub) check(ctx context.Context, tx store.Tx, run *carryon.Run) (*carryon.Run, error) {
+	r, err := tx.GetRun(ctx, run.OwnerID, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	if r.Attempt != h.attempt || r.Status != carryon.RunRunning {
+		h.s.log.Warn("refused a write of a fenced-off runner", "run", run.ID, "attempt", h.attempt, "current_attempt", r.Attempt, "status", r.Status)
+		return nil, carryon.Errorf(carryon.EFENCED, "run %s is at attempt %d (%s); a write of attempt %d is refused", r.ID, r.Attempt, r.Status, h.attempt)
+	}
+	return r, nil
+}
+
+func (h *hub) AppendMessages(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) ([]carryon.Event, error) {
+	return h.written(ctx, run, "run.summary", func(tx store.Tx, sess *carryon.Session, ev *events) error {
+		res, err := sessions.AppendInTx(ctx, tx, sess, msgs, run.ID, "", ev.now)
+		if err != nil {
+			return err
+		}
+		return ev.add(ctx, carryon.EventMessageAppended, res)
+	})
+}
+
+func (h *hub) WorkingMemoryPreview(ctx context.Context, run *carryon.Run, patches []json.RawMessage) (carryon.WorkingMemory, error) {
+	st, err := h.s.sess.GetWorkingMemory(ctx, run.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return sessions.PreviewWorkingMemory(st.WorkingMemory, patches...)
+}
+
+func (h *hub) PlanStep(ctx context.Context, run *carryon.Run, p engine.Plan) ([]carryon.Event, error) {
+	return h.written(ctx, run, "run.plan", func(tx store.Tx, sess *carryon.Session, ev *events) error {
+		if err := ev.deltas(ctx, p.Deltas); err != nil {
+			return err
+		}
+		res, err := sessions.AppendInTx(ctx, tx, sess, []carryon.NewMessage{p.Assistant}, run.ID, "", ev.now)
+		if err != nil {
+			return err
+		}
+		for _, a := range p.Actions {
+			if err := tx.InsertAction(ctx, run.OwnerID, a); err != nil {
+				return err
+			}
+		}
+		return ev.add(ctx, carryon.EventMessageAppended, res)
+	})
+}
+
+func (h *hub) StepActions(ctx context.Context, run *carryon.Run, step int) ([]*carryon.Action, error) {
+	var out []*carryon.Action
+	err := h.s.st.Read(ctx, func(tx store.Tx) error {
+		var err error
+		out, err = tx.StepActions(ctx, run.OwnerID, run.ID, step)
+		return err
+	})
+	return out, err
+}
+
+// StartAction journals the call as started and renews the run's lease in the same fenced
+// transaction: an effect starts only while this attempt holds the run, with a whole lease ahead of
+// it (never in the last moments of a lease that a paused heartbeat failed to renew).
+func (h *hub) StartAction(ctx context.Context, run *carryon.Run, a *carryon.Action) ([]carryon.Event, error) {
+	return h.fenced(ctx, run, func(tx store.Tx, r *carryon.Run, ev *events) error {
+		lease := ev.now.Add(h.s.cfg.LeaseTTL)
+		r.LeaseExpiresAt, r.UpdatedAt = &lease, ev.now
+		if err := tx.UpdateRun(ctx, r, h.attempt); err != nil {
+			return err
+		}
+		if err := tx.UpdateAction(ctx, run.OwnerID, a); err != nil {
+			return err
+		}
+		return ev.add(ctx, carryon.EventToolStarted, a)
+	})
+}
+
+func (h *hub) FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) ([]carryon.Event, error) {
+	return h.fenced(ctx, run, func(tx store.Tx, _ *carryon.Run, ev *events) error {
+		if err := tx.UpdateAction(ctx, run.OwnerID, a); err != nil {
+			return err
+		}
+		if a.Status == carryon.ActionWaiting {
+			return nil // the run's end (requires_action, waiting_approval) reports it
+		}
+		return ev.add(ctx, carryon.EventToolFinished, a)
+	})
+}
+
+// CommitStep stores the step's checkpoint in one transaction: a final answer's deltas, the working
+// memory changes of the step (one revision each, in order), then its messages (which move the
+// session to the version the revisions name), then the run's step, usage and reply, with their
+// events (memory.updated once, with the memory as the step left it; message.appended).
+func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, c engine.Commit) ([]carryon.Event, error) {
+	return h.written(ctx, run, "run.commit", func(tx store.Tx, sess *carryon.Session, ev *events) error {
+		if err := ev.deltas(ctx, c.Deltas); err != nil {
+			return err
+		}
+		var wm *carryon.WorkingMemoryState
+		for _, p := range c.Patches {
+			st, changed, err := sessions.PatchWorkingMemoryInTx(ctx, tx, sess, p, run.ID, ev.now)
+			if err != nil {
+				return fmt.Errorf("apply the step's working memory change: %w", err)
+			}
+			if changed {
+				wm = st
+			}
+		}
+		if len(c.Patches) > 0 {
+			failpoint.Hit(failpoint.StepPatched)
+		}
+		res, err := sessions.AppendInTx(ctx, tx, sess, c.Messages, run.ID, "", ev.now)
+		if err != nil {
+			return err
+		}
+		r, err := tx.GetRun(ctx, run.OwnerID, run.ID)
+		if err != nil {
+			return err
+		}
+		r.Step, r.Usage, r.Reply, r.UpdatedAt = run.Step, run.Usage, run.Reply, ev.now
+		if err := tx.UpdateRun(ctx, r, h.attempt); err != nil {
+			return err
+		}
+		if wm != nil {
+			wm.Version = res.Version
+			res.WorkingMemory = wm
+			if err := ev.add(ctx, carryon.EventWorkingMemoryUpdated, wm.WorkingMemory); err != nil {
+				return err
+			}
+		}
+		return ev.add(ctx, carryon.EventMessageAppended, res)
+	})
+}
+
+func (h *hub) StopRequested(ctx context.Context, run *carryon.Run) (string, error) {
+	var reason string
+	err := h.s.st.Read(ctx, func(tx store.Tx) error {
+		r, err := tx.GetRun(ctx, run.OwnerID, run.ID)
+		if err != nil {
+			return err
+		}
+		if r.Attempt != h.attempt {
+			return carryon.Errorf(carryon.EFENCED, "run %s moved to attempt %d", r.ID, r.Attempt)
+		}
+		reason = r.StopRequested
+		return nil
+	})
+	return reason, err
+}
+
+// Preview hands a model delta to the streams of the run in this process, after the last event
+// this attempt stored (streams elsewhere get it when the step's next write stores it).
+func (h *hub) Preview(ctx context.Context, run *carryon.Run, ev carryon.Event) {
+	h.mu.Lock()
+	after := h.last
+	h.mu.Unlock()
+	if h.s.previews.add(run.ID, previewKey{attempt: h.attempt, after: after}, ev) {
+		h.s.follows.wake(run.OwnerID, run.ID)
+	}
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
