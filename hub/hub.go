@@ -1,58 +1,53 @@
-// Package hub opens carryon in-process: the store of a data directory or a DSN, the hub services
-// over it (sessions, runs with their runners working, users, long-term memory) and their
-// background work, with the defaults of "carryon serve". It is the assembly the server uses and
-// the entry point of a Go program that embeds carryon without HTTP (docs/LIBRARY.md).
+// Package hub opens carryon in-process, for a Go program that embeds it without HTTP
+// (docs/LIBRARY.md): the database, the hub services over it (sessions, runs with their runners
+// working, users, long-term memory), the agent profiles and their background work, with the
+// defaults of "carryon serve".
+//
+// The zero Options open the SQLite file carryon.db in the data directory; another database is
+// opened by its driver's constructor and passed in (Options.Store), so a program links only the
+// driver it uses:
+//
+//	db, err := postgres.Open(ctx, "postgres://…")
+//	h, err := hub.Open(ctx, hub.Options{Store: db})
+//
+// Every call acts for the user in its context (carryon.NewContextWithUser), with the same
+// ownership, versions, request ids and runners as over HTTP.
 package hub
 
 import (
 	"context"
-
-	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"strings"
-	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/agents"
-	"github.com/carryon-hub/carryon/internal/longterm"
-	"github.com/carryon-hub/carryon/internal/runs"
-	"github.com/carryon-hub/carryon/internal/sessions"
+	"github.com/carryon-hub/carryon/internal/app"
 	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/internal/telemetry"
-	"github.com/carryon-hub/carryon/internal/users"
-	"github.com/carryon-hub/carryon/store/postgres"
-	"github.com/carryon-hub/carryon/store/sqlite"
 )
 
-// Defaults of Options, the same as those of "carryon serve"'s flags.
-const (
-	DefaultWorkers       = 8
-	DefaultLeaseTTL      = 15 * time.Second
-	DefaultMaxAttempts   = 5
-	DefaultSweepInterval = 10 * time.Minute
-	DefaultPGMaxConns    = 16
-)
+// Store is an opened database: what store/sqlite's and store/postgres's Open return.
+type Store = store.Store
 
 // Options say where the hub's data is and how it behaves. The zero value is the hub "carryon
-// serve" runs without flags: the SQLite database carryon.db in DefaultDataDir, the default agent
-// profile (the offline scripted model), eight runners.
+// serve" runs without flags: the SQLite database carryon.db in the data directory, the default
+// agent profile (the offline scripted model), eight runners.
 type Options struct {
-	// Data is the data directory: the SQLite database, the local key file, the workspaces.
-	// Default DefaultDataDir.
+	// Data is the data directory: the SQLite database, the workspaces. Default
+	// $XDG_DATA_HOME/carryon, else ~/.local/share/carryon.
 	Data string
-	// DB is the database: a SQLite file path (or sqlite://PATH), or a postgres:// URL. Default
-	// the SQLite file carryon.db in Data.
-	DB string
-	// PGMaxConns is the PostgreSQL pool size (default 16); SQLiteSynchronous is FULL (default,
-	// survives power loss) or NORMAL (only process crashes).
-	PGMaxConns        int
+	// Store is the database (sqlite.Open, postgres.Open); Close closes it. Nil is the SQLite
+	// file carryon.db in Data, opened with SQLiteSynchronous: FULL (default, survives power
+	// loss) or NORMAL (only process crashes).
+	Store             Store
 	SQLiteSynchronous string
-	// Agents are the agent profiles runs use; nil is the one default profile of the flags'
-	// defaults (agents.FromFlags with the scripted provider).
-	Agents *agents.Set
+	// AgentsFile is the agents file (docs/AGENTS.md) the runs' profiles come from; empty is the
+	// one default profile: the offline scripted model with every built-in tool.
+	AgentsFile string
 	// Workspaces is the directory of the sessions' workspaces; default Data/workspaces.
 	Workspaces string
 	// IdleTTL, PurgeAfter, ClosedRetention and RequestIDTTL are the sessions' lifetimes (zero:
@@ -73,207 +68,81 @@ type Options struct {
 	ToolOutputTimeout time.Duration
 	// Logger logs the background work; default discards.
 	Logger *slog.Logger
-	// Getenv reads the environment for the default profile's provider keys and the test tools
-	// (CARRYON_TEST_TOOLS); default os.Getenv.
+	// Getenv reads the environment for the providers' keys (and the agents file's ${VAR}s);
+	// default os.Getenv.
 	Getenv func(string) string
-	// Instrument, when set, is told the kind, duration and error of every store transaction.
-	Instrument func(kind string, d time.Duration, err error)
-	// Telemetry traces the runs, model and tool calls and counts them (package telemetry); nil
-	// for none.
-	Telemetry *telemetry.Telemetry
+	// SpanExporter, when set, receives a span of every run attempt, model call and tool call
+	// (OpenTelemetry GenAI conventions, docs/OPERATIONS.md); TraceContent adds the messages'
+	// text to them. Metrics, when set, receives the run, model and tool metrics.
+	SpanExporter sdktrace.SpanExporter
+	TraceContent bool
+	Metrics      prometheus.Registerer
 }
 
-// Hub is carryon opened in-process: the services the HTTP server and the adapters use. Every
-// call acts for the user in its context (carryon.NewContextWithUser), with the same ownership,
-// versions and request ids as over HTTP. Close stops the background work and closes the store.
+// Hub is carryon opened in-process. Close stops the background work and closes the store.
 type Hub struct {
 	// Sessions owns sessions, messages and working memory.
-	Sessions *sessions.Service
+	Sessions carryon.SessionService
 	// Runs starts runs and executes them on this process's runners (unless NoWorkers).
-	Runs *runs.Service
+	Runs carryon.RunService
 	// Users owns users and API keys.
-	Users *users.Service
+	Users carryon.UserService
 	// LongTerm owns the users' long-term memory.
-	LongTerm *longterm.Service
-	// Agents are the agent profiles the runs use.
-	Agents *agents.Set
-	// Store is the store the services write through (instrumented when Options.Instrument is set).
-	Store store.Store
-	// Data is the data directory.
-	Data string
+	LongTerm carryon.LongTermService
+	// Agents lists the agent profiles the runs use, with their tools.
+	Agents carryon.AgentService
 
-	raw          store.Store
-	profiles     *profiles
-	stop         context.CancelFunc
-	bg           sync.WaitGroup
-	closeSources func()
-	closeOnce    sync.Once
-	closeErr     error
+	app *app.Hub
+	tel *telemetry.Telemetry
 }
 
 // Open opens the database (migrating it), builds the services and starts their background work
 // (the sweepers, the run listener and, unless NoWorkers, the runners). ctx bounds the opening
 // only; the background work runs until Close.
 func Open(ctx context.Context, opt Options) (*Hub, error) {
-	opt = opt.withDefaults()
-	if opt.Agents == nil {
-		set, err := agents.FromFlags(agents.Flags{Provider: agents.KindScripted, MaxSteps: 12, ContextBudget: 16000},
-			agents.Options{Getenv: opt.Getenv, Builtin: BuiltinTools(opt.Getenv)})
-		if err != nil {
+	getenv := opt.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var set *agents.Set
+	if opt.AgentsFile != "" {
+		var err error
+		if set, err = agents.Load(opt.AgentsFile, agents.Options{Getenv: getenv, Builtin: app.BuiltinTools(getenv)}); err != nil {
 			return nil, err
 		}
-		opt.Agents = set
 	}
-	raw, err := OpenStore(ctx, opt.Data, opt.DB, opt.PGMaxConns, opt.SQLiteSynchronous)
-	if err != nil {
-		return nil, err
+	var tel *telemetry.Telemetry
+	if opt.SpanExporter != nil || opt.Metrics != nil {
+		tel = telemetry.New(telemetry.Options{Exporter: opt.SpanExporter, CaptureContent: opt.TraceContent, Registerer: opt.Metrics})
 	}
-	st := raw
-	if opt.Instrument != nil {
-		st = store.Instrument(raw, opt.Instrument)
-	}
-	h := &Hub{Store: st, raw: raw, Data: opt.Data, Agents: opt.Agents}
-	tel := opt.Telemetry
-	h.Users = users.New(st, nil).KeepRequestIDs(opt.RequestIDTTL)
-	h.Sessions = sessions.New(st, sessions.Config{
-		IdleTTL: opt.IdleTTL, PurgeAfter: opt.PurgeAfter, ClosedRetention: opt.ClosedRetention, IdempotencyTTL: opt.RequestIDTTL,
-		Workspaces: opt.Workspaces, Logger: opt.Logger, Agents: opt.Agents, MaxSessionsPerUser: opt.MaxSessionsPerUser,
-		OnSweep: func(res sessions.SweepResult, err error) {
-			tel.Swept("sessions", err, map[string]int64{"sessions": int64(res.Sessions), "request_ids": res.RequestIDs, "over_limit": int64(res.OverLimit), "users_forgotten": int64(res.Forgotten), "orphan_workspaces": int64(res.OrphanWorkspaces)})
-		},
+	a, err := app.Open(ctx, app.Options{
+		Data: opt.Data, Store: opt.Store, SQLiteSynchronous: opt.SQLiteSynchronous, Agents: set, Workspaces: opt.Workspaces,
+		IdleTTL: opt.IdleTTL, PurgeAfter: opt.PurgeAfter, ClosedRetention: opt.ClosedRetention, RequestIDTTL: opt.RequestIDTTL,
+		MaxSessionsPerUser: opt.MaxSessionsPerUser, SweepInterval: opt.SweepInterval, Workers: opt.Workers, NoWorkers: opt.NoWorkers,
+		LeaseTTL: opt.LeaseTTL, MaxAttempts: opt.MaxAttempts, ToolOutputTimeout: opt.ToolOutputTimeout,
+		Logger: opt.Logger, Getenv: getenv, Telemetry: tel,
 	})
-	h.Users.ForgetWith(h.Sessions)
-	h.LongTerm = longterm.New(st, nil).KeepRequestIDs(opt.RequestIDTTL).OnSweep(func(n int64, err error) {
-		tel.Swept("long_term", err, map[string]int64{"long_term_items": n})
-	})
-	sources, closeSources, err := mcpSources(opt.Agents, opt.Logger)
 	if err != nil {
-		raw.Close()
 		return nil, err
 	}
-	h.closeSources = closeSources
-	h.profiles, err = newProfiles(opt.Agents, opt.Getenv, opt.Workspaces, h.Sessions, h.LongTerm, sources, opt.Logger, tel)
-	if err != nil {
-		closeSources()
-		raw.Close()
-		return nil, err
-	}
-	workers := opt.Workers
-	if opt.NoWorkers {
-		workers = 0
-	}
-	h.Runs = runs.New(st, h.Sessions, nil, runs.Config{Logger: opt.Logger, LeaseTTL: opt.LeaseTTL, MaxAttempts: opt.MaxAttempts,
-		Workers: workers, Agents: h.profiles, ToolOutputTimeout: opt.ToolOutputTimeout, Telemetry: tel})
-	h.Sessions.EndRunsWith(h.Runs) // forgetting a user stops its runs before their rows go
-	bgCtx, stop := context.WithCancel(context.Background())
-	h.stop = stop
-	h.bg.Go(func() { h.Sessions.RunSweeper(bgCtx, opt.SweepInterval, opt.Logger) })
-	h.bg.Go(func() { h.LongTerm.RunSweeper(bgCtx, opt.SweepInterval, opt.Logger) })
-	h.bg.Go(func() { h.Runs.Listen(bgCtx) })
-	if workers > 0 {
-		h.bg.Go(func() { h.Runs.Work(bgCtx) })
-	}
-	return h, nil
-}
-
-// withDefaults fills in the zero fields of opt.
-func (opt Options) withDefaults() Options {
-	if opt.Getenv == nil {
-		opt.Getenv = os.Getenv
-	}
-	if opt.Data == "" {
-		opt.Data = DefaultDataDir(opt.Getenv)
-	}
-	if opt.Workspaces == "" {
-		opt.Workspaces = filepath.Join(opt.Data, "workspaces")
-	}
-	if opt.Logger == nil {
-		opt.Logger = slog.New(slog.DiscardHandler)
-	}
-	setDefault(&opt.IdleTTL, carryon.DefaultIdleTTL)
-	setDefault(&opt.PurgeAfter, carryon.DefaultPurgeAfter)
-	setDefault(&opt.RequestIDTTL, carryon.DefaultIdempotencyTTL)
-	setDefault(&opt.SweepInterval, DefaultSweepInterval)
-	setDefault(&opt.LeaseTTL, DefaultLeaseTTL)
-	setDefault(&opt.ToolOutputTimeout, carryon.DefaultToolOutputTimeout)
-	setDefault(&opt.Workers, DefaultWorkers)
-	setDefault(&opt.MaxAttempts, DefaultMaxAttempts)
-	setDefault(&opt.PGMaxConns, DefaultPGMaxConns)
-	if opt.SQLiteSynchronous == "" {
-		opt.SQLiteSynchronous = "FULL"
-	}
-	return opt
-}
-
-func setDefault[T comparable](v *T, def T) {
-	var zero T
-	if *v == zero {
-		*v = def
-	}
+	return &Hub{Sessions: a.Sessions, Runs: a.Runs, Users: a.Users, LongTerm: a.LongTerm, Agents: a.Agents, app: a, tel: tel}, nil
 }
 
 // Preview is what the model of the session's agent profile would be sent now, as the caller.
 func (h *Hub) Preview(ctx context.Context, sessionID string) (*carryon.ContextPreview, error) {
-	return h.profiles.Preview(ctx, h.Sessions, sessionID)
-}
-
-// ActiveRunCounts counts the runs in each active state across all users (the gauges of
-// telemetry.RegisterActiveRuns).
-func (h *Hub) ActiveRunCounts(ctx context.Context) (map[carryon.RunStatus]int64, error) {
-	var out map[carryon.RunStatus]int64
-	err := h.raw.Read(ctx, func(tx store.Tx) error {
-		var err error
-		out, err = tx.ActiveRunCounts(ctx)
-		return err
-	})
-	return out, err
+	return h.app.Preview(ctx, sessionID)
 }
 
 // Ping checks that the database answers.
-func (h *Hub) Ping(ctx context.Context) error { return h.raw.Ping(ctx) }
+func (h *Hub) Ping(ctx context.Context) error { return h.app.Ping(ctx) }
 
 // Close stops the background work (runs in progress stop and release their leases; the next
-// Open of any process resumes them), then the agents' MCP servers, then closes the store. It
-// is safe to call more than once.
+// Open of any process resumes them), then the agents' MCP servers, then closes the store and
+// flushes the spans. It is safe to call more than once.
 func (h *Hub) Close() error {
-	h.closeOnce.Do(func() {
-		h.stop()
-		h.bg.Wait()
-		h.closeSources()
-		h.closeErr = h.raw.Close()
-	})
-	return h.closeErr
-}
-
-// OpenStore makes the data directory and opens (and migrates) the database dsn names: a
-// postgres:// URL, or a SQLite file path (sqlite://PATH too); an empty dsn is the SQLite file
-// carryon.db in data. pgMaxConns sizes a PostgreSQL pool; synchronous is SQLite's durability
-// (FULL or NORMAL).
-func OpenStore(ctx context.Context, data, dsn string, pgMaxConns int, synchronous string) (store.Store, error) {
-	if dsn == "" {
-		dsn = filepath.Join(data, "carryon.db")
+	err := h.app.Close()
+	if h.tel != nil {
+		_ = h.tel.Shutdown(context.Background())
 	}
-	if err := os.MkdirAll(data, 0o700); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
-	}
-	if IsPostgres(dsn) {
-		return postgres.Open(ctx, dsn, postgres.WithMaxConns(int32(pgMaxConns)))
-	}
-	return sqlite.Open(ctx, strings.TrimPrefix(dsn, "sqlite://"), sqlite.WithSynchronous(strings.ToUpper(synchronous)))
-}
-
-// IsPostgres reports whether a DSN names a PostgreSQL database.
-func IsPostgres(dsn string) bool {
-	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
-}
-
-// DefaultDataDir is $XDG_DATA_HOME/carryon, or ~/.local/share/carryon, or carryon-data.
-func DefaultDataDir(getenv func(string) string) string {
-	if d := getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "carryon")
-	}
-	if h := getenv("HOME"); h != "" {
-		return filepath.Join(h, ".local", "share", "carryon")
-	}
-	return "carryon-data"
+	return err
 }

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/carryon-hub/carryon/hub"
 	"github.com/carryon-hub/carryon/internal/agents"
+	"github.com/carryon-hub/carryon/internal/app"
 	"github.com/carryon-hub/carryon/internal/model"
 )
 
@@ -39,7 +39,7 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 
 // load returns the agent profiles: those of the agents file, or the default one of the flags.
 func (a *agentFlags) load(getenv env) (*agents.Set, error) {
-	opt := agents.Options{Getenv: getenv, Builtin: hub.BuiltinTools(getenv)}
+	opt := agents.Options{Getenv: getenv, Builtin: app.BuiltinTools(getenv)}
 	if a.file != "" {
 		return agents.Load(a.file, opt)
 	}

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/hub"
 	"github.com/carryon-hub/carryon/internal/agents"
+	"github.com/carryon-hub/carryon/internal/app"
 )
 
 const agentsUsage = `usage: carryon agents check FILE [--json] [--no-mcp]
@@ -45,7 +45,7 @@ func runAgents(ctx context.Context, args []string, getenv env, stdout io.Writer)
 	if args[0] != "check" || len(pos) != 1 {
 		return fs.misuse()
 	}
-	set, err := agents.Load(pos[0], agents.Options{Getenv: getenv, Builtin: hub.BuiltinTools(getenv)})
+	set, err := agents.Load(pos[0], agents.Options{Getenv: getenv, Builtin: app.BuiltinTools(getenv)})
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func runAgents(ctx context.Context, args []string, getenv env, stdout io.Writer)
 		list.Items = append(list.Items, a)
 	}
 	if !*noMCP {
-		if list, err = hub.AgentTools(ctx, set, getenv, nil); err != nil {
+		if list, err = app.AgentTools(ctx, set, getenv, nil); err != nil {
 			if carryon.ErrorCode(err) == carryon.EUNAVAILABLE {
 				return fmt.Errorf("%s: %w (with --no-mcp the rest of the file is checked without them)", pos[0], err)
 			}

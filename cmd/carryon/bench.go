@@ -17,8 +17,9 @@ import (
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/client"
-	"github.com/carryon-hub/carryon/hub"
+	"github.com/carryon-hub/carryon/internal/app"
 	"github.com/carryon-hub/carryon/internal/bench"
+	"github.com/carryon-hub/carryon/internal/dbopen"
 	"github.com/carryon-hub/carryon/internal/users"
 )
 
@@ -139,8 +140,12 @@ func benchEmbedded(ctx context.Context, f benchFlags, cfg bench.Config, getenv e
 	if dsn == "" {
 		dsn = filepath.Join(data, "carryon.db")
 	}
+	db, err := dbopen.Open(ctx, data, dsn, 0, f.synchronous)
+	if err != nil {
+		return nil, err
+	}
 	var writes atomic.Int64
-	h, err := hub.Open(ctx, hub.Options{Data: data, DB: dsn, SQLiteSynchronous: f.synchronous, Getenv: getenv,
+	h, err := app.Open(ctx, app.Options{Data: data, Store: db, Getenv: getenv,
 		Instrument: func(kind string, _ time.Duration, err error) {
 			if kind == "write" && err == nil {
 				writes.Add(1)
@@ -210,7 +215,7 @@ func benchRemote(ctx context.Context, f benchFlags, cfg bench.Config) (*bench.Re
 
 // sqliteBytes is the size of a SQLite database file and its WAL, 0 for PostgreSQL.
 func sqliteBytes(dsn string) int64 {
-	if hub.IsPostgres(dsn) {
+	if dbopen.IsPostgres(dsn) {
 		return 0
 	}
 	var n int64
@@ -223,7 +228,7 @@ func sqliteBytes(dsn string) int64 {
 }
 
 func storeKind(dsn string) string {
-	if hub.IsPostgres(dsn) {
+	if dbopen.IsPostgres(dsn) {
 		return "postgres"
 	}
 	return "sqlite"

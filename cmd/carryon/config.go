@@ -6,7 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/carryon-hub/carryon/hub"
+	"github.com/carryon-hub/carryon/internal/app"
+	"github.com/carryon-hub/carryon/internal/dbopen"
 	"github.com/carryon-hub/carryon/internal/store"
 )
 
@@ -32,7 +33,7 @@ func (f *storeFlags) open(ctx context.Context) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return hub.OpenStore(ctx, f.data, dsn, f.pgMaxConns, f.synchronous)
+	return dbopen.Open(ctx, f.data, dsn, f.pgMaxConns, f.synchronous)
 }
 
 // dsn returns the database the flags name: --db, or the SQLite file carryon.db in the data
@@ -66,8 +67,8 @@ func validScheme(s string) bool {
 	return s != ""
 }
 
-// defaultDataDir is the data directory of hub.DefaultDataDir.
-func defaultDataDir(getenv env) string { return hub.DefaultDataDir(getenv) }
+// defaultDataDir is the data directory of app.DefaultDataDir.
+func defaultDataDir(getenv env) string { return app.DefaultDataDir(getenv) }
 
 // isPostgres reports whether a DSN names a PostgreSQL database.
-func isPostgres(dsn string) bool { return hub.IsPostgres(dsn) }
+func isPostgres(dsn string) bool { return dbopen.IsPostgres(dsn) }

@@ -16,7 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/hub"
+	"github.com/carryon-hub/carryon/internal/app"
+	"github.com/carryon-hub/carryon/internal/dbopen"
 	"github.com/carryon-hub/carryon/internal/httpapi"
 	"github.com/carryon-hub/carryon/internal/mcpserver"
 	"github.com/carryon-hub/carryon/internal/openaiapi"
@@ -119,8 +120,12 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	h, err := hub.Open(ctx, hub.Options{
-		Data: sf.data, DB: dsn, PGMaxConns: sf.pgMaxConns, SQLiteSynchronous: sf.synchronous,
+	db, err := dbopen.Open(ctx, sf.data, dsn, sf.pgMaxConns, sf.synchronous)
+	if err != nil {
+		return err
+	}
+	h, err := app.Open(ctx, app.Options{
+		Data: sf.data, Store: db,
 		Agents: set, Workspaces: af.workspacesDir(sf.data),
 		IdleTTL: *idleTTL, PurgeAfter: *purge, ClosedRetention: *closedRetention, RequestIDTTL: *idemTTL,
 		MaxSessionsPerUser: *maxSessions, SweepInterval: *sweep, Workers: *workers, NoWorkers: *workers == 0, LeaseTTL: *leaseTTL,

@@ -21,8 +21,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/hub"
 	"github.com/carryon-hub/carryon/internal/agents"
+	"github.com/carryon-hub/carryon/internal/app"
 	"github.com/carryon-hub/carryon/internal/httpapi"
 	"github.com/carryon-hub/carryon/internal/model/modeltest"
 	"github.com/carryon-hub/carryon/internal/telemetry"
@@ -72,7 +72,7 @@ func fakeOpenAI(t *testing.T) *httptest.Server {
 type server struct {
 	url, key string
 	reg      *prometheus.Registry
-	hub      *hub.Hub
+	hub      *app.Hub
 	user     context.Context // the local user, for waiting on runs in process
 }
 
@@ -89,7 +89,7 @@ func newServer(t *testing.T, tel func(reg *prometheus.Registry) *telemetry.Telem
 		return ""
 	}
 	set, err := agents.FromFlags(agents.Flags{Provider: agents.KindOpenAI, Model: "gpt-test", MaxSteps: 4, ContextBudget: 16000},
-		agents.Options{Getenv: getenv, Builtin: hub.BuiltinTools(getenv)})
+		agents.Options{Getenv: getenv, Builtin: app.BuiltinTools(getenv)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func newServer(t *testing.T, tel func(reg *prometheus.Registry) *telemetry.Telem
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	tl := tel(reg)
 	data := t.TempDir()
-	h, err := hub.Open(t.Context(), hub.Options{Data: data, Agents: set, Getenv: getenv, Telemetry: tl, Workers: 2})
+	h, err := app.Open(t.Context(), app.Options{Data: data, Agents: set, Getenv: getenv, Telemetry: tl, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package hub_test
+package app_test
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/hub"
 	"github.com/carryon-hub/carryon/internal/agents"
+	"github.com/carryon-hub/carryon/internal/app"
 	"github.com/carryon-hub/carryon/internal/model/modeltest"
 )
 
@@ -62,11 +62,11 @@ agents:
     model_idle_timeout: 200ms
 `
 	getenv := func(string) string { return "" }
-	set, err := agents.Parse("agents.yaml", []byte(src), agents.Options{Getenv: getenv, Builtin: hub.BuiltinTools(getenv)})
+	set, err := agents.Parse("agents.yaml", []byte(src), agents.Options{Getenv: getenv, Builtin: app.BuiltinTools(getenv)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := hub.Open(t.Context(), hub.Options{Data: t.TempDir(), Agents: set, Getenv: getenv})
+	h, err := app.Open(t.Context(), app.Options{Data: t.TempDir(), Agents: set, Getenv: getenv})
 	if err != nil {
 		t.Fatal(err)
 	}

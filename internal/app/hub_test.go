@@ -1,4 +1,4 @@
-package hub_test
+package app_test
 
 import (
 	"os"
@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/hub"
+	"github.com/carryon-hub/carryon/internal/app"
+	"github.com/carryon-hub/carryon/internal/dbopen"
 	"github.com/carryon-hub/carryon/internal/pgtest"
 )
 
@@ -23,7 +24,7 @@ func TestOpenDefaults(t *testing.T) {
 		}
 		return ""
 	}
-	h, err := hub.Open(t.Context(), hub.Options{Getenv: getenv, NoWorkers: true})
+	h, err := app.Open(t.Context(), app.Options{Getenv: getenv, NoWorkers: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestOpenDefaults(t *testing.T) {
 		t.Fatalf("a second Close: %v", err)
 	}
 
-	again, err := hub.Open(t.Context(), hub.Options{Data: filepath.Join(xdg, "carryon"), NoWorkers: true})
+	again, err := app.Open(t.Context(), app.Options{Data: filepath.Join(xdg, "carryon"), NoWorkers: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,12 +63,17 @@ func TestOpenDefaults(t *testing.T) {
 	}
 }
 
-// TestOpenPostgres: a postgres:// DB opens (and migrates) PostgreSQL, and a run started there
+// TestOpenPostgres: a postgres:// DSN opens (and migrates) PostgreSQL, and a run started there
 // is executed by the hub's runners.
 func TestOpenPostgres(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
-	h, err := hub.Open(t.Context(), hub.Options{Data: t.TempDir(), DB: dsn})
+	data := t.TempDir()
+	db, err := dbopen.Open(t.Context(), data, dsn, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := app.Open(t.Context(), app.Options{Data: data, Store: db})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +140,7 @@ func TestOpenRefusesABadDatabase(t *testing.T) {
 	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if h, err := hub.Open(t.Context(), hub.Options{Data: file}); err == nil {
+	if h, err := app.Open(t.Context(), app.Options{Data: file}); err == nil {
 		h.Close()
 		t.Fatal("Open on a data directory that is a file succeeded")
 	}

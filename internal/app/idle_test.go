@@ -1,4 +1,4 @@
-package hub_test
+package app_test
 
 import (
 	"bytes"
@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/hub"
+	"github.com/carryon-hub/carryon/internal/app"
+	"github.com/carryon-hub/carryon/internal/dbopen"
 	"github.com/carryon-hub/carryon/internal/pgtest"
 	"github.com/carryon-hub/carryon/internal/poll"
 )
@@ -27,9 +28,13 @@ func TestIdleServerCommitsNothing(t *testing.T) {
 		t.Run(db, func(t *testing.T) {
 			t.Parallel()
 			ended := &logWatch{line: []byte(`msg="run ended"`)}
-			opt := hub.Options{Data: t.TempDir(), SweepInterval: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(ended, nil))}
+			opt := app.Options{Data: t.TempDir(), SweepInterval: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(ended, nil))}
 			if db == "postgres" {
-				opt.DB = pgtest.NewDatabase(t)
+				st, err := dbopen.Open(t.Context(), opt.Data, pgtest.NewDatabase(t), 0, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				opt.Store = st
 			}
 			var writes atomic.Int64
 			opt.Instrument = func(kind string, _ time.Duration, err error) {
@@ -37,7 +42,7 @@ func TestIdleServerCommitsNothing(t *testing.T) {
 					writes.Add(1)
 				}
 			}
-			h, err := hub.Open(t.Context(), opt)
+			h, err := app.Open(t.Context(), opt)
 			if err != nil {
 				t.Fatal(err)
 			}
