@@ -10,8 +10,8 @@ import (
 
 // Fork makes a new session that shares this one's history as it was at in.AtVersion. Nothing in
 // the database is copied but the working memory document and the tombstones of the messages the
-// parent had deleted by then (DeleteMessage): the fork reads its parent's messages up
-// to ForkSeq. Once the fork is committed, the parent's workspace files are copied into the fork's
+// parent had deleted by then (DeleteMessage), and of those it deleted later whose text is erased
+// already (no session saw them any more): the fork reads its parent's messages up to ForkSeq. Once the fork is committed, the parent's workspace files are copied into the fork's
 // as they are now (files are not versioned, so not as they were at in.AtVersion); a replay copies
 // nothing. Forking reads the parent, so it works on closed and expired sessions too; the parent is
 // not changed.

@@ -63,7 +63,8 @@ func (t *Tx) deleteMessage(ctx context.Context, owner string, s *carryon.Session
 
 // CopyMessageDeletions gives the fork child (already stored, at version 1) the tombstones its
 // parent had at parent version at on the history it shares (seq <= child.ForkSeq), and returns how
-// many it copied. Tombstones the parent makes later are its own: the fork keeps those messages.
+// many it copied. Tombstones the parent makes later are its own: the fork keeps those messages,
+// unless the row is erased already (no session sees it: redact.go), which no fork brings back.
 func (t *Tx) CopyMessageDeletions(ctx context.Context, owner string, child *carryon.Session, at int64) (int64, error) {
 	if err := t.Writable(); err != nil {
 		return 0, err
@@ -74,7 +75,44 @@ func (t *Tx) CopyMessageDeletions(ctx context.Context, owner string, child *carr
 	n, err := t.Conn.Exec(ctx, `INSERT INTO message_deletions (session_id, seq, version, created_at)
 		SELECT ?, seq, 1, created_at FROM message_deletions WHERE session_id = ? AND version <= ? AND seq <= ?`,
 		child.ID, child.ParentID, at, child.ForkSeq)
-	return n, t.Wrap(err, "copy message deletions")
+	if err != nil {
+		return 0, t.Wrap(err, "copy message deletions")
+	}
+	type later struct{ seq, created int64 }
+	gone, err := scanAll(t, ctx, "read later message deletions", func(r Row) (later, error) {
+		var d later
+		err := r.Scan(&d.seq, &d.created)
+		return d, err
+	}, `SELECT seq, created_at FROM message_deletions WHERE session_id = ? AND version > ? AND seq <= ? ORDER BY seq`,
+		child.ParentID, at, child.ForkSeq)
+	if err != nil || len(gone) == 0 {
+		return n, err
+	}
+	head, err := t.ownLink(ctx, owner, child.ParentID, "")
+	if err != nil {
+		return 0, err
+	}
+	segs, err := store.ForkSegments(head, 0, t.parentOf(ctx))
+	if err != nil {
+		return 0, err
+	}
+	for _, d := range gone {
+		i := slices.IndexFunc(segs, func(sg store.ForkSegment) bool { return sg.Lo < d.seq && d.seq <= sg.Hi })
+		if i < 0 {
+			continue
+		}
+		if seen, err := t.seen(ctx, segs[i].Key, d.seq, child.ID); err != nil {
+			return 0, err
+		} else if seen {
+			continue
+		}
+		if _, err := t.Conn.Exec(ctx, `INSERT INTO message_deletions (session_id, seq, version, created_at) VALUES (?, ?, 1, ?)`,
+			child.ID, d.seq, d.created); err != nil {
+			return 0, t.Wrap(err, "copy message deletions")
+		}
+		n++
+	}
+	return n, nil
 }
 
 // MessageTombstones returns the tombstones of s with after < seq <= upTo, in seq order (a fork's

@@ -85,18 +85,26 @@ func (t *Tx) redact(ctx context.Context, owner string, s *carryon.Session, m *ca
 // sees it any more: that session and each fork that reads through it up to seq (fork seqs of
 // seq or more all the way down) have a tombstone for it.
 func (t *Tx) eraseUnseen(ctx context.Context, key, seq int64) error {
-	seen, err := t.exists(ctx, "find who sees a message", `WITH RECURSIVE seers (id) AS (
-			SELECT id FROM sessions WHERE session_key = ?
-			UNION ALL
-			SELECT s.id FROM sessions s JOIN seers ON s.parent_id = seers.id WHERE s.fork_seq >= ?)
-		SELECT 1 FROM seers WHERE NOT EXISTS (SELECT 1 FROM message_deletions d WHERE d.session_id = seers.id AND d.seq = ?) LIMIT 1`,
-		key, seq, seq)
+	seen, err := t.seen(ctx, key, seq, "")
 	if err != nil || seen {
 		return err
 	}
 	_, err = t.Conn.Exec(ctx, `UPDATE messages SET content = '', tool_calls = NULL, metadata = NULL
 		WHERE session_key = ? AND seq = ?`, key, seq)
 	return t.Wrap(err, "erase message")
+}
+
+// seen says whether a session other than except sees the row seq of the session whose key is
+// key: that session or a fork that reads through it up to seq without a tombstone for it. A row
+// is erased exactly when none does (eraseUnseen), and only a new fork could see it again.
+func (t *Tx) seen(ctx context.Context, key, seq int64, except string) (bool, error) {
+	return t.exists(ctx, "find who sees a message", `WITH RECURSIVE seers (id) AS (
+			SELECT id FROM sessions WHERE session_key = ?
+			UNION ALL
+			SELECT s.id FROM sessions s JOIN seers ON s.parent_id = seers.id WHERE s.fork_seq >= ?)
+		SELECT 1 FROM seers WHERE seers.id <> ?
+			AND NOT EXISTS (SELECT 1 FROM message_deletions d WHERE d.session_id = seers.id AND d.seq = ?) LIMIT 1`,
+		key, seq, except, seq)
 }
 
 // redactRuns empties the copies of m in the runs of s and in their events: the runs it triggered,

@@ -136,6 +136,27 @@ func testMessageDeletions(t *testing.T, open func(t *testing.T) store.Store) {
 		wantHistory(t, st, n, "p1", "p3", "p4", "p5", "p6")
 	})
 
+	t.Run("ErasedStaysGone", func(t *testing.T) {
+		t.Parallel()
+		st := open(t)
+		r := newSession(ownerA, "sess_r", at(0))
+		insertSession(t, st, r)
+		appendMessages(t, st, r, "r1", "r2", "r3") // versions 2..4
+		// No fork sees r2, so the delete erases its row. A fork at a version before the delete
+		// must not bring it back, not even as an empty message: it gets the tombstone too.
+		deleteMessage(t, st, r, 2) // version 5
+		old := forkCopying(t, st, r, "sess_old", 3, 4, 1)
+		wantHistory(t, st, old, "r1", "r3")
+		// A row a fork still sees is not erased: a fork at a version before its delete sees it.
+		keep := forkCopying(t, st, r, "sess_keep", 3, 5, 1)
+		appendMessages(t, st, r, "r4") // version 6
+		deleteMessage(t, st, r, 4)     // version 7: keep does not see seq 4 (its fork seq is 3)
+		wantHistory(t, st, keep, "r1", "r3")
+		// r4 is erased too: a fork at version 6, when r4 was there, gets both tombstones.
+		seer := forkCopying(t, st, r, "sess_seer", 4, 6, 2)
+		wantHistory(t, st, seer, "r1", "r3")
+	})
+
 	t.Run("NotFound", func(t *testing.T) {
 		t.Parallel()
 		st := open(t)
