@@ -139,35 +139,50 @@ func conversationID(raw json.RawMessage) (string, error) {
 // and the outputs of function calls that a waiting response asked for (a function_call_output
 // whose call is not in the same input).
 func inputOf(raw json.RawMessage) ([]carryon.NewMessage, []carryon.ToolOutput, error) {
+	msgs, outs, _, err := inputWithCalls(raw)
+	return msgs, outs, err
+}
+
+// inputWithCalls is inputOf with, for each function_call item of the input whose id is one of
+// carryon's (fc_…, as a response named it), the run that made the call, by call id.
+func inputWithCalls(raw json.RawMessage) ([]carryon.NewMessage, []carryon.ToolOutput, map[string]string, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		return nil, nil, invalidParam("input", "input is required: a string or a list of items")
+		return nil, nil, nil, invalidParam("input", "input is required: a string or a list of items")
 	}
 	var text string
 	if json.Unmarshal(t, &text) == nil {
 		if text == "" {
-			return nil, nil, invalidParam("input", "input is empty")
+			return nil, nil, nil, invalidParam("input", "input is empty")
 		}
-		return []carryon.NewMessage{{Role: carryon.RoleUser, Content: text}}, nil, nil
+		return []carryon.NewMessage{{Role: carryon.RoleUser, Content: text}}, nil, nil, nil
 	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(t, &raws); err != nil || len(raws) == 0 {
-		return nil, nil, invalidParam("input", "input must be a string or a non-empty list of items")
+		return nil, nil, nil, invalidParam("input", "input must be a string or a non-empty list of items")
 	}
 	if len(raws) > 1000 {
-		return nil, nil, invalidParam("input", "input has %d items; at most 1000 are taken", len(raws))
+		return nil, nil, nil, invalidParam("input", "input has %d items; at most 1000 are taken", len(raws))
 	}
 	var msgs []carryon.NewMessage
 	calls := map[string]bool{}
+	calledBy := map[string]string{}
 	for i, r := range raws {
 		m, err := messageOf(r, fmt.Sprintf("input[%d]", i))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		var tc []carryon.ToolCall
 		if json.Unmarshal(m.ToolCalls, &tc) == nil {
+			var item struct {
+				ID string `json:"id"`
+			}
+			_ = json.Unmarshal(r, &item)
 			for _, c := range tc {
 				calls[c.ID] = true
+				if run := runOfCallItem(item.ID); run != "" {
+					calledBy[c.ID] = run
+				}
 			}
 		}
 		msgs = append(msgs, m)
@@ -182,9 +197,9 @@ func inputOf(raw json.RawMessage) ([]carryon.NewMessage, []carryon.ToolOutput, e
 		keep = append(keep, m)
 	}
 	if len(outs) > 0 && len(keep) > 0 {
-		return nil, nil, invalidParam("input", "function_call_output items that answer a response come alone; send the other items in the next request")
+		return nil, nil, nil, invalidParam("input", "function_call_output items that answer a response come alone; send the other items in the next request")
 	}
-	return keep, outs, nil
+	return keep, outs, calledBy, nil
 }
 
 // createResponse starts a run (or continues one waiting for tool outputs) and answers the
@@ -195,7 +210,7 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	msgs, outs, err := inputOf(in.Input)
+	msgs, outs, calledBy, err := inputWithCalls(in.Input)
 	if err != nil {
 		WriteError(w, r, err)
 		return
@@ -211,6 +226,9 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		WriteError(w, r, err)
 		return
+	}
+	if len(outs) == 0 && rec.PreviousResponseID == "" && rec.Conversation == "" {
+		h.settleAnswered(r, msgs, calledBy, key)
 	}
 	switch {
 	case in.Stream:
@@ -283,6 +301,55 @@ func (h *Handler) start(r *http.Request, in createResponseRequest, rec responseR
 		return "", err
 	}
 	return started.ID, nil
+}
+
+// settleAnswered ends the run that waits for the function calls a stateless request answers
+// itself (its input ends with carryon's function_call items and their outputs, as the OpenAI
+// Agents SDK in session mode sends them): the new response continues after the outputs on a
+// session of its own, so nothing will ever answer the first run, which would otherwise wait
+// until the tool-output timeout. It is cancelled when it waits for exactly calls the input
+// answers; anything else (another run, a run that no longer waits) is left alone. A failure is
+// not the request's: the new response stands, and the first run ends at its timeout.
+func (h *Handler) settleAnswered(r *http.Request, msgs []carryon.NewMessage, calledBy map[string]string, key string) {
+	answered := map[string]bool{}
+	for i := len(msgs) - 1; i >= 0 && msgs[i].Role == carryon.RoleTool; i-- {
+		answered[msgs[i].ToolCallID] = true
+	}
+	runID := ""
+	for id := range answered {
+		if run := calledBy[id]; run == "" || runID != "" && run != runID {
+			return
+		} else {
+			runID = run
+		}
+	}
+	if runID == "" {
+		return
+	}
+	ctx := r.Context()
+	run, err := h.runs.GetRun(ctx, runID)
+	if err != nil || run.Status != carryon.RunRequiresAction || run.RequiredAction == nil {
+		return
+	}
+	for _, c := range run.RequiredAction.ToolCalls {
+		if !answered[c.CallID] {
+			return
+		}
+	}
+	settle := ""
+	if key != "" {
+		settle = key + "#settle"
+	}
+	_, _ = h.runs.Cancel(ctx, runID, carryon.RetryOptions{RequestID: settle})
+}
+
+// runOfCallItem is the run whose response named a function_call item id (fc_<run>_<n>), or "".
+func runOfCallItem(id string) string {
+	rest, ok := strings.CutPrefix(id, "fc_")
+	if i := strings.LastIndexByte(rest, '_'); ok && i > 0 {
+		return "run_" + rest[:i]
+	}
+	return ""
 }
 
 // continueAt returns the session a response that continues prevID runs on: the previous

@@ -62,6 +62,14 @@ func TestResponseStatelessFunctionCallOutput(t *testing.T) {
 	if r2.Conversation.ID == "" || r2.Conversation.ID == r1.Conversation.ID {
 		t.Fatalf("r2 ran in %q (r1 in %q): a stateless response runs on a session of its own input", r2.Conversation.ID, r1.Conversation.ID)
 	}
+	// r1's run waited for the call r2 answered itself: nothing will answer it now, so it ended
+	// (it waited until the tool-output timeout before), and r1 still reads as it was answered.
+	if run, err := e.runs.GetRun(e.alice, r1.ID); err != nil || run.Status != carryon.RunCancelled {
+		t.Fatalf("r1's run after r2 = %+v, %v; want cancelled", run, err)
+	}
+	if again, err := c.Responses.Get(ctx, r1.ID, responses.ResponseGetParams{}); err != nil || again.Status != responses.ResponseStatusCompleted || again.Output[0].CallID != "call_w1" {
+		t.Fatalf("r1 read again = %v, %v", again, err)
+	}
 	// The model was sent the history: the user's message, the call and its result, in order.
 	e.model.mu.Lock()
 	req := e.model.reqs[len(e.model.reqs)-1]
