@@ -17,7 +17,15 @@ import (
 // response).
 func TestGateOnCompatRoutes(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	for name, open := range envDrivers(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testGate(t, open(t))
+		})
+	}
+}
+
+func testGate(t *testing.T, e *env) {
 	conv, err := e.client(e.aliceKey).Conversations.New(t.Context(), conversations.ConversationNewParams{})
 	if err != nil {
 		t.Fatal(err)

@@ -11,9 +11,12 @@ import (
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/httpapi"
 	"github.com/carryon-hub/carryon/internal/openaiapi"
+	"github.com/carryon-hub/carryon/internal/pgtest"
 	"github.com/carryon-hub/carryon/internal/runs"
 	"github.com/carryon-hub/carryon/internal/sessions"
+	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/internal/users"
+	"github.com/carryon-hub/carryon/store/postgres"
 	"github.com/carryon-hub/carryon/store/sqlite"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -38,6 +41,30 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newEnvOn(t, db, data)
+}
+
+// envDrivers makes an env on each store: SQLite, and PostgreSQL when the tests have one.
+func envDrivers(t *testing.T) map[string]func(t *testing.T) *env {
+	drivers := map[string]func(t *testing.T) *env{"sqlite": newEnv}
+	if !pgtest.Enabled() {
+		t.Log("PostgreSQL not configured: set " + pgtest.EnvURL + " to check it too")
+		return drivers
+	}
+	drivers["postgres"] = func(t *testing.T) *env {
+		db, err := postgres.Open(context.Background(), pgtest.NewDatabase(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newEnvOn(t, db, t.TempDir())
+	}
+	return drivers
+}
+
+// newEnvOn is newEnv on the store db (closed with the test) with workspaces in data.
+func newEnvOn(t *testing.T, db store.Store, data string) *env {
+	t.Helper()
+	var err error
 	t.Cleanup(func() { db.Close() })
 	e := &env{sessions: sessions.New(db, sessions.Config{Agents: profiles{}}), model: &fakeModel{}}
 	e.runs = startRuns(t, db, e.sessions, e.model, data)
