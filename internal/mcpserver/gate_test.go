@@ -15,7 +15,15 @@ import (
 // nothing is stored.
 func TestGateOnToolArguments(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, options{})
+	for name, opt := range stores(t, options{}) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testGateOnToolArguments(t, newEnv(t, opt))
+		})
+	}
+}
+
+func testGateOnToolArguments(t *testing.T, e *env) {
 	cs := e.connect(e.aliceKey)
 	s := ok(t, cs, "create_session", map[string]any{"title": "gate"})
 	id, _ := s["id"].(string)

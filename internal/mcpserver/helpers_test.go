@@ -16,11 +16,14 @@ import (
 	"github.com/carryon-hub/carryon/internal/longterm"
 	"github.com/carryon-hub/carryon/internal/mcpserver"
 	"github.com/carryon-hub/carryon/internal/model/scripted"
+	"github.com/carryon-hub/carryon/internal/pgtest"
 	"github.com/carryon-hub/carryon/internal/runs"
 	"github.com/carryon-hub/carryon/internal/sessions"
+	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/internal/tool"
 	"github.com/carryon-hub/carryon/internal/tool/longtermtool"
 	"github.com/carryon-hub/carryon/internal/users"
+	"github.com/carryon-hub/carryon/store/postgres"
 	"github.com/carryon-hub/carryon/store/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,12 +48,32 @@ type options struct {
 	requireVersion bool
 	// writes counts the tools' writes (mcpserver.Config.Writes).
 	writes mcpserver.WriteCounter
+	// postgres puts the env on a fresh PostgreSQL database instead of SQLite.
+	postgres bool
+}
+
+// stores are the options of an env on each store: SQLite, and PostgreSQL when the tests have one.
+func stores(t *testing.T, opt options) map[string]options {
+	out := map[string]options{"sqlite": opt}
+	if !pgtest.Enabled() {
+		t.Log("PostgreSQL not configured: set " + pgtest.EnvURL + " to check it too")
+		return out
+	}
+	opt.postgres = true
+	out["postgres"] = opt
+	return out
 }
 
 func newEnv(t *testing.T, opt options) *env {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, ":memory:")
+	var db store.Store
+	var err error
+	if opt.postgres {
+		db, err = postgres.Open(ctx, pgtest.NewDatabase(t))
+	} else {
+		db, err = sqlite.Open(ctx, ":memory:")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
