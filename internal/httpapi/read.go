@@ -13,7 +13,7 @@ func readRoute[Out any](s *server, call func(r *http.Request, q *query) (Out, er
 			s.writeError(w, r, err)
 			return
 		}
-		s.writeJSON(w, r, http.StatusOK, out)
+		s.writeStreamed(w, r, out)
 	}
 }
 
