@@ -141,6 +141,41 @@ assert.equal(previews, skipped.map((e) => (e.data as { text?: string }).text ?? 
 const after2: number[] = [];
 for await (const e of client.runs.events(finished.id, { follow: false, after: 2 })) after2.push(e.seq);
 assert.deepEqual(after2, stored.slice(2).map((e) => e.seq), "a stream after event 2 starts at 3");
+// A stream whose connection breaks after every second event reconnects with Last-Event-ID and
+// yields each event once.
+const resumedFrom: (string | null)[] = [];
+const cutting: typeof fetch = async (input, init = {}) => {
+  const res = await fetch(input, init);
+  if (!String(input).includes("/events") || !res.body) return res;
+  resumedFrom.push(new Headers(init.headers).get("Last-Event-ID"));
+  const reader = res.body.getReader();
+  let frames = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { value, done } = await reader.read();
+      if (done) return controller.close();
+      // forward up to the end of the second event, then break the connection
+      const text = new TextDecoder().decode(value);
+      let end = 0;
+      for (let i = text.indexOf("\n\n"); i >= 0 && frames < 2; i = text.indexOf("\n\n", i + 2)) {
+        frames++;
+        end = i + 2;
+      }
+      if (frames < 2) return controller.enqueue(value);
+      controller.enqueue(new TextEncoder().encode(text.slice(0, end)));
+      await reader.cancel();
+      controller.error(new TypeError("the test broke the connection"));
+    },
+  });
+  return new Response(body, { status: res.status, headers: res.headers });
+};
+const flaky = new Carryon({ baseUrl, apiKey, fetch: cutting, backoffMs: 10 });
+const resumed: number[] = [];
+for await (const e of flaky.runs.events(finished.id)) resumed.push(e.seq);
+assert.deepEqual(resumed, stored.map((e) => e.seq), "every event once across the broken connections");
+assert.ok(resumedFrom.length >= stored.length / 2, `${resumedFrom.length} connections for ${stored.length} events`);
+assert.equal(resumedFrom[0], null);
+assert.ok(resumedFrom.slice(1).every((id, i) => Number(id) > Number(resumedFrom[i] ?? 0)), `each connection resumes after the last event: ${resumedFrom}`);
 out.picnicRun = finished.id;
 out.picnicEvents = stored.length;
 out.picnicPreviews = previewCount;
