@@ -278,6 +278,29 @@ export class Memories {
     }
   }
 
+  /**
+   * update is a read-modify-write of one item: fn gets its value (undefined when there is none)
+   * and returns the new one, which is put with If-Match at the version read ("0" for a new item).
+   * When another write got in first it reads again and applies fn again, up to attempts (10) times.
+   */
+  async update(
+    namespace: string,
+    key: string,
+    fn: (value: unknown, item: T.MemoryItem | undefined) => { value: unknown; text?: string; ttl_seconds?: number } | Promise<{ value: unknown; text?: string; ttl_seconds?: number }>,
+    o: UpdateOptions = {},
+  ): Promise<T.MemoryItem> {
+    const attempts = o.attempts ?? 10;
+    for (let i = 1; ; i++) {
+      const item = await this.get(namespace, key, o);
+      const next = await fn(item === undefined ? undefined : structuredClone(item.value), item);
+      try {
+        return await this.put(namespace, key, next, { signal: o.signal, ifMatch: item?.version ?? 0 });
+      } catch (err) {
+        if (!(err instanceof CarryonError && err.code === "version_conflict") || i >= attempts) throw err;
+      }
+    }
+  }
+
   /** delete forgets an item. */
   async delete(namespace: string, key: string, o: WriteOptions = {}): Promise<void> {
     await this.t.send({ method: "DELETE", path: this.path(namespace, key), write: true, options: o });

@@ -234,6 +234,14 @@ assert.deepEqual(found.map((m) => m.key).sort(), ["editor", "shell"]);
 const listed = await client.memories.list({ limit: 1 }).toArray();
 assert.deepEqual(listed.map((m) => `${m.namespace}/${m.key}`), ["prefs/editor", "prefs/shell", "projects.alpha/lang"]);
 assert.equal(await bob.memories.get("prefs", "editor"), undefined, "another user's item is not found");
+let counts = 0;
+const counted = await client.memories.update("stats", "visits", async (value) => {
+  counts++;
+  if (counts === 1) await client.memories.put("stats", "visits", { value: 10 }); // another writer gets in first
+  return { value: ((value as number | undefined) ?? 0) + 1 };
+});
+assert.equal(counts, 2, "fn was applied again after the conflict");
+assert.equal(counted.value, 11);
 await client.memories.delete("prefs", "shell");
 assert.equal(await client.memories.get("prefs", "shell"), undefined);
 
