@@ -115,9 +115,10 @@ agents:
 		if err := json.Unmarshal([]byte(raw), &out); err != nil || out.Session == "" {
 			t.Fatalf("the helpers script printed %q: %v", raw, err)
 		}
-		// The append whose answer was lost was stored once: seven user messages, two of them the same words.
-		msgs := must(t, srv.url, key, "GET", "/v1/sessions/"+out.Session+"/messages", nil, 200).json(t)["items"].([]any)
-		if len(msgs) != 7 || msgs[0].(map[string]any)["content"] != "the same words" || msgs[2].(map[string]any)["content"] != "message 0" {
+		// The append whose answer was lost was stored once: seven user messages, two of them the
+		// same words, and the last one deleted.
+		msgs := must(t, srv.url, key, "GET", "/v1/sessions/"+out.Session+"/messages?include_deleted=true", nil, 200).json(t)["items"].([]any)
+		if len(msgs) != 7 || msgs[6].(map[string]any)["deleted"] != true || msgs[0].(map[string]any)["content"] != "the same words" || msgs[2].(map[string]any)["content"] != "message 0" {
 			t.Fatalf("the session's messages = %v", msgs)
 		}
 		if n := len(eventTypes(t, srv, key, out.PicnicRun)); n != out.PicnicEvents {

@@ -148,6 +148,11 @@ export class Sessions {
     return new Paged((cursor) => this.t.json<Page<T.Message>>({ method: "GET", path: `/v1/sessions/${enc(id)}/messages`, query: { limit: o.limit, cursor }, options: o }));
   }
 
+  /** deleteMessage deletes one message (a tombstone hides it, and every copy of its text is redacted). */
+  deleteMessage(id: string, seq: number, o: WriteOptions = {}): Promise<T.Session> {
+    return this.t.json({ method: "DELETE", path: `/v1/sessions/${enc(id)}/messages/${seq}`, write: true, options: o });
+  }
+
   /** memory reads a session's working memory and the session's version. */
   memory(id: string, o: CallOptions = {}): Promise<T.WorkingMemoryState> {
     return this.t.json({ method: "GET", path: `/v1/sessions/${enc(id)}/memory`, options: o });
@@ -161,6 +166,11 @@ export class Sessions {
   /** memoryHistory is the revisions of a session's working memory, newest first. */
   memoryHistory(id: string, o: ListOptions = {}): Paged<T.MemoryRevision> {
     return new Paged((cursor) => this.t.json<Page<T.MemoryRevision>>({ method: "GET", path: `/v1/sessions/${enc(id)}/memory/history`, query: { limit: o.limit, cursor }, options: o }));
+  }
+
+  /** memoryDiff compares two revisions of the working memory by memory_version (0 is the empty document). */
+  memoryDiff(id: string, from: number, to: number, o: CallOptions = {}): Promise<T.MemoryDiff> {
+    return this.t.json({ method: "GET", path: `/v1/sessions/${enc(id)}/memory/diff`, query: { from, to }, options: o });
   }
 
   /** context is what the context builder would send the model now. */

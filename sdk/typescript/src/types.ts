@@ -20,6 +20,8 @@ export type AppendResult = S["AppendResult"];
 export type WorkingMemoryState = S["WorkingMemoryState"];
 /** A revision of a session's working memory. */
 export type MemoryRevision = S["MemoryRevision"];
+/** The changes between two revisions of a working memory. */
+export type MemoryDiff = S["MemoryDiff"];
 /** A run of the agent. */
 export type Run = S["Run"];
 /** The body of a new run. */
