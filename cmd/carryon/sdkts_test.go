@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -249,10 +250,11 @@ func TestTypeScriptSDKAcrossKill(t *testing.T) {
 			return nil
 		}
 
-		// Before the kill: the stream has its first events, the chat is stored and its run not done.
+		// Before the kill: the stream has its first events (the run in its first step), the chat is
+		// stored and its run not done.
 		var runID string
 		seen, sent := 0, false
-		for runID == "" || seen < 2 || !sent {
+		for runID == "" || seen < 5 || !sent {
 			m := next("the first events")
 			switch {
 			case m["run"] != nil:
@@ -340,7 +342,15 @@ func TestTypeScriptSDKAcrossKill(t *testing.T) {
 		if len(attempts) < 2 || !lostOne || final["outcome"] != "200" {
 			t.Fatalf("the chat's attempts: %v", attempts)
 		}
-		t.Logf("the stream yielded %d events (%d before the kill); the chat was sent %d times: %v", len(evs), seen, len(attempts), attempts)
+		var got []string
+		for i, e := range evs {
+			e := e.(map[string]any)
+			got = append(got, fmt.Sprintf("%v:%v", e["seq"], e["type"]))
+			if i+1 == seen {
+				got = append(got, "(kill)")
+			}
+		}
+		t.Logf("the stream: %s; the chat was sent %d times: %v", strings.Join(got, " "), len(attempts), attempts)
 		chat := done["chat"].(map[string]any)
 		if chat["session_id"] != chatSession || chat["status"] != "succeeded" {
 			t.Fatalf("the chat answered %v; its session is %s", chat, chatSession)
