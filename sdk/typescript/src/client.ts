@@ -70,23 +70,31 @@ export class Carryon {
   }
 
   /**
-   * update is a read-modify-write of a session's working memory: it reads the memory, gives fn a
-   * copy to change (or to return changed), and sends the difference with If-Match at the version
-   * it read. When another write got in first (412, or 409 version_conflict) it reads again and
-   * applies fn again. Returns the memory as stored (unchanged when fn changed nothing).
+   * update is a read-modify-write of a session's working memory: it gives fn a copy of the
+   * memory to change (or to return changed), and sends the difference with If-Match at the
+   * version it was read at. session is an id, or a session (or memory state) already read with
+   * its working_memory and version, which saves the first read. When another write got in first
+   * (412, or 409 version_conflict) it reads again and applies fn again. Returns the memory as
+   * stored (unchanged, and nothing written, when fn changed nothing).
    */
-  async update(sessionId: string, fn: UpdateFn, o: UpdateOptions = {}): Promise<T.WorkingMemoryState> {
+  async update(session: string | T.SessionView | T.WorkingMemoryState, fn: UpdateFn, o: UpdateOptions = {}): Promise<T.WorkingMemoryState> {
+    const id = typeof session === "string" ? session : "session_id" in session ? session.session_id : session.id;
+    let state: T.WorkingMemoryState | undefined =
+      typeof session === "string"
+        ? undefined
+        : { session_id: id, version: session.version, memory_version: session.memory_version, working_memory: session.working_memory };
     const attempts = o.attempts ?? 10;
     for (let i = 1; ; i++) {
-      const state = await this.sessions.memory(sessionId, o);
+      state ??= await this.sessions.memory(id, o);
       const copy = structuredClone(state.working_memory);
       const next = (await fn(copy, state)) ?? copy;
       const patch = mergePatch(state.working_memory, next);
       if (Object.keys(patch).length === 0 || deepEqual(state.working_memory, next)) return state;
       try {
-        return await this.sessions.patchMemory(sessionId, patch, { signal: o.signal, ifMatch: state.version });
+        return await this.sessions.patchMemory(id, patch, { signal: o.signal, ifMatch: state.version });
       } catch (err) {
         if (!(err instanceof CarryonError && err.code === "version_conflict") || i >= attempts) throw err;
+        state = undefined; // read it again
       }
     }
   }

@@ -92,8 +92,23 @@ const updated = await client.update(session.id, async (wm) => {
 });
 assert.equal(calls, 2, "fn was applied again after the conflict");
 assert.deepEqual(updated.working_memory, { goal: "test the SDK", next_action: "write the tests", notes: ["from the other tab", "from this tab"] });
+// With a session already read, the first attempt uses its memory and version; here it is stale,
+// so the update re-reads and applies fn to the current memory.
+const staleView = await client.sessions.get(session.id, { messages: 0 });
+await client.sessions.patchMemory(session.id, { owner: "tab C" });
+const seenBy: unknown[] = [];
+const fromView = await client.update(staleView, (wm) => {
+  seenBy.push(wm.owner);
+  wm.reviewed = true;
+});
+assert.deepEqual(seenBy, [undefined, "tab C"], "the first attempt used the session as read, the second the memory as re-read");
+assert.equal(fromView.working_memory.owner, "tab C");
+assert.equal(fromView.working_memory.reviewed, true);
+await client.sessions.patchMemory(session.id, { owner: null, reviewed: null });
+const before = await client.sessions.memory(session.id);
 const unchanged = await client.update(session.id, () => {});
-assert.equal(unchanged.version, updated.version, "an update that changes nothing writes nothing");
+assert.equal(unchanged.version, before.version, "an update that changes nothing writes nothing");
+assert.equal((await client.sessions.memory(session.id)).version, before.version);
 
 // 5. Paging as async iterators.
 for (let i = 0; i < 5; i++) await client.sessions.append(session.id, [{ role: "user", content: `message ${i}` }]);
