@@ -1,6 +1,14 @@
 // Paging: every carryon listing answers {items, next_cursor}; Paged walks the pages lazily as an
 // async iterator of items, asking for the next page only when the items of the last one are used.
 
+import type { CallOptions } from "./transport.js";
+
+/** Options of a listing. */
+export interface ListOptions extends CallOptions {
+  /** Items per page (1–1000; the server's default 50). */
+  limit?: number;
+}
+
 /** One page of a listing. */
 export interface Page<T> {
   items: T[];
