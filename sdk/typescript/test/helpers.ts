@@ -232,6 +232,19 @@ assert.ok(approvedActions.some((a) => a.tool === "write_file" && a.approval === 
 const gatedB = await client.sessions.create({ agent: "gated" });
 const waiting = await client.runs.run(gatedB.id, { message: picnic }); // no handler: returns the waiting run
 assert.equal(waiting.status, "waiting_approval");
+// A stream of a waiting run stays open; aborting its signal ends it, without a reconnect.
+const ac = new AbortController();
+const beforeAbort: number[] = [];
+await assert.rejects(
+  (async () => {
+    for await (const e of client.runs.events(waiting.id, { signal: ac.signal })) {
+      beforeAbort.push(e.seq);
+      if (e.type === "run.waiting_approval") ac.abort();
+    }
+  })(),
+  (err) => (err as Error).name === "AbortError",
+);
+assert.equal(beforeAbort.length > 0, true);
 await client.runs.reject(waiting.id, waiting.pending_action!.id, "no files today");
 const rejected = await client.runs.follow(waiting.id);
 assert.equal(rejected.status, "succeeded");
