@@ -273,6 +273,9 @@ func TestTypeScriptSDKAcrossKill(t *testing.T) {
 				id := s.(map[string]any)["id"].(string)
 				runs := must(t, srv.url, key, "GET", "/v1/sessions/"+id+"/runs", nil, 200).json(t)["items"].([]any)
 				if len(runs) == 1 && runs[0].(map[string]any)["id"] != runID {
+					if st := runs[0].(map[string]any)["status"]; st != "queued" && st != "running" {
+						t.Fatalf("the chat's run is %v before the kill; the test kills the server while the chat waits for it", st)
+					}
 					chatSession = id
 					return true
 				}
@@ -291,6 +294,9 @@ func TestTypeScriptSDKAcrossKill(t *testing.T) {
 			} else if m["chat"] != nil && m["chat"] != "succeeded" {
 				t.Fatalf("the chat answered %v", m)
 			}
+		}
+		for range lines {
+			// the rest of its output, until the script closes it
 		}
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("the script: %v\n%s", err, stderr.String())
