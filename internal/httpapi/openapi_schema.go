@@ -80,7 +80,7 @@ var fieldSchemas = map[reflect.Type]map[string]obj{
 	reflect.TypeFor[carryon.Run](): {"multitask": multitasks,
 		"stop_requested": obj{"type": "string", "enum": []string{"cancel", "interrupt"}}},
 	reflect.TypeFor[carryon.NewRun]():            {"multitask": multitasks},
-	reflect.TypeFor[carryon.Approval]():          {"decision": obj{"type": "string", "enum": []string{carryon.DecisionRerun, carryon.DecisionMarkDone, carryon.DecisionSkip}}},
+	reflect.TypeFor[carryon.Approval]():          {"decision": obj{"type": "string", "enum": []string{carryon.DecisionApprove, carryon.DecisionReject, carryon.DecisionRerun, carryon.DecisionMarkDone, carryon.DecisionSkip}}},
 	reflect.TypeFor[carryon.WorkingMemoryEdit](): {"op": obj{"type": "string", "enum": []string{"added", "removed", "changed"}}},
 	reflect.TypeFor[wire.Health]():               {"status": obj{"type": "string", "enum": []string{"ok", "ready"}}},
 	reflect.TypeFor[wire.Problem](): {
