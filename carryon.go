@@ -26,6 +26,8 @@ const (
 	DefaultMessageWindow = 20
 	// MaxMessageWindow bounds the messages a single read may return.
 	MaxMessageWindow = 1000
+	// DefaultPageSize is the page size of every listing when no limit is given.
+	DefaultPageSize = 50
 	// DefaultMaxReadBytes bounds the bytes of messages or events one page of a read holds: a page
 	// stops before the item that would go past it (the first item is always in), and its
 	// next_cursor goes on from there.

@@ -18,7 +18,7 @@ const (
 	// MaxLongTermTextBytes bounds the searchable text of a memory item.
 	MaxLongTermTextBytes = 8 << 10
 	// DefaultLongTermListLimit is the page size of a memory listing when none is given.
-	DefaultLongTermListLimit = 50
+	DefaultLongTermListLimit = DefaultPageSize
 	// DefaultLongTermSearchLimit is how many results a search returns when no limit is given.
 	DefaultLongTermSearchLimit = 10
 	// MaxLongTermSearchLimit bounds the results of one page of a search.

@@ -12,22 +12,9 @@ import (
 // setETag tags an answer about one session with the session's version.
 func setETag(w http.ResponseWriter, v int64) { w.Header().Set("ETag", wire.ETag(v)) }
 
-// ifMatch reads the If-Match header: the expected version, or any (for *), or neither.
+// ifMatch reads the If-Match header (wire.IfMatch).
 func ifMatch(r *http.Request) (version *int64, star bool, err error) {
-	h := strings.TrimSpace(r.Header.Get("If-Match"))
-	switch {
-	case h == "":
-		return nil, false, nil
-	case h == "*":
-		return nil, true, nil
-	case strings.Contains(h, ","):
-		return nil, false, carryon.Errorf(carryon.EINVALID, "If-Match must name one version, like \"3\"; got %q", h)
-	}
-	n, ok := wire.ParseTag(h)
-	if !ok {
-		return nil, false, carryon.Errorf(carryon.EINVALID, "If-Match must be a version, like \"3\"; got %q", h)
-	}
-	return &n, false, nil
+	return wire.IfMatch(r.Header.Get("If-Match"))
 }
 
 // ifMatchUsed reports whether the request's expected version came from If-Match, so a version

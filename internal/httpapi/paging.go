@@ -10,7 +10,7 @@ import (
 )
 
 // defaultPageSize is the page size of a listing when no limit is given, as the services' own.
-const defaultPageSize = 50
+const defaultPageSize = carryon.DefaultPageSize
 
 // pageOf pages a complete, short list a service returns whole (users, a user's keys, a run's tool
 // journal) with the API's one paging convention: limit and cursor in, next_cursor out. key gives

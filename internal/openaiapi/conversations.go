@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/wire"
 )
 
 // conversation is the specification's Conversation object.
@@ -52,25 +53,24 @@ func listOf(items []item, more bool) itemList {
 // writeOptions reads the write controls of a request: Idempotency-Key and If-Match.
 func writeOptions(r *http.Request, versioned bool) (carryon.WriteOptions, error) {
 	o := carryon.WriteOptions{RequestID: r.Header.Get("Idempotency-Key")}
-	im := strings.TrimSpace(r.Header.Get("If-Match"))
-	if im == "" || im == "*" {
+	v, star, err := wire.IfMatch(r.Header.Get("If-Match"))
+	if star || v == nil && err == nil {
 		return o, nil
 	}
 	if !versioned {
 		return o, carryon.Errorf(carryon.EINVALID, "If-Match has nothing to match here: this write makes a new conversation")
 	}
-	v, err := strconv.ParseInt(strings.Trim(strings.TrimPrefix(im, "W/"), `"`), 10, 64)
-	if err != nil || v < 1 {
-		return o, carryon.Errorf(carryon.EINVALID, "If-Match must be a conversation version such as \"3\", not %q", im)
+	if err != nil || *v < 1 {
+		return o, carryon.Errorf(carryon.EINVALID, "If-Match must be a conversation version such as \"3\", not %q", strings.TrimSpace(r.Header.Get("If-Match")))
 	}
-	o.ExpectedVersion = &v
+	o.ExpectedVersion = v
 	return o, nil
 }
 
 // answer writes v with the session's version as its ETag.
 func answer(w http.ResponseWriter, version int64, v any) {
 	if version > 0 {
-		w.Header().Set("ETag", `"`+strconv.FormatInt(version, 10)+`"`)
+		w.Header().Set("ETag", wire.ETag(version))
 	}
 	writeJSON(w, http.StatusOK, v)
 }

@@ -280,7 +280,7 @@ func (s *Service) GetRun(ctx context.Context, runID string) (*carryon.Run, error
 func (s *Service) ListRuns(ctx context.Context, sessionID string, f carryon.RunFilter) (*carryon.RunPage, error) {
 	limit := f.Limit
 	if limit == 0 {
-		limit = 50
+		limit = carryon.DefaultPageSize
 	}
 	if limit < 0 || limit > carryon.MaxMessageWindow {
 		return nil, carryon.Errorf(carryon.EINVALID, "limit must be between 1 and %d", carryon.MaxMessageWindow)

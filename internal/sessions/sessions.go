@@ -19,7 +19,7 @@ const (
 	maxMetadataLen  = 64 << 10
 	minIdleTTL      = 60
 	maxIdleTTL      = 10 * 365 * 24 * 3600
-	defaultPageSize = 50
+	defaultPageSize = carryon.DefaultPageSize
 )
 
 // Create makes a session owned by the caller, at version 1.

@@ -124,3 +124,22 @@ func ParseTag(t string) (int64, bool) {
 	n, err := strconv.ParseInt(t, 10, 64)
 	return n, err == nil && n >= 0
 }
+
+// IfMatch reads an If-Match header: the expected version, or any (for *), or neither (empty).
+// A list of tags, or anything but one tag of a version, is EINVALID.
+func IfMatch(h string) (version *int64, star bool, err error) {
+	h = strings.TrimSpace(h)
+	switch {
+	case h == "":
+		return nil, false, nil
+	case h == "*":
+		return nil, true, nil
+	case strings.Contains(h, ","):
+		return nil, false, carryon.Errorf(carryon.EINVALID, "If-Match must name one version, like \"3\"; got %q", h)
+	}
+	n, ok := ParseTag(h)
+	if !ok {
+		return nil, false, carryon.Errorf(carryon.EINVALID, "If-Match must be a version, like \"3\"; got %q", h)
+	}
+	return &n, false, nil
+}
