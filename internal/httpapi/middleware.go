@@ -89,7 +89,7 @@ func (s *server) wrap(route string, next http.Handler) http.Handler {
 					panic(v)
 				}
 				s.logger.ErrorContext(r.Context(), "panic serving request",
-					slog.String("method", r.Method), slog.String("route", route), slog.String("request_id", reqID),
+					slog.String("method", r.Method), slog.String("route", route), slog.String("http_request_id", reqID),
 					slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
 				if sw.status == 0 {
 					s.writeError(sw, r, fmt.Errorf("panic: %v", v))
@@ -105,7 +105,7 @@ func (s *server) wrap(route string, next http.Handler) http.Handler {
 			span.End(status, info.code)
 			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("route", route), slog.String("path", r.URL.Path),
 				slog.Int("status", status), slog.Duration("duration", d), slog.Int64("bytes", sw.bytes),
-				slog.String("user_id", info.userID), slog.String("request_id", reqID)}
+				slog.String("user_id", info.userID), slog.String("http_request_id", reqID)}
 			if info.code != "" {
 				attrs = append(attrs, slog.String("code", info.code))
 			}

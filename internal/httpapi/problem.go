@@ -62,7 +62,7 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if p.Code == carryon.EINTERNAL {
 		s.logger.ErrorContext(r.Context(), "internal error",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.String("request_id", w.Header().Get("X-Request-Id")), slog.Any("err", err))
+			slog.String("http_request_id", w.Header().Get("X-Request-Id")), slog.Any("err", err))
 	}
 	if e, ok := carryon.AsError(err); ok && e.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfterSeconds))
