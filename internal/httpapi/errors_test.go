@@ -153,7 +153,7 @@ func TestMetricsAndLogs(t *testing.T) {
 	me := mustUser(t, e, e.aliceKey)
 	var line string
 	for _, l := range strings.Split(logs, "\n") {
-		if strings.Contains(l, `"request_id":"abc-1"`) {
+		if strings.Contains(l, `"http_request_id":"abc-1"`) {
 			line = l
 		}
 	}
