@@ -18,6 +18,7 @@ import (
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/httpapi"
 	"github.com/carryon-hub/carryon/hub"
+	"github.com/carryon-hub/carryon/internal/a2a"
 	"github.com/carryon-hub/carryon/mcpserver"
 	"github.com/carryon-hub/carryon/openaiapi"
 	"github.com/carryon-hub/carryon/telemetry"
@@ -161,6 +162,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		UI: webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
 		Doors: []httpapi.FrontDoor{
 			openaiapi.New(openaiapi.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
+			a2a.New(a2a.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
 		},
 	})
 

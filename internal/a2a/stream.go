@@ -1,0 +1,65 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// stream answers a task as Server-Sent Events: first the task as its stored events make it,
+// then an event for each change the run's events after those bring (a status update, a chunk
+// of the reply), until the task ended or waits for input, or the client left. Each SSE event
+// is a JSON-RPC response with the request's id; its SSE id is the run event's sequence number.
+// A subscription after a restart reads the same stored events, so it resumes without a gap.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id json.RawMessage, d dialect, runID string) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	if h.streamsDone != nil {
+		go func() {
+			select {
+			case <-h.streamsDone:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	t, err := h.taskAt(ctx, d, runID, nil)
+	if err != nil {
+		writeJSON(w, http.StatusOK, response{JSONRPC: "2.0", ID: id, Error: errorOf(err)})
+		return
+	}
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	send := func(v any) bool {
+		b, err := json.Marshal(response{JSONRPC: "2.0", ID: id, Result: d.wrapEvent(v)})
+		if err != nil {
+			return false
+		}
+		if _, err := fmt.Fprintf(w, "id: %d\ndata: %s\n\n", t.lastSeq, b); err != nil {
+			return false
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return true
+	}
+	if !send(t.task()) || t.settled {
+		return
+	}
+	err = h.feedAll(ctx, t, true, func(out []any) bool {
+		for _, v := range out {
+			if !send(v) {
+				return false
+			}
+		}
+		return !t.settled
+	})
+	if err != nil && ctx.Err() == nil {
+		b, _ := json.Marshal(response{JSONRPC: "2.0", ID: id, Error: errorOf(err)})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
+}
