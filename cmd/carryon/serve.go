@@ -29,7 +29,8 @@ import (
 const serveUsage = `usage: carryon serve [flags]
   Run the session hub: the HTTP API on --addr over the database in --data (or --db), the MCP
   server at /mcp (streamable HTTP, stateless; the same API keys as bearer tokens), the web
-  inspector at /ui/ (sign in with an API key; see docs/INSPECTOR.md), and runners for the
+  inspector at /ui/ (sign in with an API key; see docs/INSPECTOR.md), the A2A endpoints at
+  /a2a (agent cards at /.well-known/agent-card.json; see docs/A2A.md), and runners for the
   agent's runs. It prints "carryon listening on URL (data DIR)" first, then
   where the local user's key file is. SIGINT or SIGTERM stops it cleanly; runs in progress
   resume at the next start.

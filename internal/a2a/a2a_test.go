@@ -67,7 +67,13 @@ func TestCardsArePublic(t *testing.T) {
 	if a.header.Get("WWW-Authenticate") == "" {
 		t.Fatal("the 401 has no WWW-Authenticate")
 	}
-	wantError(t, e.post("/.well-known/agent-card.json", "", `{}`), http.StatusMethodNotAllowed, -32602)
+	wantError(t, e.post("/.well-known/agent-card.json", "", `{}`), http.StatusMethodNotAllowed, -32600)
+	if a := e.get("/.well-known/agent-card.json"); strings.Contains(string(a.body), "Write plainly") {
+		t.Fatal("the default card shows instructions")
+	}
+	if a := e.get("/a2a/writer/.well-known/agent-card.json"); strings.Contains(string(a.body), "Write plainly") {
+		t.Fatalf("the public card shows the profile's instructions: %s", a.body)
+	}
 }
 
 // TestSendContinueAndRetry, on each store: a send without contextId starts a task on a new

@@ -57,10 +57,9 @@ func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request, agent string
 
 // cardOf is the card of profile a served at endpoint.
 func cardOf(a *carryon.Agent, endpoint string) card {
-	desc := fmt.Sprintf("carryon agent profile %q (model %s).", a.Name, a.Model)
-	if a.Instructions != "" {
-		desc += " " + a.Instructions
-	}
+	// The card is public: it says what the profile can do, never its instructions (its prompt
+	// is for those with a key, GET /v1/agents).
+	desc := fmt.Sprintf("carryon agent profile %q (model %s): a durable conversation per contextId, with the tools listed as skills.", a.Name, a.Model)
 	c := card{
 		Name:        a.Name,
 		Description: desc,
@@ -78,9 +77,6 @@ func cardOf(a *carryon.Agent, endpoint string) card {
 		DefaultOutputModes:   []string{"text/plain"},
 	}
 	chat := "Answers messages in a durable conversation: a contextId keeps the history."
-	if a.Instructions != "" {
-		chat = a.Instructions
-	}
 	c.Skills = append(c.Skills, skill{ID: "conversation", Name: "Conversation", Description: chat, Tags: []string{"chat"}})
 	for _, t := range a.Tools {
 		d := fmt.Sprintf("Uses the tool %s (effect %s", t.Name, t.Effect)

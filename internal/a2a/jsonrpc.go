@@ -115,6 +115,9 @@ func writeRefusal(w http.ResponseWriter, err error, status ...int) {
 	case carryon.ENOTFOUND:
 		e.Code = codeMethodNotFound
 	}
+	if st == http.StatusMethodNotAllowed {
+		e.Code = codeInvalidRequest
+	}
 	writeJSON(w, st, response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: e})
 }
 
