@@ -348,3 +348,83 @@ func TestStreamsInBothDialects(t *testing.T) {
 func must(b []byte, _ error) string { return string(b) }
 
 func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
+
+// TestCancel, on each store: a task started with returnImmediately is submitted or working;
+// CancelTask stops it and answers it canceled; a second cancel is A2A's task-not-cancelable.
+func TestCancel(t *testing.T) {
+	t.Parallel()
+	for name, start := range envDrivers(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := start(t)
+			params := `{"message":{"messageId":"k-1","role":"ROLE_USER","parts":[{"text":"take your time"}]},"configuration":{"returnImmediately":true}}`
+			tk := sent(t, e.call("/a2a/slow", e.aliceKey, "SendMessage", params))
+			if tk.Status.State != "TASK_STATE_SUBMITTED" && tk.Status.State != "TASK_STATE_WORKING" {
+				t.Fatalf("the task at once = %+v", tk)
+			}
+			got := gotTask(t, e.call("/a2a/slow", e.aliceKey, "CancelTask", `{"id":"`+tk.ID+`"}`))
+			if got.ID != tk.ID || got.Status.State != "TASK_STATE_CANCELED" {
+				t.Fatalf("cancel = %+v", got)
+			}
+			if run, err := e.runs.GetRun(e.alice, tk.ID); err != nil || run.Status != carryon.RunCancelled {
+				t.Fatalf("run = %+v, %v", run, err)
+			}
+			wantError(t, e.call("/a2a/slow", e.aliceKey, "CancelTask", `{"id":"`+tk.ID+`"}`), 200, -32002)
+		})
+	}
+}
+
+// TestSubscribeResumesAfterLastEventID: SubscribeToTask of an ended task answers its final
+// state; with Last-Event-ID (SSE's reconnection, the id of an event of an earlier stream) it
+// sends no snapshot, only what came after that event, which completes the reply.
+func TestSubscribeResumesAfterLastEventID(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tk := sent(t, e.call("/a2a", e.aliceKey, "SendMessage", sendParams("r-1", "Plan a long trip", "")))
+	events := func(a *answer) (ids []string, kinds []string, reply string) {
+		for _, block := range strings.Split(strings.TrimSpace(string(a.body)), "\n\n") {
+			var data string
+			for _, line := range strings.Split(block, "\n") {
+				if v, ok := strings.CutPrefix(line, "id: "); ok {
+					ids = append(ids, v)
+				}
+				if v, ok := strings.CutPrefix(line, "data: "); ok {
+					data = v
+				}
+			}
+			var r struct {
+				Result map[string]struct {
+					Append   bool
+					Artifact struct{ Parts []struct{ Text string } }
+				}
+			}
+			if err := json.Unmarshal([]byte(data), &r); err != nil {
+				t.Fatalf("event %q: %v", block, err)
+			}
+			for k, v := range r.Result {
+				kinds = append(kinds, k)
+				if k == "artifactUpdate" {
+					if !v.Append {
+						reply = ""
+					}
+					reply += v.Artifact.Parts[0].Text
+				}
+			}
+		}
+		return
+	}
+	whole := e.call("/a2a", e.aliceKey, "SubscribeToTask", `{"id":"`+tk.ID+`"}`)
+	if _, kinds, _ := events(whole); len(kinds) != 1 || kinds[0] != "task" {
+		t.Fatalf("subscribing to an ended task = %s; want its task alone", whole.body)
+	}
+	req := `{"jsonrpc":"2.0","id":"req-1","method":"SubscribeToTask","params":{"id":"` + tk.ID + `"}}`
+	resumed := e.post("/a2a", e.aliceKey, req, "Last-Event-ID", "1")
+	ids, kinds, reply := events(resumed)
+	if len(kinds) < 3 || kinds[0] != "statusUpdate" || kinds[len(kinds)-1] != "statusUpdate" || reply != tk.reply() || ids[0] == "1" {
+		t.Fatalf("resumed after event 1 = %v %v, reply %q; want the rest of the task, reply %q", ids, kinds, reply, tk.reply())
+	}
+	last := ids[len(ids)-1]
+	if after := e.post("/a2a", e.aliceKey, req, "Last-Event-ID", last); strings.TrimSpace(string(after.body)) != "" {
+		t.Fatalf("resumed after the last event = %q; want nothing", after.body)
+	}
+}

@@ -30,7 +30,7 @@ import (
 )
 
 // testAgentsFile are the profiles of the test server: the default one and a writer whose
-// write_file waits for approval before every call.
+// write_file waits for approval before every call, and a slow one whose model takes a minute.
 const testAgentsFile = `
 providers:
   offline: {kind: scripted}
@@ -41,6 +41,7 @@ agents:
     instructions: Write plainly.
     tools: [write_file]
     approval: {write_file: always}
+  slow: {provider: offline}
 `
 
 // maxBody is the test server's body limit.
@@ -61,15 +62,18 @@ type env struct {
 // of write_file.
 type profiles struct {
 	*agents.Set
-	eng, writer *engine.Engine
+	eng, writer, slow *engine.Engine
 }
 
 func (p profiles) Engine(_ context.Context, name string) (*engine.Engine, error) {
 	if _, err := p.Agent(name); err != nil {
 		return nil, err
 	}
-	if name == "writer" {
+	switch name {
+	case "writer":
 		return p.writer, nil
+	case "slow":
+		return p.slow, nil
 	}
 	return p.eng, nil
 }
@@ -128,7 +132,9 @@ func newEnvOn(t *testing.T, db store.Store) *env {
 	eng := engine.New(cfg, scripted.New(0), reg, builder)
 	cfg.Approval = func(tool string) bool { return tool == "write_file" }
 	writer := engine.New(cfg, scripted.New(0), reg, builder)
-	e.runs = runs.New(db, e.sessions, nil, runs.Config{Poll: 50 * time.Millisecond, Agents: profiles{set, eng, writer}})
+	cfg.Approval = nil
+	slow := engine.New(cfg, scripted.New(time.Minute), reg, builder)
+	e.runs = runs.New(db, e.sessions, nil, runs.Config{Poll: 50 * time.Millisecond, Agents: profiles{set, eng, writer, slow}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { e.runs.Work(ctx); close(done) }()
