@@ -53,7 +53,8 @@ func runA2AScript(t *testing.T, client string, srv *server, key string, out any,
 // file; "reject" on another completes without writing. Then a task of the slow profile started
 // with returnImmediately outlives a SIGKILL of the server: after the restart, the SDK's
 // resubscribeTask follows it from the stored events to completed, and the reply it builds from
-// the snapshot and the chunks is the run's whole reply, with no gap.
+// the snapshot and the chunks alone (not the last update, which repeats the whole reply) is the
+// run's whole reply: no gap.
 func TestA2ASDKOnServe(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
@@ -80,9 +81,9 @@ func TestA2ASDKOnServe(t *testing.T) {
 		}
 		First, Second, Got, Ask, Approved task
 		Stream                            struct {
-			Kinds                    []string
-			State                    int
-			Reply, TaskID, ContextID string
+			Kinds                            []string
+			State                            int
+			Reply, Chunks, TaskID, ContextID string
 		}
 		Missing  string
 		Rejected struct {
@@ -113,7 +114,7 @@ func TestA2ASDKOnServe(t *testing.T) {
 	}
 	run := must(t, srv.url, key, "GET", "/v1/runs/"+out.Stream.TaskID, nil, 200).json(t)
 	if k := out.Stream.Kinds; len(k) < 3 || k[0] != "task" || k[len(k)-1] != "statusUpdate" || !contains(k, "artifactUpdate") ||
-		out.Stream.State != completed || out.Stream.ContextID != out.First.ContextID || out.Stream.Reply != run["reply"] {
+		out.Stream.State != completed || out.Stream.ContextID != out.First.ContextID || out.Stream.Reply != run["reply"] || out.Stream.Chunks != run["reply"] {
 		t.Fatalf("stream = %+v; the run's reply %q", out.Stream, run["reply"])
 	}
 	if out.Got.ID != out.First.ID || out.Got.State != completed || out.Got.Reply != out.First.Reply {
@@ -151,16 +152,16 @@ func TestA2ASDKOnServe(t *testing.T) {
 	srv = startServer(t, data, "--agents", file, "--lease-ttl", "2s")
 	var again struct {
 		Resubscribed struct {
-			Kinds  []string
-			State  int
-			Reply  string
-			TaskID string
+			Kinds         []string
+			State         int
+			Reply, Chunks string
+			TaskID        string
 		}
 	}
 	runA2AScript(t, client, srv, key, &again, "resubscribe", started.Task.ID)
 	run = must(t, srv.url, key, "GET", "/v1/runs/"+started.Task.ID, nil, 200).json(t)
 	r := again.Resubscribed
-	if r.TaskID != started.Task.ID || r.State != completed || r.Reply == "" || r.Reply != run["reply"] || r.Kinds[0] != "task" {
+	if r.TaskID != started.Task.ID || r.State != completed || r.Reply == "" || r.Reply != run["reply"] || r.Chunks != run["reply"] || r.Kinds[0] != "task" {
 		t.Fatalf("resubscribed after the kill = %+v; the run is %v %q", r, run["status"], run["reply"])
 	}
 	if run["attempt"].(float64) < 2 {

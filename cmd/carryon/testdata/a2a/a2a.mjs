@@ -29,24 +29,26 @@ const msg = (text, extra = {}) => ({
 const textOf = (parts) => (parts || []).filter((p) => p.content?.$case === "text").map((p) => p.content.value).join("");
 const replyOf = (task) => textOf(task.artifacts?.find((a) => a.artifactId === "reply")?.parts);
 
-// collect reads a stream to its end: the kinds of its events, the last state, and the reply as
-// the artifact updates build it.
+// collect reads a stream to its end: the kinds of its events, the last state, the reply as the
+// artifact updates build it, and chunks: the reply from the task's snapshot and the chunks
+// alone, without the last update (which carries the whole reply), so that a gap shows.
 async function collect(stream) {
   const kinds = [];
-  let state = 0, reply = "", taskId = "", contextId = "";
+  let state = 0, reply = "", chunks = "", taskId = "", contextId = "";
   for await (const ev of stream) {
     const p = ev.payload;
     kinds.push(p.$case);
     if (p.$case === "task") {
-      state = p.value.status.state; reply = replyOf(p.value); taskId = p.value.id; contextId = p.value.contextId;
+      state = p.value.status.state; reply = replyOf(p.value); chunks = reply; taskId = p.value.id; contextId = p.value.contextId;
     } else if (p.$case === "statusUpdate") {
       state = p.value.status.state;
     } else if (p.$case === "artifactUpdate") {
       const t = textOf(p.value.artifact.parts);
       reply = p.value.append ? reply + t : t;
+      if (!p.value.lastChunk) chunks = p.value.append ? chunks + t : t;
     }
   }
-  return { kinds, state, reply, taskId, contextId };
+  return { kinds, state, reply, chunks, taskId, contextId };
 }
 
 const mode = process.argv[2];
