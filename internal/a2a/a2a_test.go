@@ -224,6 +224,8 @@ func TestApprovalIsInputRequired(t *testing.T) {
 				t.Fatalf("journal = %+v, %v; want one approved call that ran", acts, err)
 			}
 			ask2 := sent(t, e.call("/a2a/writer", e.aliceKey, "SendMessage", sendParams("w-4", write, "")))
+			// w-3 answered the first task, of another context: it is not taken as this one's answer.
+			wantError(t, e.call("/a2a/writer", e.aliceKey, "SendMessage", sendParams("w-3", "approve", `"taskId":"`+ask2.ID+`"`)), 200, -32602)
 			params := fmt.Sprintf(`{"message":{"messageId":"w-5","role":"ROLE_USER","taskId":%q,"parts":[{"data":{"decision":"reject","reason":"not now"}}]}}`, ask2.ID)
 			rejected := sent(t, e.call("/a2a/writer", e.aliceKey, "SendMessage", params))
 			if rejected.Status.State != "TASK_STATE_COMPLETED" {

@@ -162,8 +162,10 @@ func (h *Handler) answer(ctx context.Context, m *message, c content) (string, er
 		return "", rpcErr(codeInvalidParams, "task %s is not a task of context %s", m.TaskID, m.ContextID)
 	}
 	if h.requests != nil {
-		if _, used, err := h.requests.RequestIDUsed(ctx, m.MessageID); err != nil {
+		if session, used, err := h.requests.RequestIDUsed(ctx, m.MessageID); err != nil {
 			return "", err
+		} else if used && session != "" && session != run.SessionID {
+			return "", rpcErr(codeInvalidParams, "messageId %s was used for a message of another context: a new message needs a new messageId", m.MessageID)
 		} else if used {
 			return run.ID, nil
 		}
