@@ -162,6 +162,8 @@ func TestBadInput(t *testing.T) {
 		{"an unknown member", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"},"extra":1}`, 200, -32600},
 		{"a name twice", `{"jsonrpc":"2.0","id":1,"id":2,"method":"GetTask","params":{"id":"x"}}`, 200, -32600},
 		{"a NUL", `{"jsonrpc":"2.0","id":1,"method":"Get\u0000Task","params":{"id":"x"}}`, 200, -32600},
+		{"a name twice in params", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x","id":"y"}}`, 200, -32602},
+		{"a NUL in params", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":` + msg(`[{"text":"a\u0000b"}]`) + `}`, 200, -32602},
 		{"an unknown method", `{"jsonrpc":"2.0","id":1,"method":"tasks/send","params":{}}`, 200, -32601},
 		{"push notifications", `{"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":{}}`, 200, -32004},
 		{"no params", `{"jsonrpc":"2.0","id":1,"method":"SendMessage"}`, 200, -32602},

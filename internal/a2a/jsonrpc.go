@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/httpapi"
@@ -164,7 +165,12 @@ func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (*request,
 			ID json.RawMessage `json:"id"`
 		}
 		_ = json.Unmarshal(t, &loose)
-		return nil, idOrNull(loose.ID), &errorObject{Code: codeInvalidRequest, Message: "request: " + err.Error()}, http.StatusOK
+		code := codeInvalidRequest
+		var ge *jsongate.Error
+		if errors.As(err, &ge) && (ge.Path == "params" || strings.HasPrefix(ge.Path, "params.") || strings.HasPrefix(ge.Path, "params[")) {
+			code = codeInvalidParams // the envelope is sound; what is wrong is inside params
+		}
+		return nil, idOrNull(loose.ID), &errorObject{Code: code, Message: "request: " + err.Error()}, http.StatusOK
 	}
 	id := idOrNull(req.ID)
 	switch {
