@@ -23,6 +23,7 @@ package a2a
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/carryon-hub/carryon"
 )
@@ -58,6 +59,8 @@ type Config struct {
 	MaxBodyBytes int64
 	// Closing StreamsDone ends every open stream (a server shutting down; clients resubscribe).
 	StreamsDone <-chan struct{}
+	// KeepAlive is how often a quiet stream gets an SSE comment; zero means DefaultKeepAlive.
+	KeepAlive time.Duration
 }
 
 // Handler serves the agent cards and the JSON-RPC endpoints.
@@ -68,6 +71,7 @@ type Handler struct {
 	agents      Catalog
 	maxBody     int64
 	streamsDone <-chan struct{}
+	keepAlive   time.Duration
 }
 
 // New returns the handler over cfg. It panics when a required service is missing.
@@ -75,9 +79,12 @@ func New(cfg Config) *Handler {
 	if cfg.Sessions == nil || cfg.Runs == nil || cfg.Agents == nil {
 		panic("a2a.New: Config.Sessions, Runs and Agents are required")
 	}
-	h := &Handler{sessions: cfg.Sessions, runs: cfg.Runs, agents: cfg.Agents, maxBody: cfg.MaxBodyBytes, streamsDone: cfg.StreamsDone}
+	h := &Handler{sessions: cfg.Sessions, runs: cfg.Runs, agents: cfg.Agents, maxBody: cfg.MaxBodyBytes, streamsDone: cfg.StreamsDone, keepAlive: cfg.KeepAlive}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes
+	}
+	if h.keepAlive <= 0 {
+		h.keepAlive = DefaultKeepAlive
 	}
 	h.requests, _ = cfg.Sessions.(carryon.RequestIDLookup)
 	return h

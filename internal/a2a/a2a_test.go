@@ -1,11 +1,13 @@
 package a2a_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/carryon-hub/carryon"
 )
@@ -281,7 +283,7 @@ func TestStreamsInBothDialects(t *testing.T) {
 			t.Fatalf("%s = %d %s %s", c.method, a.status, a.header.Get("Content-Type"), a.body)
 		}
 		var events []map[string]json.RawMessage
-		for _, block := range strings.Split(strings.TrimSpace(string(a.body)), "\n\n") {
+		for _, block := range dataBlocks(a.body) {
 			var data string
 			for _, line := range strings.Split(block, "\n") {
 				if d, ok := strings.CutPrefix(line, "data: "); ok {
@@ -386,7 +388,7 @@ func TestSubscribeResumesAfterLastEventID(t *testing.T) {
 	e := newEnv(t)
 	tk := sent(t, e.call("/a2a", e.aliceKey, "SendMessage", sendParams("r-1", "Plan a long trip", "")))
 	events := func(a *answer) (ids []string, kinds []string, reply string) {
-		for _, block := range strings.Split(strings.TrimSpace(string(a.body)), "\n\n") {
+		for _, block := range dataBlocks(a.body) {
 			var data string
 			for _, line := range strings.Split(block, "\n") {
 				if v, ok := strings.CutPrefix(line, "id: "); ok {
@@ -428,7 +430,48 @@ func TestSubscribeResumesAfterLastEventID(t *testing.T) {
 		t.Fatalf("resumed after event 1 = %v %v, reply %q; want the rest of the task, reply %q", ids, kinds, reply, tk.reply())
 	}
 	last := ids[len(ids)-1]
-	if after := e.post("/a2a", e.aliceKey, req, "Last-Event-ID", last); strings.TrimSpace(string(after.body)) != "" {
+	if after := e.post("/a2a", e.aliceKey, req, "Last-Event-ID", last); len(dataBlocks(after.body)) != 0 {
 		t.Fatalf("resumed after the last event = %q; want nothing", after.body)
 	}
+}
+
+// TestQuietStreamKeepsAlive: while a task's model step is slow, its stream gets SSE comments
+// (which clients skip) so that the connection stays open through proxies.
+func TestQuietStreamKeepsAlive(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	params := `{"message":{"messageId":"q-1","role":"ROLE_USER","parts":[{"text":"slowly"}]},"configuration":{"returnImmediately":true}}`
+	tk := sent(t, e.call("/a2a/slow", e.aliceKey, "SendMessage", params))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", e.url+"/a2a/slow", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":{"id":"`+tk.ID+`"}}`))
+	req.Header.Set("Authorization", "Bearer "+e.aliceKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var got strings.Builder
+	buf := make([]byte, 4096)
+	for !strings.Contains(got.String(), ": keep-alive\n\n") {
+		n, err := res.Body.Read(buf)
+		got.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("the stream ended (%v) without a keep-alive: %q", err, got.String())
+		}
+	}
+	if !strings.HasPrefix(got.String(), "id: ") {
+		t.Fatalf("the stream = %q; want the task first", got.String())
+	}
+}
+
+// dataBlocks are the events of an SSE body, without the comments (keep-alives).
+func dataBlocks(body []byte) []string {
+	var out []string
+	for _, block := range strings.Split(strings.TrimSpace(string(body)), "\n\n") {
+		if block = strings.TrimSpace(block); block != "" && !strings.HasPrefix(block, ":") {
+			out = append(out, block)
+		}
+	}
+	return out
 }

@@ -141,7 +141,7 @@ func newEnvOn(t *testing.T, db store.Store) *env {
 	t.Cleanup(func() { cancel(); <-done })
 	srv := httptest.NewServer(httpapi.NewServer(httpapi.Config{
 		Sessions: e.sessions, Users: us, Runs: e.runs, Agents: set, MaxBodyBytes: maxBody,
-		Doors: []httpapi.FrontDoor{a2a.New(a2a.Config{Sessions: e.sessions, Runs: e.runs, Agents: set, MaxBodyBytes: maxBody})},
+		Doors: []httpapi.FrontDoor{a2a.New(a2a.Config{Sessions: e.sessions, Runs: e.runs, Agents: set, MaxBodyBytes: maxBody, KeepAlive: 50 * time.Millisecond})},
 	}))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL
