@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/a2a"
 	"github.com/carryon-hub/carryon/internal/app"
 	"github.com/carryon-hub/carryon/internal/dbopen"
 	"github.com/carryon-hub/carryon/internal/httpapi"
@@ -29,7 +30,8 @@ import (
 const serveUsage = `usage: carryon serve [flags]
   Run the session hub: the HTTP API on --addr over the database in --data (or --db), the MCP
   server at /mcp (streamable HTTP, stateless; the same API keys as bearer tokens), the web
-  inspector at /ui/ (sign in with an API key; see docs/INSPECTOR.md), and runners for the
+  inspector at /ui/ (sign in with an API key; see docs/INSPECTOR.md), the A2A endpoints at
+  /a2a (agent cards at /.well-known/agent-card.json; see docs/A2A.md), and runners for the
   agent's runs. It prints "carryon listening on URL (data DIR)" first, then
   where the local user's key file is. SIGINT or SIGTERM stops it cleanly; runs in progress
   resume at the next start.
@@ -166,6 +168,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		UI: webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
 		Doors: []httpapi.FrontDoor{
 			openaiapi.New(openaiapi.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
+			a2a.New(a2a.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
 		},
 	})
 

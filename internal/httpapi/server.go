@@ -121,6 +121,16 @@ type FrontDoor interface {
 	WriteError(w http.ResponseWriter, r *http.Request, err error)
 }
 
+// PublicDoor is a FrontDoor with paths that are served without authentication (an A2A agent
+// card, which clients read to learn how to authenticate): a request for exactly one of
+// PublicPaths reaches the door with no user in its context and counts against no user's limits.
+// Every other path of the door stays behind the bearer key.
+type PublicDoor interface {
+	FrontDoor
+	// PublicPaths are the exact paths served without a key; none may be one of Prefixes.
+	PublicPaths() []string
+}
+
 // server is the handler NewServer returns.
 type server struct {
 	sessions       carryon.SessionService
@@ -196,6 +206,11 @@ func NewServer(cfg Config) http.Handler {
 			h := s.wrap(prefix, s.authenticatedWith(door.WriteError, door))
 			s.mux.Handle(prefix, h)
 			s.mux.Handle(prefix+"/", h)
+		}
+		if pub, ok := door.(PublicDoor); ok {
+			for _, p := range pub.PublicPaths() {
+				s.mux.Handle(p, s.wrap(p, pub))
+			}
 		}
 	}
 	s.mux.Handle("/", s.wrap("unmatched", http.HandlerFunc(s.handleUnmatched)))
