@@ -276,7 +276,7 @@ func (t *translator) feed(e *carryon.Event) {
 		var a carryon.Action
 		_ = json.Unmarshal(data["action"], &a)
 		in := map[string]any{"id": a.ID, "reason": "tool_approval",
-			"message": fmt.Sprintf("the tool %s waits for a decision before it runs with %s", a.Tool, argsText(a.Args)),
+			"message":  fmt.Sprintf("the tool %s waits for a decision before it runs with %s", a.Tool, argsText(a.Args)),
 			"metadata": map[string]any{"tool": a.Tool, "arguments": json.RawMessage(nonEmpty(a.Args)), "run_id": t.run.ID}}
 		if a.CallID != "" {
 			in["toolCallId"] = a.CallID
