@@ -73,7 +73,10 @@ func TestStateSnapshotAndDeltas(t *testing.T) {
 		in := input("thread-s", "run-s1", user("u1", "remember ship it"))
 		in["state"] = map[string]any{"notes": "draft", "n": 12345678901234567}
 		a := e.post(t, e.aliceKey, in)
-		for _, ev := range a.events { b, _ := json.Marshal(ev); t.Log(string(b)) }
+		for _, ev := range a.events {
+			b, _ := json.Marshal(ev)
+			t.Log(string(b))
+		}
 		snap := a.of("STATE_SNAPSHOT")
 		if a.status != 200 || len(snap) != 1 {
 			t.Fatalf("answer %d %v %s", a.status, a.types(), a.body)
