@@ -168,3 +168,121 @@ func TestAGUIClientOnServe(t *testing.T) {
 		t.Fatalf("bob on alice's thread: %+v", out.Bob)
 	}
 }
+
+// postAGUI sends an AG-UI input to the server's POST /v1/ag-ui with key. Not through
+// http.DefaultTransport: it checks answers against the native API's OpenAPI document, which does
+// not describe this door.
+func postAGUI(t *testing.T, url, key string, in any) response {
+	t.Helper()
+	b, _ := json.Marshal(in)
+	req, _ := http.NewRequest("POST", url+"/v1/ag-ui", bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{res.StatusCode, res.Header, body}
+}
+
+// aguiEvents are the events of an AG-UI answer (its data lines), failing the test on any other
+// answer.
+func aguiEvents(t *testing.T, r response) []map[string]any {
+	t.Helper()
+	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("answer %d %s", r.status, r.body)
+	}
+	var out []map[string]any
+	for _, line := range strings.Split(string(r.body), "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			var ev map[string]any
+			if err := json.Unmarshal([]byte(data), &ev); err != nil {
+				t.Fatalf("event %q: %v", data, err)
+			}
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// aguiDigest is what two answers of one AG-UI run must share: the events but for how the text
+// was cut into deltas (a live stream sends the model's deltas as they come, a replay the stored
+// ones) and the state events (STATE_SNAPSHOT is the working memory when the answer begins, so a
+// repeat's is the run's last, and its deltas are the changes after that), and the text.
+func aguiDigest(events []map[string]any) string {
+	var kept []map[string]any
+	text := ""
+	for _, ev := range events {
+		switch ev["type"] {
+		case "TEXT_MESSAGE_CONTENT":
+			text += ev["delta"].(string)
+			continue
+		case "STATE_SNAPSHOT", "STATE_DELTA":
+			continue
+		}
+		kept = append(kept, ev)
+	}
+	b, _ := json.Marshal(kept)
+	return text + "\n" + string(b)
+}
+
+// TestAGUIRepeatAfterCrash: an AG-UI input sent again with its runId, at once and after a kill -9
+// and a restart on the same data, streams the same run again: the same events and text, one
+// run, the messages and the state's write stored once.
+func TestAGUIRepeatAfterCrash(t *testing.T) {
+	t.Parallel()
+	testAGUIRepeatAfterCrash(t, nil)
+}
+
+// TestAGUIRepeatAfterCrashPostgres is TestAGUIRepeatAfterCrash on PostgreSQL.
+func TestAGUIRepeatAfterCrashPostgres(t *testing.T) {
+	t.Parallel()
+	testAGUIRepeatAfterCrash(t, []string{"--db", pgDatabase(t)})
+}
+
+func testAGUIRepeatAfterCrash(t *testing.T, args []string) {
+	data := t.TempDir()
+	srv := startServer(t, data, args...)
+	key := localKey(t, data)
+	in := map[string]any{"threadId": "crash-thread", "runId": "crash-run-1", "state": map[string]any{"k": "v"},
+		"messages": []any{map[string]any{"id": "u1", "role": "user", "content": "hello"}}}
+	first := aguiEvents(t, postAGUI(t, srv.url, key, in))
+	if first[len(first)-1]["type"] != "RUN_FINISHED" {
+		t.Fatalf("first answer %v", first)
+	}
+	snap := first[len(first)-2]["messages"].([]any)
+	session, _, _ := strings.Cut(snap[0].(map[string]any)["id"].(string), ":")
+	check := func(when string, events []map[string]any) {
+		t.Helper()
+		if got, want := aguiDigest(events), aguiDigest(first); got != want {
+			t.Fatalf("%s: %s\nwant %s", when, got, want)
+		}
+		runs := must(t, srv.url, key, "GET", "/v1/sessions/"+session+"/runs", nil, 200).json(t)["items"].([]any)
+		msgs := must(t, srv.url, key, "GET", "/v1/sessions/"+session+"/messages", nil, 200).json(t)["items"].([]any)
+		mem := must(t, srv.url, key, "GET", "/v1/sessions/"+session+"/memory", nil, 200).json(t)
+		var state any
+		for _, ev := range events {
+			if ev["type"] == "STATE_SNAPSHOT" {
+				state = ev["snapshot"]
+			}
+		}
+		if when != "the first answer" && !reflect.DeepEqual(state, mem["working_memory"]) {
+			t.Fatalf("%s: STATE_SNAPSHOT %v, the memory %v", when, state, mem["working_memory"])
+		}
+		// The input's state and the run's own change: two revisions, whatever was repeated.
+		if len(runs) != 1 || len(msgs) != len(snap) || mem["memory_version"] != float64(2) {
+			t.Fatalf("%s: %d runs, %d messages (want %d), memory %v", when, len(runs), len(msgs), len(snap), mem)
+		}
+	}
+	check("the first answer", first)
+	check("the repeat", aguiEvents(t, postAGUI(t, srv.url, key, in)))
+	srv.kill()
+	srv = startServer(t, data, args...)
+	check("the repeat after the restart", aguiEvents(t, postAGUI(t, srv.url, key, in)))
+}
