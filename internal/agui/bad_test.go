@@ -81,6 +81,17 @@ func TestBadInput(t *testing.T) {
 		if err != nil || v.Version != s.Version {
 			t.Fatalf("the session after the refusals: version %d (was %d), %v", v.Version, s.Version, err)
 		}
+		// A new thread's refused input makes no session.
+		msg := errorOf(t, e.post(t, e.aliceKey, input("new-thread", "run-n", map[string]any{"id": "a1", "role": "assistant", "content": "hi"})), 400, carryon.EINVALID)
+		if !strings.Contains(msg, "assistant") {
+			t.Errorf("a run on an assistant's message: %q", msg)
+		}
+		bad := input("new-thread", "run-n2", user("u1", "hi"))
+		bad["tools"] = []any{map[string]any{"name": "not a name!", "description": "a name carryon refuses"}}
+		errorOf(t, e.post(t, e.aliceKey, bad), 400, carryon.EINVALID)
+		if page, err := e.sessions.List(e.alice, carryon.SessionFilter{ExternalID: "new-thread"}); err != nil || len(page.Items) != 0 {
+			t.Fatalf("the refused inputs left sessions: %+v, %v", page, err)
+		}
 		errorOf(t, e.post(t, "", input(s.ID, "r", user("u", "x"))), 401, carryon.EUNAUTHORIZED)
 		req, _ := http.NewRequest("GET", e.url+"/v1/ag-ui", nil)
 		req.Header.Set("Authorization", "Bearer "+e.aliceKey)

@@ -18,44 +18,130 @@ type start struct {
 	actionID string
 }
 
-// run serves one RunAgentInput: it resolves the thread, writes the input (state, then one of: a
-// new run with the new messages, the outputs a waiting run asked for, the decision an
-// interrupted run waits for), and streams the run. Every refusal before the stream is an HTTP
-// error; nothing is written before the input passed its checks.
+// run serves one RunAgentInput: it resolves the thread, plans the input's writes and checks
+// them, then writes (the state, then one of: a new run with the new messages, the outputs a
+// waiting run asked for, the decision an interrupted run waits for) and streams the run. Every
+// refusal before the stream is an HTTP error; nothing is written before the input passed its
+// checks (a thread's session is made only then).
 func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 	in, err := decodeInput(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	p, err := props(in.ForwardedProps)
+	ctx := r.Context()
+	pl, err := h.plan(ctx, in)
 	if err != nil {
 		writeError(w, err)
 		return
+	}
+	st, err := h.write(ctx, in, pl)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	h.stream(w, r, in, pl.sess.ID, st)
+}
+
+// plan is what an input writes, decided from the input and the thread before anything is
+// written, the same on a repeat.
+type plan struct {
+	sess    *carryon.Session // nil: a new thread, made by write
+	props   carryonProps
+	latest  *carryon.Run // the thread's newest run
+	outputs []carryon.ToolOutput
+	approve *carryon.Approval
+	run     *carryon.NewRun
+}
+
+// plan reads the thread and checks the input against it.
+func (h *Handler) plan(ctx context.Context, in *runInput) (*plan, error) {
+	p, err := props(in.ForwardedProps)
+	if err != nil {
+		return nil, err
 	}
 	tools, err := clientTools(in.Tools)
 	if err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
-	ctx := r.Context()
-	sess, err := h.thread(ctx, in)
-	if err != nil {
-		writeError(w, err)
-		return
+	pl := &plan{props: p}
+	if pl.sess, err = h.thread(ctx, in); err != nil {
+		return nil, err
 	}
-	var fresh []message
+	sessionID := ""
+	if pl.sess != nil {
+		sessionID = pl.sess.ID
+	}
+	var msgs []carryon.NewMessage
 	for _, m := range in.Messages {
-		if !known(sess.ID, m.ID) {
-			fresh = append(fresh, m)
+		if known(sessionID, m.ID) {
+			continue
+		}
+		if nm, skip := newMessage(m); !skip {
+			msgs = append(msgs, nm)
 		}
 	}
-	st, err := h.write(ctx, sess, in, p, tools, fresh)
-	if err != nil {
-		writeError(w, err)
-		return
+	if len(msgs) > carryon.MaxAppendMessages {
+		return nil, carryon.Errorf(carryon.EINVALID, "the input has %d new messages; at most %d are taken at once (as POST /v1/sessions/{id}/messages)", len(msgs), carryon.MaxAppendMessages)
 	}
-	h.stream(w, r, in, sess.ID, st)
+	if pl.sess != nil {
+		if pl.latest, err = h.latestRun(ctx, sessionID); err != nil {
+			return nil, err
+		}
+	}
+	if pl.latest != nil && len(in.Resume) == 0 {
+		clientCalls, err := h.clientCalls(ctx, pl.latest)
+		if err != nil {
+			return nil, err
+		}
+		var keep []carryon.NewMessage
+		for _, m := range msgs {
+			if m.Role == carryon.RoleTool && clientCalls[m.ToolCallID] {
+				pl.outputs = append(pl.outputs, carryon.ToolOutput{CallID: m.ToolCallID, Output: m.Content})
+				continue
+			}
+			keep = append(keep, m)
+		}
+		if len(pl.outputs) > 0 && len(keep) > 0 {
+			return nil, carryon.Errorf(carryon.EINVALID, "the input answers the client tool calls of run %s and has other new messages too: send the tool results alone, the other messages with the next input", pl.latest.ID)
+		}
+		msgs = keep
+	}
+	switch {
+	case len(in.Resume) > 0:
+		if len(msgs) > 0 {
+			return nil, carryon.Errorf(carryon.EINVALID, "the input answers an interrupt and has new messages too: send the resume entry alone, the messages with the next input")
+		}
+		if pl.latest == nil {
+			return nil, carryon.Errorf(carryon.ECONFLICT, "thread %s has no run waiting for a decision", in.ThreadID)
+		}
+		a, err := approval(in.Resume[0])
+		if err != nil {
+			return nil, err
+		}
+		pl.approve = &a
+		return pl, nil
+	case len(pl.outputs) > 0:
+		return pl, nil
+	case len(msgs) == 0:
+		return nil, carryon.Errorf(carryon.EINVALID, "the input has no new message to run on: every message in it is carryon's already (ids <session id>:<seq>), or there is none")
+	}
+	last := msgs[len(msgs)-1]
+	nr := &carryon.NewRun{Tools: tools, Agent: p.Agent, Multitask: carryon.MultitaskReject,
+		WriteOptions: carryon.WriteOptions{RequestID: in.RunID}}
+	switch last.Role {
+	case carryon.RoleUser:
+		nr.Message, nr.Input = last.Content, msgs[:len(msgs)-1]
+	case carryon.RoleTool:
+		nr.Input = msgs // the run continues after the tool's output
+	default:
+		return nil, carryon.Errorf(carryon.EINVALID, "the new messages end with a %s message: a run starts on a user's message (or continues after a tool message)", last.Role)
+	}
+	if len(nr.Input) == 0 {
+		nr.Input = nil
+	}
+	pl.run = nr
+	return pl, nil
 }
 
 // clientTools are the input's tools as carryon's client-side tools.
@@ -76,7 +162,7 @@ func clientTools(in []clientTool) ([]carryon.ClientTool, error) {
 
 // thread returns the session of the input's threadId: the session with that id when it is a
 // carryon session id (ENOTFOUND when it is missing or another user's), else the caller's
-// session with that external id, made now when there is none.
+// session with that external id, or nil when there is none yet.
 func (h *Handler) thread(ctx context.Context, in *runInput) (*carryon.Session, error) {
 	if strings.HasPrefix(in.ThreadID, carryon.SessionIDPrefix) {
 		v, err := h.cfg.Sessions.Get(ctx, in.ThreadID, carryon.GetOptions{Messages: -1})
@@ -88,106 +174,73 @@ func (h *Handler) thread(ctx context.Context, in *runInput) (*carryon.Session, e
 		}
 		return &v.Session, nil
 	}
-	title := ""
-	for _, m := range in.Messages {
-		if m.Role == "user" {
-			title, _ = textOf(m.Content, "")
-		}
+	page, err := h.cfg.Sessions.List(ctx, carryon.SessionFilter{ExternalID: in.ThreadID})
+	if err != nil {
+		return nil, err
 	}
-	return h.cfg.Sessions.Create(ctx, carryon.NewSession{ExternalID: in.ThreadID, Title: clip(title), TitleDerived: title != ""})
+	if len(page.Items) == 0 {
+		return nil, nil
+	}
+	return page.Items[0], nil
 }
 
-// write makes the input's writes and returns where the stream begins.
-func (h *Handler) write(ctx context.Context, sess *carryon.Session, in *runInput, p carryonProps, tools []carryon.ClientTool, fresh []message) (start, error) {
-	// What the input asks for, decided from the input alone (the same on a repeat).
-	var outputs []carryon.ToolOutput
-	var msgs []carryon.NewMessage
-	for _, m := range fresh {
-		nm, skip := newMessage(m)
-		if skip {
-			continue
+// write makes the planned writes and returns where the stream begins. A new thread's session is
+// made first (with the thread id as its external id, so that a repeat finds it); when the run
+// start then refuses the input, the session it made is deleted again.
+func (h *Handler) write(ctx context.Context, in *runInput, pl *plan) (start, error) {
+	made := false
+	if pl.sess == nil {
+		title := ""
+		for _, m := range in.Messages {
+			if m.Role == "user" {
+				title, _ = textOf(m.Content, "")
+			}
 		}
-		msgs = append(msgs, nm)
-	}
-	if len(msgs) > carryon.MaxAppendMessages {
-		return start{}, carryon.Errorf(carryon.EINVALID, "the input has %d new messages; at most %d are taken at once (as POST /v1/sessions/{id}/messages)", len(msgs), carryon.MaxAppendMessages)
-	}
-	latest, err := h.latestRun(ctx, sess.ID)
-	if err != nil {
-		return start{}, err
-	}
-	if latest != nil && len(in.Resume) == 0 {
-		clientCalls, err := h.clientCalls(ctx, latest)
+		s, err := h.cfg.Sessions.Create(ctx, carryon.NewSession{ExternalID: in.ThreadID, Title: clip(title), TitleDerived: title != "", Agent: pl.props.Agent})
 		if err != nil {
 			return start{}, err
 		}
-		var keep []carryon.NewMessage
-		for _, m := range msgs {
-			if m.Role == carryon.RoleTool && clientCalls[m.ToolCallID] {
-				outputs = append(outputs, carryon.ToolOutput{CallID: m.ToolCallID, Output: m.Content})
-				continue
-			}
-			keep = append(keep, m)
-		}
-		if len(outputs) > 0 && len(keep) > 0 {
-			return start{}, carryon.Errorf(carryon.EINVALID, "the input answers the client tool calls of run %s and has other new messages too: send the tool results alone, the other messages with the next input", latest.ID)
-		}
-		msgs = keep
+		pl.sess, made = s, true
 	}
-	state := len(in.State) > 0 && !isNull(in.State)
-	expected := p.ExpectedVersion
-	if state && !h.used(ctx, in.RunID) {
-		if err := h.patchState(ctx, sess.ID, in, expected); err != nil {
-			return start{}, err
+	st, err := h.writeIn(ctx, in, pl)
+	if err != nil && made && carryon.ErrorCode(err) == carryon.EINVALID {
+		_ = h.cfg.Sessions.Delete(ctx, pl.sess.ID, carryon.WriteOptions{}) // a refused input leaves nothing behind
+	}
+	return st, err
+}
+
+// writeIn writes the state and then the run, the outputs or the decision.
+func (h *Handler) writeIn(ctx context.Context, in *runInput, pl *plan) (start, error) {
+	sessionID := pl.sess.ID
+	expected := pl.props.ExpectedVersion
+	if len(in.State) > 0 && !isNull(in.State) {
+		if !h.used(ctx, in.RunID) {
+			if err := h.patchState(ctx, sessionID, in, expected); err != nil {
+				return start{}, err
+			}
 		}
 		expected = nil // checked by the state's write
 	}
 	opts := carryon.RetryOptions{RequestID: in.RunID}
 	switch {
-	case len(in.Resume) > 0:
-		if len(msgs) > 0 {
-			return start{}, carryon.Errorf(carryon.EINVALID, "the input answers an interrupt and has new messages too: send the resume entry alone, the messages with the next input")
-		}
-		if latest == nil {
-			return start{}, carryon.Errorf(carryon.ECONFLICT, "thread %s has no run waiting for a decision", in.ThreadID)
-		}
-		a, err := approval(in.Resume[0])
-		if err != nil {
+	case pl.approve != nil:
+		pl.approve.RetryOptions = opts
+		if _, err := h.cfg.Runs.Approve(ctx, pl.latest.ID, *pl.approve); err != nil {
 			return start{}, err
 		}
-		a.RetryOptions = opts
-		if _, err := h.cfg.Runs.Approve(ctx, latest.ID, a); err != nil {
+		return start{runID: pl.latest.ID, actionID: pl.approve.ActionID}, nil
+	case len(pl.outputs) > 0:
+		if _, err := h.cfg.Runs.SubmitToolOutputs(ctx, pl.latest.ID, carryon.ToolOutputs{Outputs: pl.outputs, RetryOptions: opts}); err != nil {
 			return start{}, err
 		}
-		return start{runID: latest.ID, actionID: a.ActionID}, nil
-	case len(outputs) > 0:
-		if _, err := h.cfg.Runs.SubmitToolOutputs(ctx, latest.ID, carryon.ToolOutputs{Outputs: outputs, RetryOptions: opts}); err != nil {
-			return start{}, err
-		}
-		ids := make([]string, len(outputs))
-		for i, o := range outputs {
+		ids := make([]string, len(pl.outputs))
+		for i, o := range pl.outputs {
 			ids[i] = o.CallID
 		}
-		return start{runID: latest.ID, callIDs: ids}, nil
+		return start{runID: pl.latest.ID, callIDs: ids}, nil
 	}
-	if len(msgs) == 0 {
-		return start{}, carryon.Errorf(carryon.EINVALID, "the input has no new message to run on: every message in it is carryon's already (ids %q…), or it is empty", sess.ID+":")
-	}
-	last := msgs[len(msgs)-1]
-	nr := carryon.NewRun{Tools: tools, Agent: p.Agent, Multitask: carryon.MultitaskReject,
-		WriteOptions: carryon.WriteOptions{RequestID: in.RunID, ExpectedVersion: expected}}
-	switch last.Role {
-	case carryon.RoleUser:
-		nr.Message, nr.Input = last.Content, msgs[:len(msgs)-1]
-	case carryon.RoleTool:
-		nr.Input = msgs // the run continues after the tool's output
-	default:
-		return start{}, carryon.Errorf(carryon.EINVALID, "the new messages end with a %s message: a run starts on a user's message (or continues after a tool message)", last.Role)
-	}
-	if len(nr.Input) == 0 {
-		nr.Input = nil
-	}
-	run, err := h.cfg.Runs.Start(ctx, sess.ID, nr)
+	pl.run.ExpectedVersion = expected
+	run, err := h.cfg.Runs.Start(ctx, sessionID, *pl.run)
 	if err != nil {
 		return start{}, err
 	}
