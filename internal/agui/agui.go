@@ -7,7 +7,7 @@
 //
 //   - threadId is a session of the caller: a carryon session id ("sess_…") names that session
 //     (another user's is a 404 exactly like a missing one); any other threadId is the external
-//     id of one of the caller's sessions, made at its first run (input.go);
+//     id of one of the caller's sessions, made at its first run (run.go);
 //   - runId is the request id of the run's one write, so the same input again starts nothing new
 //     and answers the same run;
 //   - messages whose ids carryon gave (the thread's MESSAGES_SNAPSHOT ids, a streamed message's
