@@ -68,4 +68,6 @@ func apply(t *testing.T, doc any, patch []byte) any {
 	return doc
 }
 
-func unescape(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~") }
+func unescape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+}
