@@ -121,3 +121,34 @@ func TestBusyThread(t *testing.T) {
 		}
 	})
 }
+
+// forwardedProps.carryon.expected_version is the version the input's first write expects: the
+// state's patch when the input has one (stale: 409, the memory unchanged), else the run start.
+func TestExpectedVersion(t *testing.T) {
+	eachStore(t, func(t *testing.T, e *env) {
+		s, err := e.sessions.Create(e.alice, carryon.NewSession{Title: "v"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := input(s.ID, "run-v1", user("u1", "hello"))
+		in["state"] = map[string]any{"k": "v"}
+		in["forwardedProps"] = map[string]any{"carryon": map[string]any{"expected_version": s.Version}}
+		if a := e.post(t, e.aliceKey, in); a.last(t)["type"] != "RUN_FINISHED" || a.of("STATE_SNAPSHOT")[0]["snapshot"].(map[string]any)["k"] != "v" {
+			t.Fatalf("at the current version: %v %s", a.types(), a.body)
+		}
+		stale := input(s.ID, "run-v2", user("u2", "again"))
+		stale["state"] = map[string]any{"k": "w"}
+		stale["forwardedProps"] = in["forwardedProps"]
+		errorOf(t, e.post(t, e.aliceKey, stale), 409, carryon.EVERSION)
+		delete(stale, "state")
+		errorOf(t, e.post(t, e.aliceKey, stale), 409, carryon.EVERSION)
+		wm, err := e.sessions.GetWorkingMemory(e.alice, s.ID)
+		if err != nil || wm.WorkingMemory["k"] != "v" {
+			t.Fatalf("the memory after the stale inputs: %v, %v", wm, err)
+		}
+		runs, _ := e.runs.ListRuns(e.alice, s.ID, carryon.RunFilter{})
+		if len(runs.Items) != 1 {
+			t.Fatalf("%d runs after the stale inputs", len(runs.Items))
+		}
+	})
+}

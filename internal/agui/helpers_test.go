@@ -64,6 +64,10 @@ func (fakeModel) Stream(ctx context.Context, req model.Request) iter.Seq2[model.
 			offered[t.Name] = true
 		}
 		switch {
+		case strings.Contains(last, "hang"):
+			<-ctx.Done() // a model that takes forever, until the run is stopped
+			yield(model.Chunk{}, ctx.Err())
+			return
 		case offered["get_weather"] && strings.Contains(last, "weather"):
 			call("call_w1", "get_weather", `{"city":"Oslo"}`)
 			return
@@ -113,6 +117,8 @@ type env struct {
 	runs             *runs.Service
 	aliceKey, bobKey string
 	alice            context.Context
+	// streamsDone, closed, ends the door's open streams (a server shutting down).
+	streamsDone chan struct{}
 }
 
 // drivers returns how to start an env on each store: SQLite always, PostgreSQL when
@@ -149,7 +155,7 @@ func eachStore(t *testing.T, f func(t *testing.T, e *env)) {
 func newEnv(t *testing.T, db store.Store) *env {
 	t.Helper()
 	t.Cleanup(func() { db.Close() })
-	e := &env{sessions: sessions.New(db, sessions.Config{Agents: profiles{}})}
+	e := &env{sessions: sessions.New(db, sessions.Config{Agents: profiles{}}), streamsDone: make(chan struct{})}
 	reg, err := tool.NewRegistry(tool.UpdateWorkingMemory(), testtools.Tally())
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +179,7 @@ func newEnv(t *testing.T, db store.Store) *env {
 	}
 	e.aliceKey, e.alice = aliceKey, carryon.NewContextWithUser(context.Background(), alice)
 	srv := httptest.NewServer(httpapi.NewServer(httpapi.Config{Sessions: e.sessions, Users: us, Runs: e.runs,
-		Doors: []httpapi.FrontDoor{agui.New(agui.Config{Sessions: e.sessions, Runs: e.runs, MaxBodyBytes: 64 << 10})}}))
+		Doors: []httpapi.FrontDoor{agui.New(agui.Config{Sessions: e.sessions, Runs: e.runs, MaxBodyBytes: 64 << 10, StreamsDone: e.streamsDone})}}))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL
 	return e

@@ -17,10 +17,12 @@ import (
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, in *runInput, sessionID string, st start) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	closing := make(chan struct{}) // closed when the server's shutdown ended the stream
 	if h.cfg.StreamsDone != nil {
 		go func() {
 			select {
 			case <-h.cfg.StreamsDone:
+				close(closing)
 				cancel()
 			case <-ctx.Done():
 			}
@@ -61,9 +63,24 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, in *runInput, s
 	if err == nil {
 		err = h.end(ctx, t, send)
 	}
-	if err != nil && ctx.Err() == nil {
+	switch {
+	case err == nil:
+	case ctx.Err() == nil:
 		code, msg := codeMessage(err)
 		_ = send(map[string]any{"type": "RUN_ERROR", "message": msg, "code": code})
+	case r.Context().Err() == nil && isClosed(closing):
+		// The run goes on (another instance takes it); the client sends the same input again.
+		_ = send(map[string]any{"type": "RUN_ERROR", "code": carryon.EUNAVAILABLE,
+			"message": "the server is shutting down: send the same input again (the same runId) to follow the run, which goes on"})
+	}
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 
