@@ -93,6 +93,14 @@ func TestBadInput(t *testing.T) {
 			t.Fatalf("the refused inputs left sessions: %+v, %v", page, err)
 		}
 		errorOf(t, e.post(t, "", input(s.ID, "r", user("u", "x"))), 401, carryon.EUNAUTHORIZED)
+		form, _ := http.NewRequest("POST", e.url+"/v1/ag-ui", strings.NewReader("threadId=x"))
+		form.Header.Set("Authorization", "Bearer "+e.aliceKey)
+		form.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if resp, err := http.DefaultClient.Do(form); err != nil || resp.StatusCode != 415 {
+			t.Fatalf("a form body: %v, %v", resp, err)
+		} else {
+			resp.Body.Close()
+		}
 		req, _ := http.NewRequest("GET", e.url+"/v1/ag-ui", nil)
 		req.Header.Set("Authorization", "Bearer "+e.aliceKey)
 		resp, err := http.DefaultClient.Do(req)

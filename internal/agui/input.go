@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -88,6 +89,9 @@ type carryonProps struct {
 // decodeInput reads the request body through the input gate and checks what every input must
 // be; nothing is written before it passed.
 func decodeInput(r *http.Request) (*runInput, error) {
+	if err := checkMediaType(r.Header.Get("Content-Type")); err != nil {
+		return nil, err
+	}
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -142,6 +146,26 @@ func decodeInput(r *http.Request) (*runInput, error) {
 		return nil, carryon.Errorf(carryon.EINVALID, "state must be an object (a JSON merge patch on the thread's working memory)")
 	}
 	return &in, nil
+}
+
+// checkMediaType accepts application/json (a charset, when given, must be UTF-8), as the
+// native API does; none at all is taken as JSON too, as HttpAgent always sends it but curl
+// users often forget it.
+func checkMediaType(ct string) error {
+	if ct == "" {
+		return nil
+	}
+	media, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return carryon.Errorf(carryon.EUNSUPPORTED, "malformed Content-Type %q; send application/json", ct)
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return carryon.Errorf(carryon.EUNSUPPORTED, "charset %q is not supported; send UTF-8", cs)
+	}
+	if media != "application/json" {
+		return carryon.Errorf(carryon.EUNSUPPORTED, "Content-Type %q is not supported; send application/json (a RunAgentInput)", media)
+	}
+	return nil
 }
 
 // maxRunIDLen leaves room under carryon.MaxRequestIDLength for the suffixes of the run's other
