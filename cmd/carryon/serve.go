@@ -19,6 +19,7 @@ import (
 	"github.com/carryon-hub/carryon/httpapi"
 	"github.com/carryon-hub/carryon/hub"
 	"github.com/carryon-hub/carryon/mcpserver"
+	"github.com/carryon-hub/carryon/internal/aisdk"
 	"github.com/carryon-hub/carryon/openaiapi"
 	"github.com/carryon-hub/carryon/telemetry"
 	"github.com/carryon-hub/carryon/users"
@@ -161,6 +162,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		UI: webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
 		Doors: []httpapi.FrontDoor{
 			openaiapi.New(openaiapi.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
+			aisdk.New(aisdk.Config{Sessions: ss, Runs: rs, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
 		},
 	})
 
