@@ -44,7 +44,7 @@ func (h *Handler) submit(r *http.Request, req *chatRequest, msg uiMessage) (*car
 	if err != nil {
 		return nil, err
 	}
-	sess, err := h.session(r, req.ID, text, req.Agent)
+	sess, created, err := h.session(r, req.ID, text, req.Agent)
 	if err != nil {
 		return nil, err
 	}
@@ -52,10 +52,17 @@ func (h *Handler) submit(r *http.Request, req *chatRequest, msg uiMessage) (*car
 	if key == "" && msg.ID != "" {
 		key = requestID(sess.ID, msg.ID)
 	}
-	return h.runs.Start(r.Context(), sess.ID, carryon.NewRun{
+	run, err := h.runs.Start(r.Context(), sess.ID, carryon.NewRun{
 		Message: text, Tools: req.clientTools(), Agent: req.Agent,
 		WriteOptions: carryon.WriteOptions{RequestID: key},
 	})
+	if err != nil && created {
+		// The session made for this request goes with the refusal, unless something was written
+		// to it since (its version moved on): a refused chat leaves nothing behind.
+		v := sess.Version
+		_ = h.sessions.Delete(r.Context(), sess.ID, carryon.WriteOptions{ExpectedVersion: &v})
+	}
+	return run, err
 }
 
 // answer hands the tool outputs or the approval response in the assistant message to the run
@@ -136,13 +143,15 @@ func (h *Handler) answer(r *http.Request, req *chatRequest, msg uiMessage) (*car
 }
 
 // session returns the chat's session, creating it (titled with the start of the first message)
-// when the chat id is not a session id and names no session of the caller's yet.
-func (h *Handler) session(r *http.Request, chatID, text, agent string) (*carryon.Session, error) {
+// when the chat id is not a session id and names no session of the caller's yet; created says
+// it did.
+func (h *Handler) session(r *http.Request, chatID, text, agent string) (*carryon.Session, bool, error) {
 	s, err := h.find(r, chatID)
 	if err == nil || strings.HasPrefix(chatID, carryon.SessionIDPrefix) || carryon.ErrorCode(err) != carryon.ENOTFOUND {
-		return s, err
+		return s, false, err
 	}
-	return h.sessions.Create(r.Context(), carryon.NewSession{ExternalID: chatID, Title: clip(text), TitleDerived: true, Agent: agent})
+	s, err = h.sessions.Create(r.Context(), carryon.NewSession{ExternalID: chatID, Title: clip(text), TitleDerived: true, Agent: agent})
+	return s, err == nil, err
 }
 
 // find returns the caller's session a chat id names: the session with that id (a session id,
