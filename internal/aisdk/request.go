@@ -89,6 +89,10 @@ func decodeChat(r *http.Request) (*chatRequest, error) {
 	}
 	var req chatRequest
 	if err := jsongate.Decode(b, &req); err != nil {
+		var ge *jsongate.Error
+		if errors.As(err, &ge) {
+			return nil, invalid("%s", ge.Error())
+		}
 		return nil, err
 	}
 	if req.ID == "" {
@@ -168,14 +172,6 @@ func parsePart(raw json.RawMessage, at string) (part, error) {
 
 // toolStates are the states of a tool part.
 var toolStates = []string{"input-streaming", "input-available", "approval-requested", "approval-responded", "output-available", "output-error", "output-denied"}
-
-// toolName is the name of the tool of a tool part.
-func (p part) toolName() string {
-	if p.Type == "dynamic-tool" {
-		return p.ToolName
-	}
-	return strings.TrimPrefix(p.Type, "tool-")
-}
 
 // userText is the text of a user message: its text parts, joined by blank lines. A file part is
 // refused (carryon's messages are text); the other parts carry nothing carryon stores.
