@@ -91,8 +91,32 @@ func TestAISDKChatAcrossKill(t *testing.T) {
 	data := t.TempDir()
 	srv := startServerEnv(t, data, env, args...)
 	key := localKey(t, data)
+	kept, partial := chatUntilKilled(t, srv, key, "browser-chat")
+	srv = startServerEnv(t, data, env, args...)
+	wantResumed(t, srv.url, key, "browser-chat", kept, partial)
+	if calls.Load() < 2 {
+		t.Fatalf("the model was called %d times; the answer cut by the kill was not asked again", calls.Load())
+	}
+}
 
-	cmd, sc, stderr := aiScript(t, srv.url, key, "browser-chat", "kill")
+// TestAISDKResumeOnAnotherInstance: over PostgreSQL, the chat's answer streams from one
+// instance, which is killed mid-answer; the page resumes on another instance (which takes the
+// run over) and gets the same message, the reply once.
+func TestAISDKResumeOnAnotherInstance(t *testing.T) {
+	t.Parallel()
+	m, _ := pacedModel(t)
+	args := []string{"--provider", "openai", "--model", "gpt-test", "--lease-ttl", "2s"}
+	c := startCluster(t, 2, []string{"OPENAI_BASE_URL=" + m.URL + "/v1", "OPENAI_API_KEY=sk-test"}, args, args)
+	kept, partial := chatUntilKilled(t, c.srvs[0], c.key, "cluster-chat")
+	wantResumed(t, c.srvs[1].url, c.key, "cluster-chat", kept, partial)
+}
+
+// chatUntilKilled sends "count to ten" with the SDK's Chat and kills srv once the answer's text
+// streams; it returns the messages the page kept when the cut stream ended (JSON) and the
+// streaming assistant message.
+func chatUntilKilled(t *testing.T, srv *server, key, chatID string) (string, uiMessage) {
+	t.Helper()
+	cmd, sc, stderr := aiScript(t, srv.url, key, chatID, "kill")
 	var streaming struct {
 		Streaming bool
 		Messages  []uiMessage
@@ -115,10 +139,16 @@ func TestAISDKChatAcrossKill(t *testing.T) {
 	if cut := ended.Messages[len(ended.Messages)-1].text(); !ended.Ended || ended.Status != "error" || !strings.HasPrefix(want, cut) || cut == want {
 		t.Fatalf("the cut stream: status %q, text %q", ended.Status, cut)
 	}
-
-	srv = startServerEnv(t, data, env, args...)
 	kept, _ := json.Marshal(ended.Messages)
-	cmd, sc, stderr = aiScript(t, srv.url, key, "browser-chat", "resume", "MESSAGES="+string(kept))
+	return string(kept), streaming.Messages[1]
+}
+
+// wantResumed resumes the chat on the server at url with the messages a page kept, and checks
+// that it ends with the run's whole reply once, in the message the cut stream had begun, and that
+// the session holds it once.
+func wantResumed(t *testing.T, url, key, chatID, kept string, partial uiMessage) {
+	t.Helper()
+	cmd, sc, stderr := aiScript(t, url, key, chatID, "resume", "MESSAGES="+kept)
 	type result struct {
 		Status, Error string
 		Messages      []uiMessage
@@ -129,24 +159,22 @@ func TestAISDKChatAcrossKill(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("the resume phase: %v\n%s", err, stderr)
 	}
+	want := strings.Join(pacedWords, "")
 	if resumed.Status != "ready" || len(resumed.Messages) != 2 || resumed.Messages[1].Role != "assistant" {
 		t.Fatalf("resumed: status %q (%s), %d messages", resumed.Status, resumed.Error, len(resumed.Messages))
 	}
 	final := resumed.Messages[1]
-	if final.text() != want || final.ID != streaming.Messages[1].ID || !strings.HasPrefix(final.ID, "run_") {
-		t.Fatalf("resumed: message %s with text %q; want %s with %q", final.ID, final.text(), streaming.Messages[1].ID, want)
+	if final.text() != want || final.ID != partial.ID || !strings.HasPrefix(final.ID, "run_") {
+		t.Fatalf("resumed: message %s with text %q; want %s with %q", final.ID, final.text(), partial.ID, want)
 	}
 	if again.Status != "ready" || len(again.Messages) != 2 || again.Messages[1].text() != want {
 		t.Fatalf("resumed again: %+v", again)
 	}
-	if calls.Load() < 2 {
-		t.Fatalf("the model was called %d times; the answer cut by the kill was not asked again", calls.Load())
-	}
-	run := must(t, srv.url, key, "GET", "/v1/runs/"+final.ID, nil, 200).json(t)
+	run := must(t, url, key, "GET", "/v1/runs/"+final.ID, nil, 200).json(t)
 	if run["status"] != "succeeded" || run["reply"] != want {
 		t.Fatalf("the run: %v %q", run["status"], run["reply"])
 	}
-	msgs := must(t, srv.url, key, "GET", "/v1/sessions/"+run["session_id"].(string)+"/messages", nil, 200).json(t)["items"].([]any)
+	msgs := must(t, url, key, "GET", "/v1/sessions/"+run["session_id"].(string)+"/messages", nil, 200).json(t)["items"].([]any)
 	if len(msgs) != 2 || msgs[1].(map[string]any)["content"] != want {
 		t.Fatalf("the session holds %d messages: %v", len(msgs), msgs)
 	}
