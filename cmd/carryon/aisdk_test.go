@@ -222,3 +222,72 @@ func TestAISDKClientTool(t *testing.T) {
 		t.Fatalf("on the wire: header %q, message %+v", out.Header, out.Wire)
 	}
 }
+
+// TestAISDKApproval: a tool that asks approval (write_file, approval: always) reaches the SDK's
+// Chat as a tool part in approval-requested; addToolApprovalResponse and the chat's automatic
+// send (lastAssistantMessageIsCompleteWithApprovalResponses) approve it in carryon, one call at
+// a time (the scripted model writes its plan, then the file the message asks for): each tool
+// runs (the file is written) and its output, and the answer after the last, complete the same
+// message.
+func TestAISDKApproval(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "agents.yaml")
+	if err := os.WriteFile(file, []byte("providers:\n  offline: {kind: scripted}\nagents:\n  default:\n    provider: offline\n    approval: {write_file: always}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	srv := startServer(t, data, "--agents", file)
+	key := localKey(t, data)
+	cmd, sc, stderr := aiScript(t, srv.url, key, "approval-chat", "approve", `MESSAGE=Keep a note.
+/tool write_file {"path":"note.md","content":"approved\n"}`)
+	type part struct {
+		Type, ToolName, ToolCallID, State, Text string
+		Approval                                *struct {
+			ID       string
+			Approved *bool
+		}
+	}
+	type message struct {
+		ID, Role string
+		Parts    []part
+	}
+	var out struct {
+		Asked, Messages []message
+		Approvals       int
+		Status, Error   string
+	}
+	line(t, sc, stderr, &out)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the approve phase: %v\n%s", err, stderr)
+	}
+	writes := func(m message) (states []string) {
+		for _, p := range m.Parts {
+			if p.Type == "dynamic-tool" && p.ToolName == "write_file" {
+				s := p.State
+				if p.Approval != nil && p.Approval.Approved != nil && *p.Approval.Approved {
+					s += "(approved)"
+				}
+				states = append(states, s)
+			}
+		}
+		return states
+	}
+	if len(out.Asked) != 2 || strings.Join(writes(out.Asked[1]), " ") != "approval-requested" {
+		t.Fatalf("before the approval: write_file parts %q in %+v", writes(out.Asked[1]), out.Asked)
+	}
+	if out.Status != "ready" || out.Approvals != 2 || len(out.Messages) != 2 || out.Messages[1].ID != out.Asked[1].ID {
+		t.Fatalf("after %d approvals: status %q (%s), messages %+v", out.Approvals, out.Status, out.Error, out.Messages)
+	}
+	final := out.Messages[1]
+	if got := strings.Join(writes(final), " "); got != "output-available(approved) output-available(approved)" || final.Parts[len(final.Parts)-1].Type != "text" {
+		t.Fatalf("after the approvals: write_file parts %q; the message %+v", got, final)
+	}
+	sessions := must(t, srv.url, key, "GET", "/v1/sessions?external_id=approval-chat", nil, 200).json(t)["items"].([]any)
+	if len(sessions) != 1 {
+		t.Fatalf("sessions of the chat: %v", sessions)
+	}
+	sid := sessions[0].(map[string]any)["id"].(string)
+	if b, err := os.ReadFile(filepath.Join(data, "workspaces", sid, "note.md")); err != nil || string(b) != "approved\n" {
+		t.Fatalf("the approved write: %q, %v", b, err)
+	}
+}

@@ -20,9 +20,10 @@ import (
 //   - message.appended: the assistant's message ends its text part (text-end, after a delta of
 //     any committed text not streamed), and each tool call it makes is tool-input-start,
 //     tool-input-delta and tool-input-available (a client tool's as a static tool part, whose
-//     output the client sends; carryon's own tools as dynamic, provider-executed parts); a tool
-//     result message is tool-output-available for its call;
-//   - tool.finished of carryon's tool → tool-output-available, or tool-output-error;
+//     output the client sends); a tool result message is tool-output-available for its call;
+//   - tool.started of carryon's own tool → its input, as a dynamic, provider-executed part (not
+//     at the message: a call waiting for its turn must not look like one waiting for the page);
+//     tool.finished → tool-output-available, or tool-output-error (or tool-output-denied);
 //   - memory.updated → data-working-memory (id working-memory: the client keeps one, the latest);
 //   - start-step before a step's first part, finish-step after its answer or its tool results;
 //   - run.waiting_approval → tool-approval-request (approval id = the action id), then finish
@@ -289,7 +290,13 @@ func (t *translator) assistant(m *carryon.Message) {
 	var calls []carryon.ToolCall
 	_ = json.Unmarshal(m.ToolCalls, &calls)
 	for _, c := range calls {
-		t.input(c.ID, c.Name, c.Arguments)
+		// A call of carryon's own tool shows when it starts, or waits for an approval: the AI SDK
+		// takes a step's tool parts without output, still to come, for calls waiting for the page
+		// (lastAssistantMessageIsCompleteWithApprovalResponses), and carryon asks one approval at
+		// a time.
+		if t.clientFn[c.Name] {
+			t.input(c.ID, c.Name, c.Arguments)
+		}
 	}
 	if len(calls) == 0 {
 		t.endStep()
@@ -331,9 +338,10 @@ func (t *translator) toolFields(callID string, body map[string]any) map[string]a
 
 // actionOutput shows the outcome of carryon's tool call, once.
 func (t *translator) actionOutput(a *carryon.Action) {
-	if !t.shown[a.CallID] || t.outputs[a.CallID] || a.Executor == carryon.ExecutorClient {
+	if t.outputs[a.CallID] || a.Executor == carryon.ExecutorClient {
 		return
 	}
+	t.input(a.CallID, a.Tool, a.Args)
 	t.outputs[a.CallID] = true
 	switch {
 	case a.Approval == carryon.ApprovalRejected || a.Status == carryon.ActionSkipped:

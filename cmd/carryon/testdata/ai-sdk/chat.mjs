@@ -7,6 +7,9 @@
 //                         when the cut stream ended.
 //   node chat.mjs resume  a reloaded page: a Chat with the messages it kept (MESSAGES) resumes
 //                         the stream (GET …/{id}/stream); prints its status and messages.
+//   node chat.mjs approve a tool that asks approval: the page approves each request with
+//                         addToolApprovalResponse and the chat sends it by itself; prints the
+//                         messages before and after.
 //   node chat.mjs tool    a client tool: onToolCall answers get_weather with addToolOutput and
 //                         the chat sends the output by itself (sendAutomaticallyWhen); then a
 //                         message read on the wire with readUIMessageStream; prints both.
@@ -15,7 +18,7 @@
 import { pathToFileURL } from "node:url";
 
 const ai = await import(pathToFileURL(process.env.AI_MODULE).href);
-const { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls, readUIMessageStream, parseJsonEventStream, uiMessageChunkSchema } = ai;
+const { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls, lastAssistantMessageIsCompleteWithApprovalResponses, readUIMessageStream, parseJsonEventStream, uiMessageChunkSchema } = ai;
 
 const url = process.env.CARRYON_URL;
 const headers = { Authorization: `Bearer ${process.env.CARRYON_KEY}` };
@@ -97,6 +100,24 @@ switch (process.argv[2]) {
     let wire;
     for await (const m of readUIMessageStream({ stream: chunks })) wire = m;
     print({ first, header: res.headers.get("x-vercel-ai-ui-message-stream"), wire });
+    break;
+  }
+  case "approve": {
+    const state = new MemoryState();
+    const chat = new Chat({ id: chatID, state, transport: transport(), sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: process.env.MESSAGE });
+    const asked = state.snapshot(state.messages);
+    // carryon asks one approval at a time: approve each until none is asked.
+    let approvals = 0;
+    for (;;) {
+      const part = state.messages.at(-1).parts.find((p) => p.state === "approval-requested");
+      if (!part) break;
+      approvals++;
+      await chat.addToolApprovalResponse({ id: part.approval.id, approved: true });
+      const decided = () => state.messages.at(-1).parts.find((p) => p.toolCallId === part.toolCallId);
+      await until("the answer after the approval", () => chat.status === "ready" && decided()?.state === "output-available");
+    }
+    print({ asked, approvals, status: chat.status, error: chat.error?.message, messages: state.messages });
     break;
   }
   default:
