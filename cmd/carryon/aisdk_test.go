@@ -99,16 +99,21 @@ func TestAISDKChatAcrossKill(t *testing.T) {
 	}
 }
 
-// TestAISDKResumeOnAnotherInstance: over PostgreSQL, the chat's answer streams from one
-// instance, which is killed mid-answer; the page resumes on another instance (which takes the
-// run over) and gets the same message, the reply once.
+// TestAISDKResumeOnAnotherInstance: over PostgreSQL, the chat's answer streams from the
+// instance that runs it, which is killed mid-answer; the page resumes on another instance (one
+// that starts afterwards, over the same database, with a data directory of its own, and takes
+// the run over) and gets the same message, the reply once. (The other instance starts late so
+// that the first one runs the run: model text streams live only from the instance that calls
+// the model; the others see it when the step is stored.)
 func TestAISDKResumeOnAnotherInstance(t *testing.T) {
 	t.Parallel()
 	m, _ := pacedModel(t)
+	env := []string{"OPENAI_BASE_URL=" + m.URL + "/v1", "OPENAI_API_KEY=sk-test"}
 	args := []string{"--provider", "openai", "--model", "gpt-test", "--lease-ttl", "2s"}
-	c := startCluster(t, 2, []string{"OPENAI_BASE_URL=" + m.URL + "/v1", "OPENAI_API_KEY=sk-test"}, args, args)
+	c := startCluster(t, 1, env, args)
 	kept, partial := chatUntilKilled(t, c.srvs[0], c.key, "cluster-chat")
-	wantResumed(t, c.srvs[1].url, c.key, "cluster-chat", kept, partial)
+	other := startServerEnv(t, t.TempDir(), env, append([]string{"--db", c.dsn}, args...)...)
+	wantResumed(t, other.url, c.key, "cluster-chat", kept, partial)
 }
 
 // chatUntilKilled sends "count to ten" with the SDK's Chat and kills srv once the answer's text
