@@ -26,8 +26,8 @@ func (e *env) runOf(t *testing.T, chatID string) *carryon.Run {
 // TestChatStreamsTheRun: a user message to a new chat id makes a session with that external id
 // and starts a run; the answer is the UI message stream of the run (start with the run id as the
 // message id, one step with one text part, finish, [DONE]) and the session holds the message
-// and the reply. The same message posted again streams the same run and stores nothing; a new
-// message goes to the same session.
+// and the reply. The same message posted again streams the same run and stores nothing (the
+// same message id with another text is refused); a new message goes to the same session.
 func TestChatStreamsTheRun(t *testing.T) {
 	onStores(t, false, func(t *testing.T, e *env) {
 		a := e.chat(t, e.aliceKey, "chat-1", "m1", "hello there", nil)
@@ -46,6 +46,11 @@ func TestChatStreamsTheRun(t *testing.T) {
 		wantStream(t, again)
 		if again.types() != a.types() || again.chunks[0]["messageId"] != run.ID || len(e.messages(t, run.SessionID)) != 2 {
 			t.Fatalf("the repeat streamed %q (%v); the session holds %d messages", again.types(), again.chunks[0], len(e.messages(t, run.SessionID)))
+		}
+		// The same message id with another text is another request under the same key: refused.
+		wantProblem(t, e.chat(t, e.aliceKey, "chat-1", "m1", "something else", nil), 422, "")
+		if n := len(e.messages(t, run.SessionID)); n != 2 {
+			t.Fatalf("the session holds %d messages after a refused repeat", n)
 		}
 		next := e.chat(t, e.aliceKey, "chat-1", "m2", "and again", nil)
 		wantStream(t, next)
