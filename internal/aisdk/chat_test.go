@@ -3,6 +3,7 @@ package aisdk_test
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/carryon-hub/carryon"
@@ -111,6 +112,28 @@ func TestResume(t *testing.T) {
 		}
 		if a := e.do(t, e.aliceKey, "GET", "/v1/ai-sdk/chat/chat-r/stream", nil); a.status != 204 || a.body != "" {
 			t.Fatalf("resume with no active run: %d %q", a.status, a.body)
+		}
+	})
+}
+
+// TestShutdownCutsTheStream: a server shutting down ends an open stream without [DONE] (the
+// client sees it cut and resumes), and the run goes on.
+func TestShutdownCutsTheStream(t *testing.T) {
+	onStores(t, false, func(t *testing.T, e *env) {
+		req, _ := http.NewRequest("POST", e.url+"/v1/ai-sdk/chat", strings.NewReader(`{"id":"chat-s","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"please hang"}]}]}`))
+		req.Header.Set("Authorization", "Bearer "+e.aliceKey)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req) // the header came: the stream follows the run
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.shutdown()
+		a := read(t, res)
+		if a.status != 200 || a.done || len(a.chunks) == 0 || a.chunks[0]["type"] != "start" {
+			t.Fatalf("the cut stream: %d, done %v, %q", a.status, a.done, a.types())
+		}
+		if run := e.runOf(t, "chat-s"); !run.Status.Active() {
+			t.Fatalf("the run is %s after the stream was cut", run.Status)
 		}
 	})
 }

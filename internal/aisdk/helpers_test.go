@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,6 +42,8 @@ type env struct {
 	runs             *runs.Service
 	aliceKey, bobKey string
 	alice            context.Context
+	// shutdown ends the door's open streams, as a server shutting down does.
+	shutdown func()
 }
 
 // fakeModel answers by the last user message: "weather" with the client tool get_weather
@@ -172,9 +175,12 @@ func newEnv(t *testing.T, db store.Store, approvals bool) *env {
 	if _, e.bobKey, err = us.CreateUser(trusted, carryon.NewUser{Name: "bob"}); err != nil {
 		t.Fatal(err)
 	}
+	streamsDone := make(chan struct{})
+	var once sync.Once
+	e.shutdown = func() { once.Do(func() { close(streamsDone) }) }
 	srv := httptest.NewServer(httpapi.NewServer(httpapi.Config{
 		Sessions: e.sessions, Users: us, Runs: e.runs, MaxBodyBytes: 4 << 20,
-		Doors: []httpapi.FrontDoor{aisdk.New(aisdk.Config{Sessions: e.sessions, Runs: e.runs, MaxBodyBytes: 4 << 20})},
+		Doors: []httpapi.FrontDoor{aisdk.New(aisdk.Config{Sessions: e.sessions, Runs: e.runs, MaxBodyBytes: 4 << 20, StreamsDone: streamsDone})},
 	}))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL
