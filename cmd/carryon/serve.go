@@ -18,6 +18,7 @@ import (
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/a2a"
 	"github.com/carryon-hub/carryon/internal/agui"
+	"github.com/carryon-hub/carryon/internal/aisdk"
 	"github.com/carryon-hub/carryon/internal/app"
 	"github.com/carryon-hub/carryon/internal/dbopen"
 	"github.com/carryon-hub/carryon/internal/httpapi"
@@ -171,6 +172,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 			openaiapi.New(openaiapi.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
 			a2a.New(a2a.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
 			agui.New(agui.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
+			aisdk.New(aisdk.Config{Sessions: ss, Runs: rs, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
 		},
 	})
 
