@@ -11,10 +11,10 @@ from .aio import AsyncCarryon, AsyncEventStream
 from .client import Carryon, EventStream
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _errors
-from .types import ClientTool, Event, LongTermItem, Memory, Message, Page, Run, Session, ToolCall
+from .types import ClientTool, Event, LongTermItem, Memory, Message, Run, Session, ToolCall
 
 __all__ = [
     "Carryon", "AsyncCarryon", "EventStream", "AsyncEventStream", "Retry",
-    "Event", "Session", "Message", "Run", "Memory", "Page", "ToolCall", "ClientTool", "LongTermItem",
+    "Event", "Session", "Message", "Run", "Memory", "ToolCall", "ClientTool", "LongTermItem",
     *_errors,
 ]

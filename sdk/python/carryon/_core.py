@@ -38,7 +38,7 @@ class Retry:
         """Seconds to wait before try number ``attempt + 1`` (``attempt`` counts from 1)."""
         if retry_after is not None:
             return max(0.0, min(retry_after, self.max_retry_after))
-        d = min(self.backoff * (2 ** (attempt - 1)), self.max_backoff)
+        d = min(self.backoff * 2.0 ** (attempt - 1), self.max_backoff)
         return d * (0.5 + random.random() / 2)
 
 
@@ -115,7 +115,7 @@ def retry_after(resp: httpx.Response) -> Optional[float]:
         when = parsedate_to_datetime(v)
     except (TypeError, ValueError):
         return None
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+    return max(0.0, float((when - datetime.now(timezone.utc)).total_seconds()))
 
 
 def problem_of(resp: httpx.Response) -> CarryonError:

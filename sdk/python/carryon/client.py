@@ -38,7 +38,9 @@ class Carryon:
     ``request_in_flight``, honouring ``Retry-After``; every error is a typed ``CarryonError``.
 
     ``base_url`` defaults to ``$CARRYON_SERVER`` (else ``http://127.0.0.1:8420``), ``api_key`` to
-    ``$CARRYON_KEY``. Use it as a context manager, or call ``close()``."""
+    ``$CARRYON_KEY``. ``http_client`` is an ``httpx.Client`` of your own (proxies, transports,
+    event hooks): the client sets its base URL and its Authorization header. Use it as a context
+    manager, or call ``close()``."""
 
     def __init__(self, base_url: Optional[str] = None, api_key: Optional[str] = None, *,
                  retry: Optional[Retry] = None, stream_retries: int = 20,
@@ -378,7 +380,6 @@ class EventStream(Iterator[Event]):
         self._lines: Optional[Iterator[str]] = None
         self._parser = FrameParser()
         self._failures = 0
-        self._cause: Optional[BaseException] = None
         self._ended = False
         self._connections = 0
 
@@ -426,7 +427,6 @@ class EventStream(Iterator[Event]):
     def _broke(self, cause: BaseException) -> None:
         """Counts one failure in a row and waits its backoff; past the bound the stream fails."""
         self._drop()
-        self._cause = cause
         self._failures += 1
         if self._failures > self._c.stream_retries:
             self._ended = True

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, NotRequired, Optional, TypedDict
 
-__all__ = ["Event", "Session", "Message", "Run", "Memory", "Page", "ToolCall", "ClientTool", "LongTermItem"]
+__all__ = ["Event", "Session", "Message", "Run", "Memory", "ToolCall", "ClientTool", "LongTermItem"]
 
 
 @dataclass
@@ -113,11 +113,3 @@ class LongTermItem(TypedDict):
     version: NotRequired[int]
     text: NotRequired[str]
     score: NotRequired[float]
-
-
-@dataclass
-class Page:
-    """One page of a listing: its ``items`` and the cursor of the next page (None on the last)."""
-
-    items: List[Dict[str, Any]]
-    next_cursor: Optional[str] = None

@@ -7,7 +7,7 @@ import os
 import unittest
 import urllib.request
 import uuid
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 
 import httpx
 
@@ -65,13 +65,13 @@ class Recorder:
 
 def client(recorder: Recorder | None = None, **kw: Any) -> carryon.Carryon:
     """A sync client of the server; with a recorder, every request is recorded."""
-    hooks = {"request": [recorder]} if recorder else {}
+    hooks: Dict[str, List[Callable[..., Any]]] = {"request": [recorder]} if recorder else {}
     return carryon.Carryon(URL, KEY, http_client=httpx.Client(timeout=60, event_hooks=hooks), **kw)
 
 
 def async_client(recorder: Recorder | None = None, **kw: Any) -> carryon.AsyncCarryon:
     """An async client of the server; with a recorder, every request is recorded."""
-    hooks = {"request": [recorder.async_hook()]} if recorder else {}
+    hooks: Dict[str, List[Callable[..., Any]]] = {"request": [recorder.async_hook()]} if recorder else {}
     return carryon.AsyncCarryon(URL, KEY, http_client=httpx.AsyncClient(timeout=60, event_hooks=hooks), **kw)
 
 
