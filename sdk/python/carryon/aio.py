@@ -1,0 +1,508 @@
+"""The asynchronous client: ``AsyncCarryon(base_url, api_key)``, the surface of ``Carryon`` with
+coroutines, and async iterators for listings and event streams."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar, Union, cast
+
+import httpx
+
+from . import _api as api
+from ._core import USER_AGENT, Req, Retry, decode, problem_of, retry_after, retryable, tool_output
+from ._sse import FrameParser, Tracker
+from .client import STREAM_TIMEOUT, TIMEOUT, Decision, settings
+from .errors import CarryonError, Conflict, ConnectionFailed, StreamBroken, VersionConflict
+from .types import Event, Memory, Message, Run, Session, ToolCall
+
+T = TypeVar("T")
+
+#: a callback that may be a plain function or a coroutine function
+MaybeAsync = Callable[..., Union[T, Awaitable[T]]]
+
+
+async def _maybe(v: Any) -> Any:
+    return await v if inspect.isawaitable(v) else v
+
+
+class AsyncCarryon:
+    """The async client of one carryon server, with the same retries, keys and errors as
+    ``Carryon``. Use it as ``async with AsyncCarryon(...) as c:``, or ``await c.close()``."""
+
+    def __init__(self, base_url: Optional[str] = None, api_key: Optional[str] = None, *,
+                 retry: Optional[Retry] = None, stream_retries: int = 20,
+                 http_client: Optional[httpx.AsyncClient] = None) -> None:
+        url, key = settings(base_url, api_key)
+        self.retry = retry or Retry()
+        #: how many times in a row an event stream reconnects before it gives up
+        self.stream_retries = stream_retries
+        self._http = http_client or httpx.AsyncClient(timeout=TIMEOUT)
+        self._http.base_url = httpx.URL(url)
+        self._http.headers.update({"User-Agent": USER_AGENT, "Authorization": "Bearer " + key})
+        self.sessions = AsyncSessions(self)
+        self.messages = AsyncMessages(self)
+        self.memory = AsyncWorkingMemory(self)
+        self.runs = AsyncRuns(self)
+        self.memories = AsyncLongTermMemory(self)
+        self.users = AsyncUsers(self)
+
+    async def __aenter__(self) -> "AsyncCarryon":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Closes the connections."""
+        await self._http.aclose()
+
+    async def send(self, req: Req) -> httpx.Response:
+        """Sends one request with the retries it allows (one Idempotency-Key for every try)."""
+        req.prepare()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                resp = await self._http.request(req.method, req.path, params=req.query(), json=req.body, headers=req.headers)
+            except httpx.TransportError as e:
+                if not req.retry or attempt >= self.retry.attempts:
+                    raise ConnectionFailed(0, "connection_failed", f"{req.method} {req.path}: {e!r} after {attempt} tries") from e
+                await asyncio.sleep(self.retry.delay(attempt, None))
+                continue
+            if resp.status_code < 400:
+                return resp
+            if req.retry and attempt < self.retry.attempts and retryable(resp):
+                await asyncio.sleep(self.retry.delay(attempt, retry_after(resp)))
+                continue
+            raise problem_of(resp)
+
+    async def call(self, req: Req) -> Any:
+        """Sends one request and answers its JSON (None for 204)."""
+        return decode(await self.send(req))
+
+    async def pages(self, req: Req, *, cursor_in_body: bool = False) -> AsyncIterator[Dict[str, Any]]:
+        """Every item of a listing, fetching the next page only when the one before is used up."""
+        cursor: Optional[str] = None
+        while True:
+            r = Req(req.method, req.path, dict(req.params), dict(req.body) if isinstance(req.body, dict) else req.body,
+                    dict(req.headers), req.key, req.retry)
+            if cursor is not None:
+                if cursor_in_body:
+                    r.body["cursor"] = cursor
+                else:
+                    r.params["cursor"] = cursor
+            page = await self.call(r)
+            for item in page.get("items") or []:
+                yield item
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return
+
+    async def chat(self, message: str, *, session_id: Optional[str] = None, agent: Optional[str] = None,
+                   tools: Optional[Sequence[Mapping[str, Any]]] = None, if_match: Optional[int] = None,
+                   request_id: Optional[str] = None) -> Dict[str, Any]:
+        """``POST /v1/chat``: one turn, answered when the run ends."""
+        return cast(Dict[str, Any], await self.call(api.chat(message, session_id, agent, tools, if_match, request_id)))
+
+    async def run(self, session_id: str, message: str, *, tools: Optional[Sequence[Mapping[str, Any]]] = None,
+                  on_tool_call: Optional[MaybeAsync[Any]] = None, on_approval: Optional[MaybeAsync[Decision]] = None,
+                  on_event: Optional[MaybeAsync[None]] = None, **start: Any) -> Run:
+        """Starts a run and follows it to its end (see ``AsyncRuns.wait``)."""
+        run = await self.runs.start(session_id, message, tools=tools, **start)
+        return await self.runs.wait(run["id"], on_tool_call=on_tool_call, on_approval=on_approval, on_event=on_event)
+
+    async def create_session(self, **kw: Any) -> Session:
+        """The seed's synonym of ``sessions.create``."""
+        return await self.sessions.create(**kw)
+
+    async def get_session(self, session_id: str, messages: Optional[int] = None) -> Session:
+        """The seed's synonym of ``sessions.get``."""
+        return await self.sessions.get(session_id, messages)
+
+    async def me(self) -> Dict[str, Any]:
+        """The caller: ``{id, name, admin, created_at}``."""
+        return cast(Dict[str, Any], await self.call(api.me()))
+
+
+class _Part:
+    def __init__(self, c: AsyncCarryon) -> None:
+        self._c = c
+
+
+class AsyncSessions(_Part):
+    """Sessions: create, get, list, patch, close, restore, delete, fork, and the If-Match helpers."""
+
+    async def create(self, *, title: Optional[str] = None, metadata: Optional[Mapping[str, Any]] = None,
+                     working_memory: Optional[Mapping[str, Any]] = None, messages: Optional[api.Messages] = None,
+                     agent: Optional[str] = None, external_id: Optional[str] = None, if_exists: Optional[str] = None,
+                     idle_ttl_seconds: Optional[int] = None, request_id: Optional[str] = None) -> Session:
+        """Makes a session (or, with an ``external_id`` in use, answers that one)."""
+        return cast(Session, await self._c.call(api.create_session(
+            title=title, metadata=metadata, working_memory=working_memory, messages=messages, agent=agent,
+            external_id=external_id, if_exists=if_exists, idle_ttl_seconds=idle_ttl_seconds, request_id=request_id)))
+
+    async def get(self, session_id: str, messages: Optional[int] = None) -> Session:
+        """The session with its working memory and its last ``messages`` (default 20)."""
+        return cast(Session, await self._c.call(api.get_session(session_id, messages)))
+
+    def list(self, *, status: Optional[str] = None, external_id: Optional[str] = None,
+             page_size: Optional[int] = None) -> AsyncIterator[Session]:
+        """Every session of the caller, newest first: ``async for s in c.sessions.list()``."""
+        return cast(AsyncIterator[Session], self._c.pages(api.list_sessions(status, external_id, page_size)))
+
+    async def patch(self, session_id: str, *, title: Optional[str] = None, metadata: Optional[Mapping[str, Any]] = None,
+                    idle_ttl_seconds: Optional[int] = None, if_match: Optional[int] = None,
+                    request_id: Optional[str] = None) -> Session:
+        """Changes the title, metadata (replaced whole) or idle TTL."""
+        return cast(Session, await self._c.call(api.patch_session(session_id, title=title, metadata=metadata,
+                                                                  idle_ttl_seconds=idle_ttl_seconds, if_match=if_match,
+                                                                  request_id=request_id)))
+
+    async def close(self, session_id: str, *, if_match: Optional[int] = None, request_id: Optional[str] = None) -> Session:
+        """Closes the session: history kept, writes refused until ``restore``."""
+        return cast(Session, await self._c.call(api.session_action(session_id, "close", if_match, request_id)))
+
+    async def restore(self, session_id: str, *, if_match: Optional[int] = None, request_id: Optional[str] = None) -> Session:
+        """Reopens a closed or expired session."""
+        return cast(Session, await self._c.call(api.session_action(session_id, "restore", if_match, request_id)))
+
+    async def delete(self, session_id: str, *, if_match: Optional[int] = None, request_id: Optional[str] = None) -> None:
+        """Deletes the session and everything in it."""
+        await self._c.call(api.delete_session(session_id, if_match, request_id))
+
+    async def fork(self, session_id: str, *, at_version: Optional[int] = None, title: Optional[str] = None,
+                   if_match: Optional[int] = None, request_id: Optional[str] = None) -> Session:
+        """A copy-on-write fork of the session as it was at ``at_version`` (default: now)."""
+        return cast(Session, await self._c.call(api.fork_session(session_id, at_version, title, if_match, request_id)))
+
+    async def context(self, session_id: str) -> Dict[str, Any]:
+        """What the model would be sent now, with tokens per part."""
+        return cast(Dict[str, Any], await self._c.call(api.context(session_id)))
+
+    async def update(self, session_id: str, fn: MaybeAsync[Optional[Mapping[str, Any]]], *, attempts: int = 10) -> Memory:
+        """Read-modify-write of the working memory (see ``Sessions.update``); ``fn`` may be async."""
+        async def apply(s: Session) -> Memory:
+            patch = await _maybe(fn(s))
+            if patch is None:
+                return await self._c.memory.get(s["id"])
+            return await self._c.memory.patch(s["id"], patch, if_match=s["version"])
+        return await self.with_version(session_id, apply, attempts=attempts)
+
+    async def with_version(self, session_id: str, fn: MaybeAsync[T], *, attempts: int = 10) -> T:
+        """Calls ``fn`` with the session as it is now, again after a version conflict (see
+        ``Sessions.with_version``); ``fn`` may be async."""
+        for i in range(attempts):
+            s = await self.get(session_id, messages=0)
+            try:
+                return cast(T, await _maybe(fn(s)))
+            except VersionConflict:
+                if i == attempts - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+
+class AsyncMessages(_Part):
+    """A session's messages: append, list, delete."""
+
+    async def append(self, session_id: str, messages: api.Messages, *, if_match: Optional[int] = None,
+                     request_id: Optional[str] = None) -> Dict[str, Any]:
+        """Appends messages (a string is one user message)."""
+        return cast(Dict[str, Any], await self._c.call(api.append_messages(session_id, messages, if_match, request_id)))
+
+    def list(self, session_id: str, *, page_size: Optional[int] = None, include_deleted: bool = False) -> AsyncIterator[Message]:
+        """Every message, oldest first."""
+        return cast(AsyncIterator[Message], self._c.pages(api.list_messages(session_id, page_size, include_deleted)))
+
+    async def delete(self, session_id: str, seq: int, *, if_match: Optional[int] = None,
+                     request_id: Optional[str] = None) -> Session:
+        """Deletes (redacts) one message; answers the session at its next version."""
+        return cast(Session, await self._c.call(api.delete_message(session_id, seq, if_match, request_id)))
+
+
+class AsyncWorkingMemory(_Part):
+    """A session's working memory, its revisions and their diffs."""
+
+    async def get(self, session_id: str) -> Memory:
+        """The document with the session's ``version`` and the document's ``memory_version``."""
+        return cast(Memory, await self._c.call(api.get_memory(session_id)))
+
+    async def patch(self, session_id: str, patch: Mapping[str, Any], *, if_match: Optional[int] = None,
+                    request_id: Optional[str] = None) -> Memory:
+        """Applies a JSON Merge Patch (``None`` deletes a key)."""
+        return cast(Memory, await self._c.call(api.patch_memory(session_id, patch, if_match, request_id)))
+
+    def history(self, session_id: str, *, page_size: Optional[int] = None) -> AsyncIterator[Dict[str, Any]]:
+        """Every revision, newest first."""
+        return self._c.pages(api.memory_history(session_id, page_size))
+
+    async def diff(self, session_id: str, from_version: int, to_version: int) -> Dict[str, Any]:
+        """The changes between two memory versions (0 is the empty document)."""
+        return cast(Dict[str, Any], await self._c.call(api.memory_diff(session_id, from_version, to_version)))
+
+
+class AsyncRuns(_Part):
+    """Runs of the agent: start, get, list, cancel, events, approvals and client tool outputs."""
+
+    async def start(self, session_id: str, message: str, *, multitask: Optional[str] = None, agent: Optional[str] = None,
+                    tools: Optional[Sequence[Mapping[str, Any]]] = None, input: Optional[api.Messages] = None,
+                    metadata: Any = None, if_match: Optional[int] = None, request_id: Optional[str] = None) -> Run:
+        """Appends the user message and queues a run; a retry starts no second run."""
+        return cast(Run, await self._c.call(api.start_run(session_id, message, multitask=multitask, agent=agent, tools=tools,
+                                                          input=input, metadata=metadata, if_match=if_match,
+                                                          request_id=request_id)))
+
+    async def get(self, run_id: str) -> Run:
+        """The run."""
+        return cast(Run, await self._c.call(api.get_run(run_id)))
+
+    def list(self, session_id: str, *, page_size: Optional[int] = None) -> AsyncIterator[Run]:
+        """Every run of a session, newest first."""
+        return cast(AsyncIterator[Run], self._c.pages(api.list_runs(session_id, page_size)))
+
+    def actions(self, run_id: str, *, page_size: Optional[int] = None) -> AsyncIterator[Dict[str, Any]]:
+        """The run's tool journal, by step and index."""
+        return self._c.pages(api.list_actions(run_id, page_size))
+
+    async def cancel(self, run_id: str, *, request_id: Optional[str] = None) -> Run:
+        """Asks the run to stop (at once when queued or waiting)."""
+        return cast(Run, await self._c.call(api.cancel_run(run_id, request_id)))
+
+    async def approve(self, run_id: str, action_id: str, *, arguments: Optional[Mapping[str, Any]] = None,
+                      request_id: Optional[str] = None) -> Run:
+        """Approves the action the run waits for, with ``arguments`` instead of the model's if given."""
+        return cast(Run, await self._c.call(api.decide(run_id, action_id, "approve", arguments=arguments, request_id=request_id)))
+
+    async def reject(self, run_id: str, action_id: str, *, reason: Optional[str] = None,
+                     request_id: Optional[str] = None) -> Run:
+        """Rejects the action: it does not run, and the model is told ``reason``."""
+        return cast(Run, await self._c.call(api.decide(run_id, action_id, "reject", reason=reason, request_id=request_id)))
+
+    async def decide(self, run_id: str, action_id: str, decision: str, *, result: Optional[str] = None,
+                     request_id: Optional[str] = None) -> Run:
+        """Settles a call cut off by a crash: ``rerun``, ``mark_done`` (with ``result``) or ``skip``."""
+        return cast(Run, await self._c.call(api.decide(run_id, action_id, decision, result=result, request_id=request_id)))
+
+    async def submit_tool_outputs(self, run_id: str, outputs: Mapping[str, str], *,
+                                  request_id: Optional[str] = None) -> Run:
+        """Answers the client tool calls a run waits for: ``{call_id: output}``."""
+        return cast(Run, await self._c.call(api.tool_outputs(run_id, outputs, request_id)))
+
+    def events(self, run_id: str, *, after: int = 0, follow: bool = True) -> "AsyncEventStream":
+        """The run's events as an async iterator, resumed by ``Last-Event-ID`` (see ``Runs.events``)."""
+        return AsyncEventStream(self._c, run_id, after, follow)
+
+    async def wait(self, run_id: str, *, on_tool_call: Optional[MaybeAsync[Any]] = None,
+                   on_approval: Optional[MaybeAsync[Decision]] = None, on_event: Optional[MaybeAsync[None]] = None,
+                   after: int = 0) -> Run:
+        """Follows the run to its end, running client tools and approvals (see ``Runs.wait``);
+        the callbacks may be coroutine functions."""
+        async with self.events(run_id, after=after) as stream:
+            async for ev in stream:
+                if on_event is not None:
+                    await _maybe(on_event(ev))
+                if ev.type == "run.requires_action":
+                    if on_tool_call is None:
+                        run = await self.get(run_id)
+                        if run["status"] == "requires_action":
+                            return run
+                        continue  # answered since: the stream goes on
+                    calls: List[ToolCall] = (ev.data.get("required_action") or {}).get("tool_calls") or []
+                    outputs = {c["call_id"]: tool_output(await _maybe(on_tool_call(c))) for c in calls}
+                    try:
+                        await self.submit_tool_outputs(run_id, outputs)
+                    except Conflict:
+                        pass  # answered already: the run went on
+                elif ev.type == "run.waiting_approval":
+                    if on_approval is None:
+                        run = await self.get(run_id)
+                        if run["status"] == "waiting_approval":
+                            return run
+                        continue  # decided since
+                    action: Dict[str, Any] = ev.data.get("action") or {}
+                    d = await _maybe(on_approval(action))
+                    try:
+                        await self._decide(run_id, action, d)
+                    except Conflict:
+                        pass  # decided already
+        return await self.get(run_id)
+
+    async def _decide(self, run_id: str, action: Dict[str, Any], d: Decision) -> None:
+        if d is True:
+            await self.approve(run_id, action["id"])
+        elif isinstance(d, Mapping):
+            await self.approve(run_id, action["id"], arguments=d)
+        else:
+            await self.reject(run_id, action["id"], reason=d if isinstance(d, str) else None)
+
+
+class AsyncEventStream(AsyncIterator[Event]):
+    """A run's events as an async iterator, resumed by ``Last-Event-ID`` across disconnects and
+    restarts (see ``EventStream``); ``await aclose()`` or ``async with`` drops it early."""
+
+    def __init__(self, c: AsyncCarryon, run_id: str, after: int, follow: bool) -> None:
+        self._c, self.run_id, self.follow = c, run_id, follow
+        self._t = Tracker(after)
+        self._resp: Optional[httpx.Response] = None
+        self._lines: Optional[AsyncIterator[str]] = None
+        self._parser = FrameParser()
+        self._failures = 0
+        self._ended = False
+        self._connections = 0
+
+    @property
+    def reconnects(self) -> int:
+        """How many times the stream connected again after its first connection."""
+        return max(0, self._connections - 1)
+
+    @property
+    def last(self) -> int:
+        """The seq of the last stored event yielded (where a resume starts)."""
+        return self._t.last
+
+    def __aiter__(self) -> "AsyncEventStream":
+        return self
+
+    async def __aenter__(self) -> "AsyncEventStream":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Drops the connection; the stream ends."""
+        await self._drop()
+        self._ended = True
+
+    async def _drop(self) -> None:
+        if self._resp is not None:
+            await self._resp.aclose()
+        self._resp, self._lines, self._parser = None, None, FrameParser()
+
+    async def _connect(self) -> None:
+        req = api.events(self.run_id, self._t.last, self.follow)
+        httpreq = self._c._http.build_request("GET", req.path, params=req.query(), headers=req.headers,
+                                              timeout=STREAM_TIMEOUT)
+        resp = await self._c._http.send(httpreq, stream=True)
+        if resp.status_code >= 400:
+            await resp.aread()
+            await resp.aclose()
+            raise problem_of(resp)
+        self._resp, self._lines = resp, resp.aiter_lines()
+        self._connections += 1
+
+    async def _broke(self, cause: BaseException) -> None:
+        await self._drop()
+        self._failures += 1
+        if self._failures > self._c.stream_retries:
+            self._ended = True
+            if isinstance(cause, CarryonError):
+                raise cause
+            raise StreamBroken(0, "stream_broken", f"the event stream of run {self.run_id} broke {self._failures} "
+                               f"times in a row after event {self._t.last}: {cause!r}") from cause
+        await asyncio.sleep(self._c.retry.delay(self._failures, getattr(cause, "retry_after", None)))
+
+    async def __anext__(self) -> Event:
+        while True:
+            if self._ended or self._t.done:
+                await self.aclose()
+                raise StopAsyncIteration
+            if self._lines is None:
+                try:
+                    await self._connect()
+                except httpx.TransportError as e:
+                    await self._broke(e)
+                    continue
+                except CarryonError as e:
+                    if e.status in (429, 500, 502, 503, 504):
+                        await self._broke(e)
+                        continue
+                    await self.aclose()
+                    raise
+            assert self._lines is not None
+            try:
+                line = await self._lines.__anext__()
+            except StopAsyncIteration:
+                if not self.follow and not self._parser.partial:
+                    await self.aclose()
+                    raise
+                await self._broke(ConnectionError("the stream ended before the run's last event"))
+                continue
+            except httpx.TransportError as e:
+                await self._broke(e)
+                continue
+            frame = self._parser.feed(line)
+            if frame is None:
+                continue
+            if frame.event == "error":
+                err = problem_of(httpx.Response(500, content="\n".join(frame.data).encode()))
+                if err.code in ("internal", "unavailable"):
+                    await self._broke(err)
+                    continue
+                await self.aclose()
+                raise err
+            ev = self._t.take(frame)
+            if ev is None:
+                continue
+            self._failures = 0
+            return ev
+
+
+class AsyncLongTermMemory(_Part):
+    """The caller's long-term memory: items under a namespace and a key, and ranked search."""
+
+    async def put(self, namespace: str, key: str, value: Any, *, text: Optional[str] = None,
+                  ttl_seconds: Optional[int] = None, if_match: Optional[int] = None,
+                  request_id: Optional[str] = None) -> Dict[str, Any]:
+        """Stores (replaces) an item; ``if_match=0`` puts only when there is none yet."""
+        return cast(Dict[str, Any], await self._c.call(api.put_item(namespace, key, value, text, ttl_seconds, if_match, request_id)))
+
+    async def get(self, namespace: str, key: str) -> Dict[str, Any]:
+        """The item."""
+        return cast(Dict[str, Any], await self._c.call(api.get_item(namespace, key)))
+
+    async def delete(self, namespace: str, key: str, *, if_match: Optional[int] = None,
+                     request_id: Optional[str] = None) -> None:
+        """Forgets the item."""
+        await self._c.call(api.delete_item(namespace, key, if_match, request_id))
+
+    def list(self, namespace: Optional[str] = None, *, page_size: Optional[int] = None) -> AsyncIterator[Dict[str, Any]]:
+        """Every item (under ``namespace``), by namespace and key."""
+        return self._c.pages(api.list_items(namespace, page_size))
+
+    def search(self, query: str, *, namespace: Optional[str] = None,
+               page_size: Optional[int] = None) -> AsyncIterator[Dict[str, Any]]:
+        """The items that match ``query``, most relevant first."""
+        return self._c.pages(api.search_items(query, namespace, page_size), cursor_in_body=True)
+
+
+class AsyncUsers(_Part):
+    """Users and keys (admin routes, but ``me``)."""
+
+    async def me(self) -> Dict[str, Any]:
+        """The caller."""
+        return await self._c.me()
+
+    async def create(self, name: str, *, admin: bool = False) -> Dict[str, Any]:
+        """Makes a user: ``{user, key}`` (no retries: the secret is shown once)."""
+        return cast(Dict[str, Any], await self._c.call(api.create_user(name, admin)))
+
+    def list(self, *, page_size: Optional[int] = None) -> AsyncIterator[Dict[str, Any]]:
+        """Every user, by name."""
+        return self._c.pages(api.list_users(page_size))
+
+    async def get(self, user: str) -> Dict[str, Any]:
+        """A user, by id or name."""
+        return cast(Dict[str, Any], await self._c.call(api.get_user(user)))
+
+    async def create_key(self, user: str) -> Dict[str, Any]:
+        """A new key for the user (no retries)."""
+        return cast(Dict[str, Any], await self._c.call(api.create_key(user)))
+
+    def keys(self, user: str, *, page_size: Optional[int] = None) -> AsyncIterator[Dict[str, Any]]:
+        """The user's keys, oldest first."""
+        return self._c.pages(api.list_keys(user, page_size))
+
+    async def revoke_key(self, key_id: str, *, request_id: Optional[str] = None) -> None:
+        """Revokes a key at once."""
+        await self._c.call(api.revoke_key(key_id, request_id))

@@ -1,0 +1,1 @@
+"""The SDK's tests, run against a live carryon server by cmd/carryon's TestPythonSDK."""
