@@ -137,15 +137,9 @@ func conversationID(raw json.RawMessage) (string, error) {
 
 // inputOf splits a request's input: the messages to store (the last one the run's user message)
 // and the outputs of function calls that a waiting response asked for (a function_call_output
-// whose call is not in the same input).
-func inputOf(raw json.RawMessage) ([]carryon.NewMessage, []carryon.ToolOutput, error) {
-	msgs, outs, _, err := inputWithCalls(raw)
-	return msgs, outs, err
-}
-
-// inputWithCalls is inputOf with, for each function_call item of the input whose id is one of
-// carryon's (fc_…, as a response named it), the run that made the call, by call id.
-func inputWithCalls(raw json.RawMessage) ([]carryon.NewMessage, []carryon.ToolOutput, map[string]string, error) {
+// whose call is not in the same input); and, for each function_call item of the input whose id
+// is one of carryon's (fc_…, as a response named it), the run that made the call, by call id.
+func inputOf(raw json.RawMessage) ([]carryon.NewMessage, []carryon.ToolOutput, map[string]string, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
 		return nil, nil, nil, invalidParam("input", "input is required: a string or a list of items")
@@ -210,7 +204,7 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	msgs, outs, calledBy, err := inputWithCalls(in.Input)
+	msgs, outs, calledBy, err := inputOf(in.Input)
 	if err != nil {
 		WriteError(w, r, err)
 		return
