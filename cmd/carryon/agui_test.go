@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/carryon-hub/carryon/internal/npmtest"
 	"github.com/carryon-hub/carryon/internal/model/modeltest"
+	"github.com/carryon-hub/carryon/internal/npmtest"
 )
 
 // aguiModel is an OpenAI-compatible model server: "remember X" calls update_working_memory
