@@ -93,23 +93,38 @@ func withSearchPath(dsn, schema string) (string, error) {
 // is set.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
-	admin := ServerURL(t)
-	name := uniqueName()
-	if err := execAdmin(context.Background(), admin, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create test database: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := execAdmin(ctx, admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop test database %s: %v", name, err)
-		}
-	})
-	dsn, err := withDatabase(admin, name)
+	dsn, drop, err := CreateDatabase(context.Background(), ServerURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Error(err)
+		}
+	})
 	return dsn
+}
+
+// CreateDatabase creates an empty database with a unique name on the server admin names and
+// returns its URL and the function that drops it (closing any connection left). It is
+// NewDatabase for code without a test's T, such as a TestMain preparing an Example.
+func CreateDatabase(ctx context.Context, admin string) (dsn string, drop func() error, err error) {
+	name := uniqueName()
+	if dsn, err = withDatabase(admin, name); err != nil {
+		return "", nil, err
+	}
+	if err := execAdmin(ctx, admin, "CREATE DATABASE "+name); err != nil {
+		return "", nil, fmt.Errorf("create test database: %w", err)
+	}
+	drop = func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := execAdmin(ctx, admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			return fmt.Errorf("drop test database %s: %w", name, err)
+		}
+		return nil
+	}
+	return dsn, drop, nil
 }
 
 // shared is the test process's database, in which NewSchema makes its schemas: created by the

@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -18,9 +17,6 @@ import (
 
 // serverURL returns the test server's URL, or skips the test when none is set.
 func serverURL(t testing.TB) string { return pgtest.ServerURL(t) }
-
-// TestMain drops the database of the tests' schemas when they are done.
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // newSchema creates an empty schema on the test server and returns a dsn that uses it: much
 // faster than a database per test.
