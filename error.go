@@ -3,6 +3,7 @@ package carryon
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Error codes. Each is the `code` of a problem+json answer; httpapi maps each to one HTTP status.
@@ -43,9 +44,13 @@ type Error struct {
 	RetryAfterSeconds int
 }
 
-// Error implements the error interface.
+// Error implements the error interface: the message and then the code, "session not found
+// (not_found)", so that an error wrapped in others reads as a sentence wherever it stands.
 func (e *Error) Error() string {
-	return fmt.Sprintf("carryon error: code=%s message=%s", e.Code, e.Message)
+	if e.Message == "" {
+		return e.Code
+	}
+	return strings.TrimSuffix(e.Message, ".") + " (" + e.Code + ")"
 }
 
 // Errorf returns an *Error with the given code and a formatted message.

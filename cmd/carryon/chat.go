@@ -114,7 +114,7 @@ func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 		}
 		run, err := c.Start(ctx, id, carryon.NewRun{Message: line, Tools: tools, WriteOptions: carryon.WriteOptions{RequestID: carryon.NewID("req_"), ExpectedVersion: expected}})
 		if e, isAppErr := carryon.AsError(err); isAppErr {
-			fmt.Fprintf(stdout, "error: %s\n", errorText(e))
+			fmt.Fprintf(stdout, "error: %s\n", e)
 			if e.Code == carryon.EVERSION && expected != nil {
 				// Someone else wrote to the session: the user has seen it now and may resend.
 				expected = carryon.Ptr(e.CurrentVersion)

@@ -9,10 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-
-	"github.com/carryon-hub/carryon"
 )
 
 func main() {
@@ -29,30 +26,12 @@ func report(err error, w io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(w, "carryon:", errorText(err))
+	fmt.Fprintln(w, "carryon:", err)
 	var u usageError
 	if errors.As(err, &u) {
 		return 2
 	}
 	return 1
-}
-
-// errorText is an error as the program states it: an application error (the server's answer,
-// or the store's) reads as its sentence followed by its code, "session not found (not_found)",
-// wherever it stands in the text of the errors that wrap it.
-func errorText(err error) string {
-	text := err.Error()
-	e, ok := carryon.AsError(err)
-	if !ok {
-		return text
-	}
-	sentence := strings.TrimSuffix(e.Message, ".")
-	if sentence == "" {
-		sentence = e.Code
-	} else if e.Code != "" {
-		sentence += " (" + e.Code + ")"
-	}
-	return strings.Replace(text, e.Error(), sentence, 1)
 }
 
 // usageError is a mistake in the command line.

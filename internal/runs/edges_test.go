@@ -290,7 +290,8 @@ func TestEffectStartsWithWholeLease(t *testing.T) {
 	}
 }
 
-// TestRunErrorIsASentence: a failed run's error is the error's message, not the code wrapper.
+// TestRunErrorIsASentence: a failed run's error reads as a sentence, the message with its code
+// after it.
 func TestRunErrorIsASentence(t *testing.T) {
 	t.Parallel()
 	e := newHubEnv(t, drivers()[0].open(t), sessions.Config{})
@@ -301,7 +302,7 @@ func TestRunErrorIsASentence(t *testing.T) {
 	work(t, svc)
 	_, run := e.startRun(t, svc, "go")
 	got := waitRun(t, svc, e.alice, run.ID)
-	if got.Status != carryon.RunFailed || got.Error != "model gated: the model refused the request" {
+	if got.Status != carryon.RunFailed || got.Error != "model gated: the model refused the request (invalid_request)" {
 		t.Fatalf("run error = %q (%s)", got.Error, got.Status)
 	}
 }

@@ -97,10 +97,10 @@ func TestPausedRunnerIsFenced(t *testing.T) {
 	before, _ := f.sess.Get(f.alice, s.ID, carryon.GetOptions{Messages: 100})
 
 	close(model.release) // A wakes up and tries to go on
-	waitFor(t, "runner A's write to be refused", func() bool { return strings.Contains(logsA.String(), "code=run_fenced") })
+	waitFor(t, "runner A's write to be refused", func() bool { return strings.Contains(logsA.String(), "(run_fenced)") })
 	stopA()
 	<-doneA
-	if !strings.Contains(logsA.String(), "code=run_fenced") {
+	if !strings.Contains(logsA.String(), "(run_fenced)") {
 		t.Fatalf("runner A's write was not refused; its logs:\n%s", logsA)
 	}
 	after, _ := f.sess.Get(f.alice, s.ID, carryon.GetOptions{Messages: 100})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/carryon-hub/carryon"
@@ -345,7 +344,7 @@ func (s *Service) execute(ctx context.Context, run *carryon.Run, seq int64) {
 		span.End(run, "", runErr)
 		return
 	default:
-		status, msg = carryon.RunFailed, sentence(runErr)
+		status, msg = carryon.RunFailed, runErr.Error()
 	}
 	if err := s.finish(context.WithoutCancel(ctx), run, status, run.Reply, msg); err != nil {
 		log.Error("record the end of the run", "err", err)
@@ -354,16 +353,6 @@ func (s *Service) execute(ctx context.Context, run *carryon.Run, seq int64) {
 	}
 	span.End(run, status, runErr)
 	log.Info("run ended", "status", status, "steps", run.Step, "error", msg)
-}
-
-// sentence is an error as a run's error text: the messages of the chain, without the codes that
-// (*carryon.Error).Error adds.
-func sentence(err error) string {
-	msg := err.Error()
-	if e, ok := carryon.AsError(err); ok {
-		msg = strings.Replace(msg, e.Error(), e.Message, 1)
-	}
-	return msg
 }
 
 // finish records the end of a run, fenced by its attempt: a runner that lost the run, or whose run
