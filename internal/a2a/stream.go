@@ -3,15 +3,14 @@ package a2a
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
-	"sync"
-	"time"
+
+	"github.com/carryon-hub/carryon/internal/wire"
 )
 
 // DefaultKeepAlive is how often a quiet stream gets an SSE comment when Config.KeepAlive is zero.
-const DefaultKeepAlive = 15 * time.Second
+const DefaultKeepAlive = wire.KeepAliveEvery
 
 // stream answers a task as Server-Sent Events: first the task as its stored events make it,
 // then an event for each change the run's events after those bring (a status update, a chunk
@@ -43,49 +42,12 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id json.RawMess
 		writeJSON(w, http.StatusOK, response{JSONRPC: "2.0", ID: id, Error: errorOf(err)})
 		return
 	}
-	rc := http.NewResponseController(w) // reaches the writer below httpapi's wrappers
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	// Writes are serialised: the events, and a comment every h.keepAlive while the run is quiet
-	// (a long model step), so that proxies keep the connection and a client that left is seen.
-	var mu sync.Mutex
-	write := func(format string, args ...any) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if _, err := fmt.Fprintf(w, format, args...); err != nil {
-			cancel()
-			return false
-		}
-		if err := rc.Flush(); err != nil {
-			cancel()
-			return false
-		}
-		return true
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(h.keepAlive)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				if !write(": keep-alive\n\n") {
-					return
-				}
-			}
-		}
-	}()
-	defer wg.Wait() // runs after the cancel below: nothing writes once the handler returned
-	defer cancel()
+	sse := wire.StartSSE(w)
+	// A comment every h.keepAlive while the run is quiet (a long model step), so that proxies
+	// keep the connection and a client that left is seen.
+	defer sse.KeepAlive(ctx, h.keepAlive)()
 	send := func(v any) bool {
-		b, err := json.Marshal(response{JSONRPC: "2.0", ID: id, Result: d.wrapEvent(v)})
-		return err == nil && write("id: %d\ndata: %s\n\n", t.lastSeq, b)
+		return sse.Event(wire.SeqID(t.lastSeq), "", response{JSONRPC: "2.0", ID: id, Result: d.wrapEvent(v)}) == nil
 	}
 	if !resume && !send(t.task()) || t.settled {
 		return
@@ -99,8 +61,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id json.RawMess
 		return !t.settled
 	})
 	if err != nil && ctx.Err() == nil {
-		b, _ := json.Marshal(response{JSONRPC: "2.0", ID: id, Error: errorOf(err)})
-		write("data: %s\n\n", b)
+		_ = sse.Event("", "", response{JSONRPC: "2.0", ID: id, Error: errorOf(err)})
 	}
 }
 

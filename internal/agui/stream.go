@@ -3,10 +3,10 @@ package agui
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/wire"
 )
 
 // stream answers the AG-UI run as Server-Sent Events: RUN_STARTED, STATE_SNAPSHOT (the working
@@ -37,20 +37,9 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, in *runInput, s
 	}
 	raw, _ := json.Marshal(mem.WorkingMemory)
 	doc, _ := decodeDoc(raw)
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	send := func(ev map[string]any) error {
-		b, err := json.Marshal(ev)
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
+	sse := wire.StartSSE(w)
+	defer sse.KeepAlive(ctx, wire.KeepAliveEvery)()
+	send := func(ev map[string]any) error { return sse.Event("", "", ev) }
 	t := newTranslator(in.ThreadID, in.RunID, sessionID, run, st, doc)
 	t.emit(map[string]any{"type": "RUN_STARTED", "threadId": in.ThreadID, "runId": in.RunID})
 	t.emit(map[string]any{"type": "STATE_SNAPSHOT", "snapshot": doc})

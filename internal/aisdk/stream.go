@@ -2,11 +2,10 @@ package aisdk
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/wire"
 )
 
 // resume answers GET /v1/ai-sdk/chat/{id}/stream: the stream of the chat's active run, replayed
@@ -52,24 +51,10 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, run *carryon.Ru
 		return
 	}
 	defer events.Close()
-	rc := http.NewResponseController(w)
-	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("Connection", "keep-alive")
-	hd.Set("X-Accel-Buffering", "no")
-	hd.Set("X-Vercel-AI-UI-Message-Stream", "v1")
-	w.WriteHeader(http.StatusOK)
-	write := func(body map[string]any) error {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
+	w.Header().Set("X-Vercel-AI-UI-Message-Stream", "v1")
+	sse := wire.StartSSE(w)
+	defer sse.KeepAlive(ctx, wire.KeepAliveEvery)()
+	write := func(body map[string]any) error { return sse.Event("", "", body) }
 	if from > 1 {
 		if write(map[string]any{"type": "start", "messageId": run.ID}) != nil {
 			return
@@ -110,8 +95,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, run *carryon.Ru
 	if ctx.Err() != nil {
 		return
 	}
-	_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
-	_ = rc.Flush()
+	_ = sse.Data("[DONE]")
 }
 
 // storedAfter reports whether the run has stored events after seq: a run stopped for the client

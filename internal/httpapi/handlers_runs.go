@@ -2,15 +2,13 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/wire"
 )
 
 // ActionList answers GET /v1/runs/{id}/actions: a page of the run's tool journal in order.
@@ -142,16 +140,12 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, rs carryon
 		return
 	}
 	defer stream.Close()
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	sse := wire.StartSSE(w)
 	if r.Method == http.MethodHead {
 		return
 	}
-	rc := http.NewResponseController(w)
-	_ = rc.Flush()
+	_ = sse.Flush()
+	defer sse.KeepAlive(r.Context(), wire.KeepAliveEvery)()
 
 	type next struct {
 		e   *carryon.Event
@@ -173,16 +167,12 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, rs carryon
 			}
 		}
 	}()
-	keepalive := time.NewTicker(15 * time.Second)
-	defer keepalive.Stop()
 	for {
 		select {
 		case <-r.Context().Done():
 			return
 		case <-s.streamsDone:
 			return // the server is shutting down: the client resumes with Last-Event-ID
-		case <-keepalive.C:
-			fmt.Fprint(w, ": keepalive\n\n")
 		case n, open := <-events:
 			if !open || !n.ok {
 				return
@@ -191,22 +181,18 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, rs carryon
 				if r.Context().Err() != nil {
 					return // the client left; nothing to tell it
 				}
-				b, _ := json.Marshal(problemOf(n.err))
-				fmt.Fprintf(w, "event: error\ndata: %s\n\n", b)
-				_ = rc.Flush()
+				_ = sse.Event("", "error", problemOf(n.err))
 				return
 			}
-			b, _ := json.Marshal(n.e)
-			if n.e.Seq == 0 {
-				// A model delta previewed before it is stored: no id, so a client that resumes
-				// does so after the last stored event, and gets the delta's stored copy then.
-				fmt.Fprintf(w, "event: %s\ndata: %s\n\n", n.e.Type, b)
-			} else {
-				fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", n.e.Seq, n.e.Type, b)
+			// A model delta previewed before it is stored (seq 0) has no id, so a client that
+			// resumes does so after the last stored event, and gets the delta's stored copy then.
+			id := ""
+			if n.e.Seq != 0 {
+				id = wire.SeqID(n.e.Seq)
 			}
-		}
-		if err := rc.Flush(); err != nil {
-			return
+			if sse.Event(id, string(n.e.Type), n.e) != nil {
+				return
+			}
 		}
 	}
 }

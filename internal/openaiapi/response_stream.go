@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/wire"
 )
 
 // until says how far replay reads a run's events.
@@ -135,24 +136,15 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, runID string, s
 			}
 		}()
 	}
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	sse := wire.StartSSE(w)
+	defer sse.KeepAlive(ctx, wire.KeepAliveEvery)()
 	var last int64 = -1
 	t, err := h.replay(r.WithContext(ctx), run, segment, untilEnded, func(se streamEvent) error {
 		last = se.Seq
 		if se.Seq <= after {
 			return nil
 		}
-		b, err := json.Marshal(se.Body)
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", se.Type, b); err != nil {
-			return err
-		}
-		return rc.Flush()
+		return sse.Event("", se.Type, se.Body)
 	})
 	if err != nil && ctx.Err() == nil {
 		code := carryon.ErrorCode(err)
@@ -160,9 +152,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, runID string, s
 			code = carryon.EINTERNAL
 		}
 		msg := carryon.ErrorMessage(err)
-		b, _ := json.Marshal(map[string]any{"type": "error", "code": code, "message": msg, "param": nil, "sequence_number": last + 1})
-		fmt.Fprintf(w, "event: error\ndata: %s\n\n", b)
-		_ = rc.Flush()
+		_ = sse.Event("", "error", map[string]any{"type": "error", "code": code, "message": msg, "param": nil, "sequence_number": last + 1})
 	}
 	_ = t
 }
