@@ -134,18 +134,12 @@ func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 		if err != nil {
 			return err
 		}
-		for end.Status == carryon.RunRequiresAction && !end.Cancelled && end.RequiredAction != nil {
-			var outs []carryon.ToolOutput
-			for _, call := range end.RequiredAction.ToolCalls {
-				out, ok := read(fmt.Sprintf("output of %s [%s]> ", call.Name, call.CallID))
-				if !ok {
-					fmt.Fprintf(stdout, "the run waits for the outputs; answer with POST /v1/runs/%s/tool_outputs, or continue later with: carryon chat --session %s\n", run.ID, id)
-					return nil
-				}
-				outs = append(outs, carryon.ToolOutput{CallID: call.CallID, Output: out})
-			}
-			if _, err := c.SubmitToolOutputs(ctx, run.ID, carryon.ToolOutputs{Outputs: outs, RetryOptions: carryon.RetryOptions{RequestID: carryon.NewID("req_")}}); err != nil {
+		for !end.Cancelled && (end.Status == carryon.RunRequiresAction && end.RequiredAction != nil || end.Status == carryon.RunWaitingApproval && end.Action != nil) {
+			if answered, err := answerRun(ctx, c, run.ID, end, read); err != nil {
 				return err
+			} else if !answered {
+				fmt.Fprintf(stdout, "the run waits; answer with: %s; then continue with: carryon chat --session %s\n", answerCommand(run.ID, end), id)
+				return nil
 			}
 			st, err := c.Events(ctx, run.ID, end.Seq, true)
 			if err != nil && ctx.Err() == nil {
@@ -221,4 +215,48 @@ func readClientTools(path string) ([]carryon.ClientTool, error) {
 		return nil, usagef("--tools %s: want a JSON array of {name, description, parameters}: %v", path, err)
 	}
 	return tools, nil
+}
+
+// answerRun asks on the chat's input for what a run waits for: each client tool call's output,
+// or the decision on an action that needs approval ("y" approves, "n REASON" rejects, a JSON
+// object approves with those arguments). It reports false when the input ended first.
+func answerRun(ctx context.Context, c *client.Client, runID string, end *runEnd, read func(string) (string, bool)) (bool, error) {
+	retry := carryon.RetryOptions{RequestID: carryon.NewID("req_")}
+	if end.Status == carryon.RunRequiresAction {
+		var outs []carryon.ToolOutput
+		for _, call := range end.RequiredAction.ToolCalls {
+			out, ok := read(fmt.Sprintf("output of %s [%s]> ", call.Name, call.CallID))
+			if !ok {
+				return false, nil
+			}
+			outs = append(outs, carryon.ToolOutput{CallID: call.CallID, Output: out})
+		}
+		_, err := c.SubmitToolOutputs(ctx, runID, carryon.ToolOutputs{Outputs: outs, RetryOptions: retry})
+		return err == nil, err
+	}
+	a := end.Action
+	for {
+		line, ok := read(fmt.Sprintf("run %s(%s)? y = approve, n REASON = reject, {JSON} = approve with these arguments> ", a.Tool, formatArgs(a.Args)))
+		if !ok {
+			return false, nil
+		}
+		in := carryon.Approval{ActionID: a.ID, RetryOptions: retry}
+		line = strings.TrimSpace(line)
+		word, rest, _ := strings.Cut(line, " ")
+		switch {
+		case strings.EqualFold(line, "y") || strings.EqualFold(line, "yes"):
+			in.Decision = carryon.DecisionApprove
+		case strings.EqualFold(word, "n") || strings.EqualFold(word, "no"):
+			in.Decision, in.Reason = carryon.DecisionReject, strings.TrimSpace(rest)
+		case strings.HasPrefix(line, "{") && json.Valid([]byte(line)):
+			in.Decision, in.Arguments = carryon.DecisionApprove, json.RawMessage(line)
+		default:
+			continue
+		}
+		if a.Approval != carryon.ApprovalRequired && in.Decision == carryon.DecisionApprove {
+			in.Decision = carryon.DecisionRerun // an action a crash interrupted runs again
+		}
+		_, err := c.Approve(ctx, runID, in)
+		return err == nil, err
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -54,4 +55,29 @@ func TestErrorText(t *testing.T) {
 func mustSession(t *testing.T, srv *server) string {
 	t.Helper()
 	return must(t, srv.url, localKey(t, srv.data), "POST", "/v1/sessions", map[string]any{"title": "errors"}, 201).json(t)["id"].(string)
+}
+
+// TestErrorJSON: with --json a refusal comes out as one JSON object on stderr, with carryon's
+// code and the same exit status, on client commands and on the data-directory ones alike.
+func TestErrorJSON(t *testing.T) {
+	srv := startServer(t, t.TempDir())
+	id := mustSession(t, srv)
+	for _, tc := range []struct {
+		args       []string
+		exit       int
+		code, hint string
+	}{
+		{[]string{"sessions", "show", "sess_nope", "--json"}, 1, "not_found", ""},
+		{[]string{"users", "rm", "nobody", "--json"}, 1, "not_found", ""},
+		{[]string{"sessions", "close", id, "--expected-version", "7", "--json"}, 1, "version_conflict", "the session is at version 1: look at it again, then pass --expected-version 1"},
+		{[]string{"sessions", "ls", "--limit", "x", "--json"}, 2, "usage", ""},
+	} {
+		_, stderr, exit := runBinary(t, []string{"CARRYON_SERVER=" + srv.url, "CARRYON_DATA=" + srv.data, "CARRYON_KEY="}, tc.args...)
+		var got struct {
+			Error struct{ Code, Message, Hint string }
+		}
+		if err := json.Unmarshal(stderr.Bytes(), &got); err != nil || exit != tc.exit || got.Error.Code != tc.code || got.Error.Message == "" || got.Error.Hint != tc.hint {
+			t.Errorf("carryon %s: exit %d (want %d), %v, stderr:\n%s", strings.Join(tc.args, " "), exit, tc.exit, err, stderr.String())
+		}
+	}
 }

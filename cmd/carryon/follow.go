@@ -20,6 +20,8 @@ type runEnd struct {
 	Error  string            `json:"error"`
 	// RequiredAction lists the client tool calls a requires_action run waits for.
 	RequiredAction *carryon.RequiredAction `json:"required_action"`
+	// Action is the action a waiting_approval run stopped on, with the arguments it proposes.
+	Action *carryon.Action `json:"action"`
 	// Cancelled is true when the user stopped the run with Ctrl-C.
 	Cancelled bool `json:"-"`
 	// Seq is the seq of the run's last event, where following it again resumes.
@@ -153,6 +155,8 @@ func (p *printer) event(e *carryon.Event) *runEnd {
 			for _, c := range end.RequiredAction.ToolCalls {
 				fmt.Fprintf(p.w, "client tool %s(%s) waits for its output [%s]\n", c.Name, formatArgs(c.Arguments), c.CallID)
 			}
+		} else if end.Status == carryon.RunWaitingApproval && end.Action != nil {
+			fmt.Fprintf(p.w, "%s(%s) waits for a decision [%s]\n", end.Action.Tool, formatArgs(end.Action.Args), end.Action.ID)
 		} else if end.Status != carryon.RunSucceeded {
 			msg := end.Error
 			if msg == "" {
@@ -205,11 +209,28 @@ func orDash(s string) string {
 
 // runFailure is the error of a run that did not succeed, for the exit status.
 func runFailure(runID string, end *runEnd) error {
-	if end.Status == carryon.RunSucceeded {
+	switch end.Status {
+	case carryon.RunSucceeded:
 		return nil
+	case carryon.RunWaitingApproval, carryon.RunRequiresAction:
+		return fmt.Errorf("run %s waits; answer with: %s", runID, answerCommand(runID, end))
 	}
 	if end.Error == "" {
 		return fmt.Errorf("run %s %s", runID, end.Status)
 	}
 	return fmt.Errorf("run %s %s: %s", runID, end.Status, end.Error)
+}
+
+// answerCommand is the command that answers what a waiting run waits for.
+func answerCommand(runID string, end *runEnd) string {
+	if end.Status == carryon.RunWaitingApproval {
+		return fmt.Sprintf("carryon runs approve %s, or carryon runs reject %s --reason TEXT", runID, runID)
+	}
+	var calls []string
+	if end.RequiredAction != nil {
+		for _, c := range end.RequiredAction.ToolCalls {
+			calls = append(calls, "--output "+c.CallID+"=TEXT")
+		}
+	}
+	return strings.TrimSpace("carryon runs outputs " + runID + " " + strings.Join(calls, " "))
 }

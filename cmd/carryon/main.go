@@ -4,12 +4,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/carryon-hub/carryon"
 )
 
 func main() {
@@ -17,7 +21,54 @@ func main() {
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
+	if wantsJSON(os.Args[1:]) {
+		os.Exit(reportJSON(err, os.Stderr))
+	}
 	os.Exit(report(err, os.Stderr))
+}
+
+// wantsJSON says whether the command line asks for JSON (--json, before any "--").
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--json", "-json", "--json=true", "-json=true":
+			return true
+		}
+	}
+	return false
+}
+
+// reportJSON is report for a command run with --json: the error as one JSON object on w,
+// {"error": {"code", "message", "hint"?, "current_version"?, "active_run_id"?}}, with the
+// same exit status. A mistake in the command line has the code "usage", any other error
+// that is not carryon's the code "error".
+func reportJSON(err error, w io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	type body struct {
+		Code           string `json:"code"`
+		Message        string `json:"message"`
+		Hint           string `json:"hint,omitempty"`
+		CurrentVersion int64  `json:"current_version,omitempty"`
+		ActiveRunID    string `json:"active_run_id,omitempty"`
+	}
+	first, hint, _ := strings.Cut(err.Error(), "\n")
+	b := body{Code: "error", Message: first, Hint: strings.TrimSpace(hint)}
+	var u usageError
+	if e, ok := carryon.AsError(err); ok {
+		b.Code, b.Message, b.CurrentVersion, b.ActiveRunID = e.Code, e.Message, e.CurrentVersion, e.ActiveRunID
+	} else if errors.As(err, &u) {
+		b.Code, b.Message, b.Hint = "usage", u.msg, ""
+	}
+	enc := json.NewEncoder(w)
+	_ = enc.Encode(map[string]body{"error": b})
+	if errors.As(err, &u) {
+		return 2
+	}
+	return 1
 }
 
 // report states err on w as "carryon: <sentence>" and returns the exit status: 0 without an

@@ -12,13 +12,29 @@ import (
 )
 
 const runsUsage = `usage: carryon runs COMMAND [flags]
-  ls --session ID [--limit N] [--json]   a session's runs, newest first
-  show RUN_ID [--json]                   a run and its tool journal
+  ls --session ID [--limit N] [--json]     a session's runs, newest first
+  show RUN_ID [--json]                     a run and its tool journal
+  approve RUN_ID [--action ID] [--decision approve|rerun|mark_done|skip] [--arguments JSON] [--result TEXT]
+                                           decide the action a waiting_approval run stopped on
+  reject RUN_ID [--action ID] [--reason TEXT]
+                                           refuse it; the model is told, with the reason
+  outputs RUN_ID --output [CALL_ID=]TEXT ...
+                                           answer the client tool calls a requires_action run waits for
+
+  approve and reject decide the run's waiting action when --action is not given; a tool that asks
+  before every call is approved (or rejected), an action interrupted by a crash is rerun by
+  default (--decision mark_done or skip). outputs takes one --output per waiting call; a bare
+  TEXT answers a run that waits for exactly one. The run is queued to continue; follow it with
+  carryon runs show.
 
 Examples:
   carryon runs ls --session sess_...
   carryon runs show run_...
-  carryon runs show run_... --json`
+  carryon runs show run_... --json
+  carryon runs approve run_...
+  carryon runs approve run_... --arguments '{"env":"staging"}'
+  carryon runs reject run_... --reason "not on a Friday"
+  carryon runs outputs run_... --output call_1='{"temp":21}'`
 
 func runRuns(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
 	fs := newFlagSet("runs", runsUsage, stdout)
@@ -27,6 +43,8 @@ func runRuns(ctx context.Context, args []string, getenv env, stdout, stderr io.W
 	sessionID := fs.String("session", "", "the session whose runs to list (ls)")
 	limit := fs.Int("limit", 20, "how many runs (ls)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	var d decisionFlags
+	d.register(fs.FlagSet)
 	if len(args) == 0 {
 		return fs.misuse()
 	} else if isHelp(args[0]) {
@@ -39,12 +57,24 @@ func runRuns(ctx context.Context, args []string, getenv env, stdout, stderr io.W
 	switch {
 	case args[0] == "ls" && *sessionID != "" && len(pos) == 0:
 	case args[0] == "show" && len(pos) == 1:
+	case (args[0] == "approve" || args[0] == "reject" || args[0] == "outputs") && len(pos) == 1:
 	default:
 		return fs.misuse()
 	}
 	c, err := cf.client()
 	if err != nil {
 		return err
+	}
+	if args[0] != "ls" && args[0] != "show" {
+		run, err := d.decide(ctx, c, args[0], pos[0])
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(stdout, run)
+		}
+		fmt.Fprintf(stdout, "run %s %s\n", run.ID, run.Status)
+		return nil
 	}
 	if args[0] == "ls" {
 		page, err := c.ListRuns(ctx, *sessionID, carryon.RunFilter{Limit: *limit})

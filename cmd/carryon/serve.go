@@ -34,8 +34,8 @@ const serveUsage = `usage: carryon serve [flags]
   server at /mcp (streamable HTTP, stateless; the same API keys as bearer tokens), the web
   inspector at /ui/ (sign in with an API key; see docs/INSPECTOR.md), the A2A endpoints at
   /a2a (agent cards at /.well-known/agent-card.json; see docs/A2A.md), and runners for the
-  agent's runs. It prints "carryon listening on URL (data DIR)" first, then
-  where the local user's key file is. SIGINT or SIGTERM stops it cleanly; runs in progress
+  agent's runs; GET / redirects to the inspector. It prints "carryon listening on URL (data
+  DIR)" first, then where the local user's key file is, then the inspector's URL. SIGINT or SIGTERM stops it cleanly; runs in progress
   resume at the next start.
 
 Examples:
@@ -188,6 +188,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	log.Info("carryon started", "version", carryon.Version, "model", def.Model, "agents", strings.Join(set.Names(), ","), "workers", *workers, "tracing", tel.Tracing())
 	fmt.Fprintf(stdout, "carryon listening on http://%s (data %s)\n", ln.Addr(), sf.data)
 	fmt.Fprintf(stdout, "local user's key file: %s (the client commands on this machine read it)\n", filepath.Join(sf.data, users.LocalKeyFile))
+	fmt.Fprintf(stdout, "inspector: %s (docs/INSPECTOR.md)\n", inspectorURL(ln.Addr()))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -214,4 +215,17 @@ func webuiConfig(localKey bool, data string) webui.Config {
 		return webui.Config{}
 	}
 	return webui.Config{LocalKey: func() (string, error) { return users.ReadLocalKey(data) }}
+}
+
+// inspectorURL is where a browser on this machine opens the inspector of a server listening on
+// addr: an unspecified address (0.0.0.0, ::) is reached at the loopback one.
+func inspectorURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String() + httpapi.UIPath
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + httpapi.UIPath
 }

@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// TestServeStartup: serve says where it listens once, on the first line of stdout (the line
-// scripts read), and where the local user's key file is on the next; the logs do not say the
-// address again.
+// TestServeStartup: serve says where it listens on the first line of stdout (the line scripts
+// read), where the local user's key file is on the next, and the inspector's URL on the third;
+// the logs do not say the address again.
 func TestServeStartup(t *testing.T) {
 	data := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -34,7 +34,7 @@ func TestServeStartup(t *testing.T) {
 		}
 	}()
 	var out []string
-	for len(out) < 2 {
+	for len(out) < 3 {
 		select {
 		case l, ok := <-lines:
 			if !ok {
@@ -53,6 +53,9 @@ func TestServeStartup(t *testing.T) {
 	if want := "local user's key file: " + filepath.Join(data, "local.key") + " "; !strings.HasPrefix(out[1], want) {
 		t.Fatalf("second line %q, want it to start with %q", out[1], want)
 	}
+	if out[2] != "inspector: "+url+"/ui/ (docs/INSPECTOR.md)" {
+		t.Fatalf("third line %q, want the inspector's URL", out[2])
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("serve: %v\n%s", err, stderr)
@@ -61,8 +64,8 @@ func TestServeStartup(t *testing.T) {
 		out = append(out, l)
 	}
 	all := strings.Join(out, "\n") + "\n" + stderr.String()
-	if n := strings.Count(all, strings.TrimPrefix(url, "http://")); n != 1 {
-		t.Fatalf("the address %s is said %d times:\n%s", url, n, all)
+	if n := strings.Count(all, strings.TrimPrefix(url, "http://")); n != 2 {
+		t.Fatalf("the address %s is said %d times, want twice (listening, inspector):\n%s", url, n, all)
 	}
 	if !strings.Contains(stderr.String(), "carryon started") {
 		t.Fatalf("no start in the logs:\n%s", stderr)

@@ -200,6 +200,8 @@ func NewServer(cfg Config) http.Handler {
 	}
 	if cfg.UI != nil {
 		s.mux.Handle(UIPath, s.wrap(UIPath, cfg.UI))
+		// The root is where a person lands first: the inspector.
+		s.mux.Handle("GET /{$}", s.wrap("/", http.RedirectHandler(UIPath, http.StatusFound)))
 	}
 	for _, door := range cfg.Doors {
 		for _, prefix := range door.Prefixes() {
