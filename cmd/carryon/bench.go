@@ -23,7 +23,7 @@ import (
 	"github.com/carryon-hub/carryon/internal/users"
 )
 
-const benchUsage = `usage: carryon bench (--embedded [--db DSN] | --url URL [--key KEY] [--db DSN]) [flags]
+const benchUsage = `usage: carryon bench (--embedded [--db DSN] | --url URL [--key KEY] [--user NAME] [--db DSN]) [flags]
   A load generator. It makes --sessions sessions of --history messages each, then --concurrency
   clients (each on sessions of its own) run the scenario --count times in all, or for
   --duration, and it reports the throughput, the latency percentiles, the errors and the peak
@@ -37,6 +37,11 @@ const benchUsage = `usage: carryon bench (--embedded [--db DSN] | --url URL [--k
   a new temporary directory, removed afterwards; CARRYON_DB counts as --db, so unset it to keep
   the bench out of a real database) for a user of its own; --url drives a running
   server with --key (default the local key file of --data) and reads its memory from /metrics.
+  With an admin key it works in a user of its own, bench-<random>, made for the run and
+  forgotten (every session and key of it) at its end; with --user NAME in that user (made when
+  it does not exist) and keeps what it wrote, through a key made for the run and revoked after;
+  a key that is not an admin's works in its own user and keeps what it wrote. The report says
+  which.
   Beside the scenario it measures the physical limit of the database: --physical bare
   single-row INSERTs, each its own fsync'd commit (for a server, only when --db names its
   database). A terminal gets a progress bar.
@@ -51,6 +56,7 @@ Examples:
 type benchFlags struct {
 	embedded             bool
 	url, key, data, db   string
+	user                 string
 	synchronous          string
 	scenario             string
 	sessions, clients    int
@@ -67,6 +73,7 @@ func runBench(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	fs.StringVar(&f.url, "url", "", "the server to drive, such as http://127.0.0.1:8420")
 	fs.StringVar(&f.key, "key", "", "API key of the server; default the local key file in --data")
 	fs.StringVar(&f.data, "data", defaultDataDir(getenv), "data directory of a local server, for its key file (with --url)")
+	fs.StringVar(&f.user, "user", "", "with --url and an admin key: the user to work in, kept afterwards (default a user of the bench's own, removed afterwards)")
 	fs.StringVar(&f.db, "db", "", "database: a SQLite file path or a postgres:// URL; with --embedded the one to open (default a temporary directory's), with --url the server's, for the physical limit")
 	fs.StringVar(&f.synchronous, "sqlite-synchronous", "FULL", "SQLite durability of the embedded store and the physical limit: FULL or NORMAL")
 	fs.StringVar(&f.scenario, "scenario", bench.Turn, "turn, append, continue, run or mixed")
@@ -174,7 +181,7 @@ func benchEmbedded(ctx context.Context, f benchFlags, cfg bench.Config, getenv e
 }
 
 // benchRemote runs the benchmark against a server.
-func benchRemote(ctx context.Context, f benchFlags, cfg bench.Config) (*bench.Report, error) {
+func benchRemote(ctx context.Context, f benchFlags, cfg bench.Config) (_ *bench.Report, err error) {
 	key := f.key
 	if key == "" {
 		k, err := users.ReadLocalKey(f.data)
@@ -192,10 +199,17 @@ func benchRemote(ctx context.Context, f benchFlags, cfg bench.Config) (*bench.Re
 		tr.MaxIdleConnsPerHost = cfg.Concurrency + 4 // one kept-alive connection per client
 		hc.Transport = tr
 	}
-	c := client.New(base, key, client.WithHTTPClient(hc))
-	if _, err := c.Me(ctx); err != nil {
+	caller := client.New(base, key, client.WithHTTPClient(hc))
+	bu, err := openBenchUser(ctx, caller, key, f.user)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", base, err)
 	}
+	c := client.New(base, bu.secret, client.WithHTTPClient(hc))
+	defer func() {
+		if cerr := bu.close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	if f.db != "" {
 		cfg.Physical = bench.PhysicalConfig{DSN: f.db, Synchronous: f.synchronous, N: f.phys}
 	}
@@ -206,7 +220,7 @@ func benchRemote(ctx context.Context, f benchFlags, cfg bench.Config) (*bench.Re
 	if err != nil {
 		return nil, err
 	}
-	rep.Target = base
+	rep.Target, rep.User, rep.UserRemoved = base, bu.name, bu.remove
 	if f.db != "" {
 		rep.Store, rep.DatabaseBytes = storeKind(f.db), sqliteBytes(f.db)
 	}

@@ -112,9 +112,10 @@ func TestBenchEmbeddedPostgres(t *testing.T) {
 	checkPhysical(t, rep, 3, "PostgreSQL")
 }
 
-// TestBenchServer: every scenario runs against a real server process with the local key; the
-// sessions on the server hold the prefilled history plus what the scenario appended, and the
-// memory comes from the server's /metrics.
+// TestBenchServer: every scenario runs against a real server process with the local key in a
+// named user (--user); that user's sessions hold the prefilled history plus what the scenario
+// appended, and the memory comes from the server's /metrics. Without --user the bench works in
+// a user of its own and removes it: the local user holds nothing, no bench user is left.
 func TestBenchServer(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
@@ -123,8 +124,11 @@ func TestBenchServer(t *testing.T) {
 	e := envMap(map[string]string{"CARRYON_DATA": data})
 	total := 0 // messages the sessions on the server must hold
 	for _, sc := range bench.Scenarios {
-		rep := benchJSON(t, e, "--url", srv.url, "--db", filepath.Join(data, "carryon.db"), "--scenario", sc, "--count", "6", "--concurrency", "2", "--history", "501", "--physical", "3")
+		rep := benchJSON(t, e, "--url", srv.url, "--user", "loadtest", "--db", filepath.Join(data, "carryon.db"), "--scenario", sc, "--count", "6", "--concurrency", "2", "--history", "501", "--physical", "3")
 		checkReport(t, rep, sc, 6, 2, 2, 501)
+		if rep.User != "loadtest" || rep.UserRemoved {
+			t.Errorf("%s: user %q, removed %v", sc, rep.User, rep.UserRemoved)
+		}
 		if rep.Target != srv.url || rep.Store != "sqlite" || rep.Memory.Source != "metrics" {
 			t.Errorf("%s: target %q, store %q, memory %q", sc, rep.Target, rep.Store, rep.Memory.Source)
 		}
@@ -140,20 +144,34 @@ func TestBenchServer(t *testing.T) {
 		}
 	}
 	var stored int
-	for _, it := range must(t, srv.url, key, "GET", "/v1/sessions?limit=100", nil, 200).json(t)["items"].([]any) {
+	loadtest := must(t, srv.url, key, "POST", "/v1/users/loadtest/keys", nil, 201).json(t)["secret"].(string)
+	for _, it := range must(t, srv.url, loadtest, "GET", "/v1/sessions?limit=100", nil, 200).json(t)["items"].([]any) {
 		stored += int(it.(map[string]any)["message_count"].(float64))
 	}
 	if stored < total {
 		t.Errorf("the server holds %d messages, want at least %d", stored, total)
+	}
+	for _, k := range must(t, srv.url, key, "GET", "/v1/users/loadtest/keys", nil, 200).json(t)["items"].([]any) {
+		if k := k.(map[string]any); k["revoked_at"] == nil && !strings.HasPrefix(loadtest, k["prefix"].(string)) {
+			t.Errorf("a key the bench made is not revoked: %v", k)
+		}
 	}
 	// The text report says the same things for a person.
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"bench", "--url", srv.url, "--key", key, "--count", "3"}, envMap(nil), nil, &out, &out); err != nil {
 		t.Fatalf("carryon bench: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"carryon bench turn on " + srv.url, "3 ops in", "0 errors", "p99 ms", "restore", "peak memory (metrics)"} {
+	for _, want := range []string{"carryon bench turn on " + srv.url, "wrote to user bench-", "(made for the run and removed at its end)", "3 ops in", "0 errors", "p99 ms", "restore", "peak memory (metrics)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the text report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if items := must(t, srv.url, key, "GET", "/v1/sessions", nil, 200).json(t)["items"].([]any); len(items) != 0 {
+		t.Errorf("the local user holds %d sessions after the bench", len(items))
+	}
+	for _, u := range must(t, srv.url, key, "GET", "/v1/users", nil, 200).json(t)["items"].([]any) {
+		if name := u.(map[string]any)["name"].(string); strings.HasPrefix(name, "bench-") {
+			t.Errorf("user %s is left after the bench", name)
 		}
 	}
 }
@@ -183,12 +201,12 @@ func TestBenchStreams(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
 	srv := startServer(t, data, "--scripted-delay", "1h")
-	rep := benchJSON(t, envMap(map[string]string{"CARRYON_DATA": data}), "--url", srv.url, "--scenario", "append", "--count", "4", "--streams", "5")
+	rep := benchJSON(t, envMap(map[string]string{"CARRYON_DATA": data}), "--url", srv.url, "--user", "streams", "--scenario", "append", "--count", "4", "--streams", "5")
 	checkReport(t, rep, bench.Append, 4, 1, 1, 10)
 	if rep.Streams != 5 || rep.Physical != nil {
 		t.Errorf("streams %d, physical %+v (no --db: none)", rep.Streams, rep.Physical)
 	}
-	key := localKey(t, data)
+	key := must(t, srv.url, localKey(t, data), "POST", "/v1/users/streams/keys", nil, 201).json(t)["secret"].(string)
 	var runs []string
 	for _, it := range must(t, srv.url, key, "GET", "/v1/sessions?limit=100", nil, 200).json(t)["items"].([]any) {
 		id := it.(map[string]any)["id"].(string)

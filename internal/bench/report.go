@@ -15,9 +15,13 @@ import (
 
 // Report is what a benchmark measured. Latencies are in milliseconds.
 type Report struct {
-	Scenario    string `json:"scenario"`
-	Target      string `json:"target"` // "embedded" or the server's URL
-	Store       string `json:"store"`  // "sqlite" or "postgres"; "" when a server's store is not known
+	Scenario string `json:"scenario"`
+	Target   string `json:"target"` // "embedded" or the server's URL
+	// User is the server's user the bench wrote to; UserRemoved is true when it was made for
+	// the run and forgotten at its end.
+	User        string `json:"user,omitempty"`
+	UserRemoved bool   `json:"user_removed,omitempty"`
+	Store       string `json:"store"` // "sqlite" or "postgres"; "" when a server's store is not known
 	Sessions    int    `json:"sessions"`
 	Concurrency int    `json:"concurrency"`
 	// History is the number of messages each session held before the first operation.
@@ -183,6 +187,13 @@ func (rep *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, " (%s)", rep.Store)
 	}
 	fmt.Fprintf(&b, ", %s\n", rep.StartedAt.Format(time.RFC3339))
+	if rep.User != "" {
+		what := "kept"
+		if rep.UserRemoved {
+			what = "made for the run and removed at its end"
+		}
+		fmt.Fprintf(&b, "wrote to user %s (%s)\n", rep.User, what)
+	}
 	fmt.Fprintf(&b, "%d sessions of %d messages (prefilled in %.1f s), %d clients", rep.Sessions, rep.History, rep.PrefillSeconds, rep.Concurrency)
 	if rep.Streams > 0 {
 		fmt.Fprintf(&b, ", %d open event streams", rep.Streams)
