@@ -144,7 +144,7 @@ func TestHelp(t *testing.T) {
 				t.Errorf("carryon %s differs from carryon %s --help:\n%s", strings.Join(args, " "), cmd, out)
 			}
 		}
-		if cmd != "version" && !strings.Contains(first, "\nFlags:\n  --") {
+		if cmd != "version" && cmd != "openapi" && !strings.Contains(first, "\nFlags:\n  --") {
 			t.Errorf("carryon %s --help lists no flags:\n%s", cmd, first)
 		}
 	}

@@ -148,14 +148,14 @@ func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 		return runBench(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		return runVersion(rest, getenv, stdout)
-	case "openapi": // not in the usage: CI lints the document it prints
-		return runOpenAPI(stdout)
+	case "openapi":
+		return runOpenAPI(rest, getenv, stdout)
 	case "help", "-h", "-help", "--help":
 		if len(rest) == 0 || cmd != "help" {
 			fmt.Fprint(stdout, usage)
 			return nil
 		}
-		if rest[0] == "help" || rest[0] == "openapi" {
+		if rest[0] == "help" {
 			return usagef("usage: carryon help COMMAND")
 		}
 		return dispatch(ctx, []string{rest[0], "--help"}, getenv, stdin, stdout, stderr)
@@ -187,6 +187,7 @@ Usage:
   carryon restore --from FILE [--data DIR]                   a backup into an empty data directory
   carryon copy --from SQLITE_FILE --to postgres://...        move a deployment to an empty PostgreSQL
   carryon bench --embedded | --url URL [--scenario turn] ...  a load generator: throughput, latency, memory
+  carryon openapi                                            print the server's OpenAPI document
   carryon version                                            print the version
   carryon help [COMMAND]                                     this text, or a command's usage, examples and flags
 

@@ -26,9 +26,21 @@ func runVersion(args []string, getenv env, stdout io.Writer) error {
 	return err
 }
 
-// runOpenAPI prints the server's OpenAPI document, as GET /openapi.json answers it, without a
-// server.
-func runOpenAPI(stdout io.Writer) error {
+const openapiUsage = `usage: carryon openapi
+  Print the server's OpenAPI 3.1 document, as GET /openapi.json answers it, without a server
+  (the TypeScript SDK's types are generated from it).
+
+Example:
+  carryon openapi > carryon-openapi.json`
+
+// runOpenAPI prints the server's OpenAPI document.
+func runOpenAPI(args []string, getenv env, stdout io.Writer) error {
+	fs := newFlagSet("openapi", openapiUsage, stdout)
+	if pos, err := fs.parse(getenv, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return fs.misuse()
+	}
 	_, err := fmt.Fprintf(stdout, "%s\n", httpapi.OpenAPI())
 	return err
 }
