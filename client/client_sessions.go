@@ -154,27 +154,27 @@ func (c *Client) ListMessages(ctx context.Context, id string, f carryon.MessageF
 	return &out, nil
 }
 
-// GetWorkingMemory returns a session's working memory (GET /v1/sessions/{id}/memory).
+// GetWorkingMemory returns a session's working memory (GET /v1/sessions/{id}/working_memory).
 func (c *Client) GetWorkingMemory(ctx context.Context, id string) (*carryon.WorkingMemoryState, error) {
 	var out carryon.WorkingMemoryState
-	if err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + escape(id) + "/memory"}, &out); err != nil {
+	if err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + escape(id) + "/working_memory"}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
 // PatchWorkingMemory applies a JSON Merge Patch to a session's working memory
-// (PATCH /v1/sessions/{id}/memory). Only the patch and the write options travel.
+// (PATCH /v1/sessions/{id}/working_memory). Only the patch and the write options travel.
 func (c *Client) PatchWorkingMemory(ctx context.Context, id string, in carryon.WorkingMemoryPatch) (*carryon.WorkingMemoryState, error) {
 	body := wire.WorkingMemoryPatchRequest{Patch: in.Patch, WriteOptions: carryon.WriteOptions{ExpectedVersion: in.ExpectedVersion}}
 	var out carryon.WorkingMemoryState
-	if err := c.do(ctx, call{method: "PATCH", path: "/v1/sessions/" + escape(id) + "/memory", body: body, requestID: in.RequestID}, &out); err != nil {
+	if err := c.do(ctx, call{method: "PATCH", path: "/v1/sessions/" + escape(id) + "/working_memory", body: body, requestID: in.RequestID}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
-// WorkingMemoryHistory lists working memory revisions, newest first (GET /v1/sessions/{id}/memory/history).
+// WorkingMemoryHistory lists working memory revisions, newest first (GET /v1/sessions/{id}/working_memory/history).
 func (c *Client) WorkingMemoryHistory(ctx context.Context, id string, f carryon.RevisionFilter) (*carryon.RevisionPage, error) {
 	q := url.Values{}
 	if f.Cursor != "" {
@@ -187,17 +187,17 @@ func (c *Client) WorkingMemoryHistory(ctx context.Context, id string, f carryon.
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}
 	var out carryon.RevisionPage
-	if err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + escape(id) + "/memory/history", query: q}, &out); err != nil {
+	if err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + escape(id) + "/working_memory/history", query: q}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
-// WorkingMemoryDiff compares two working memory revisions (GET /v1/sessions/{id}/memory/diff).
+// WorkingMemoryDiff compares two working memory revisions (GET /v1/sessions/{id}/working_memory/diff).
 func (c *Client) WorkingMemoryDiff(ctx context.Context, id string, from, to int64) (*carryon.WorkingMemoryDiff, error) {
 	q := url.Values{"from": {strconv.FormatInt(from, 10)}, "to": {strconv.FormatInt(to, 10)}}
 	var out carryon.WorkingMemoryDiff
-	if err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + escape(id) + "/memory/diff", query: q}, &out); err != nil {
+	if err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + escape(id) + "/working_memory/diff", query: q}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -104,6 +104,10 @@ func (g *schemaGen) operation(rt *Route, method string) obj {
 	if method == http.MethodHead {
 		op["description"] = "The status and headers GET " + rt.Pattern + " would answer (" + rt.Summary + "); no body is sent."
 	}
+	if rt.AliasOf != "" {
+		op["deprecated"] = true
+		op["description"] = "The older path of " + rt.AliasOf + ", kept as an alias for one release: use that one."
+	}
 	params := []any{obj{"$ref": "#/components/parameters/X-Request-Id"}}
 	for _, m := range pathParam.FindAllStringSubmatch(rt.Pattern, -1) {
 		params = append(params, obj{"name": m[1], "in": "path", "required": true, "description": pathParamDescription(rt, m[1]), "schema": obj{"type": "string"}})

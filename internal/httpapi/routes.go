@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/wire"
@@ -67,7 +68,10 @@ type Route struct {
 	BodyOptional bool
 	// Response is a value of the answer body type, or nil for an answer without a body.
 	Response any
-	handler  func(*server) http.HandlerFunc
+	// AliasOf is set on a route kept under an older path for one release: the pattern of the
+	// route it is an alias of (the same handler). The OpenAPI document marks it deprecated.
+	AliasOf string
+	handler func(*server) http.HandlerFunc
 }
 
 // RouteInfo describes one registered route, for tests and documentation.
@@ -100,6 +104,32 @@ var (
 // routeTable is every route of the API. It is a function, not a variable, so handlers may refer to
 // it (the OpenAPI document is generated from it).
 func routeTable() []Route {
+	return withAliases(routes())
+}
+
+// oldPaths maps path prefixes to the older ones still served for one release: the session's
+// working memory was at /memory, a word the long-term memory (/v1/memories) shares.
+var oldPaths = map[string]string{"/v1/sessions/{id}/working_memory": "/v1/sessions/{id}/memory"}
+
+// withAliases serves each route under a renamed prefix at its older path too, as an alias
+// (AliasOf) of the current one.
+func withAliases(rts []Route) []Route {
+	out := make([]Route, 0, len(rts)+4)
+	for _, rt := range rts {
+		out = append(out, rt)
+		for cur, old := range oldPaths {
+			if rest, ok := strings.CutPrefix(rt.Pattern, cur); ok && (rest == "" || rest[0] == '/') {
+				alias := rt
+				alias.Pattern, alias.AliasOf = old+rest, rt.Pattern
+				out = append(out, alias)
+			}
+		}
+	}
+	return out
+}
+
+// routes is every route of the API under its current path.
+func routes() []Route {
 	sess := func(rt Route) Route { rt.Auth, rt.SessionScoped = AuthUser, true; return rt }
 	write := func(rt Route) Route { rt.Write, rt.Versioned = true, true; return rt }
 	retry := func(rt Route) Route { rt.Write = true; return rt } // a write of something without a version
@@ -136,15 +166,15 @@ func routeTable() []Route {
 		sess(write(Route{Method: "DELETE", Pattern: "/v1/sessions/{id}/messages/{seq}", Status: 200, Summary: "Delete one message: a tombstone hides it from reads and the model's context (forks made before keep it)",
 			Request: carryon.WriteOptions{}, BodyOptional: true, Response: carryon.Session{}, handler: (*server).handleMessageDelete})),
 		// Working memory.
-		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/memory", Status: 200, Summary: "Get the working memory",
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/working_memory", Status: 200, Summary: "Get the working memory",
 			Response: carryon.WorkingMemoryState{}, handler: (*server).handleWorkingMemoryGet}),
-		sess(write(Route{Method: "PATCH", Pattern: "/v1/sessions/{id}/memory", Status: 200, Summary: "Change the working memory with a JSON Merge Patch (RFC 7396)",
+		sess(write(Route{Method: "PATCH", Pattern: "/v1/sessions/{id}/working_memory", Status: 200, Summary: "Change the working memory with a JSON Merge Patch (RFC 7396)",
 			Request: wire.WorkingMemoryPatchRequest{}, Response: carryon.WorkingMemoryState{}, handler: (*server).handleWorkingMemoryPatch})),
-		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/memory/history", Status: 200, Summary: "List working memory revisions, newest first",
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/working_memory/history", Status: 200, Summary: "List working memory revisions, newest first",
 			Query: []Param{paramLimit, paramCursor,
 				{Name: "before", Type: "integer", Min: 1, Max: 1<<53 - 1, Description: "only revisions before this memory_version (an alias of cursor)"}},
 			Response: carryon.RevisionPage{}, handler: (*server).handleWorkingMemoryHistory}),
-		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/memory/diff", Status: 200, Summary: "Compare two working memory revisions",
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/working_memory/diff", Status: 200, Summary: "Compare two working memory revisions",
 			Query: []Param{
 				{Name: "from", Type: "integer", Required: true, Min: 0, Max: 1<<53 - 1, Description: "the older memory_version"},
 				{Name: "to", Type: "integer", Required: true, Min: 0, Max: 1<<53 - 1, Description: "the newer memory_version"}},

@@ -204,7 +204,7 @@ func TestForeignSessionIsNotFound(t *testing.T) {
 		switch {
 		case strings.HasSuffix(rt.Pattern, "/messages") && rt.Method == "POST":
 			body = `{"messages":[{"role":"user","content":"hi"}]}`
-		case strings.HasSuffix(rt.Pattern, "/memory") && rt.Method == "PATCH":
+		case strings.HasSuffix(rt.Pattern, "memory") && rt.Method == "PATCH":
 			body = `{"patch":{"goal":"steal"}}`
 		case strings.HasSuffix(rt.Pattern, "/runs") && rt.Method == "POST":
 			body = `{"message":"continue"}`
@@ -246,5 +246,41 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 	a = e.json("POST", "/healthz", "", "")
 	if a.status != http.StatusMethodNotAllowed || !strings.Contains(a.header.Get("Allow"), "GET") {
 		t.Errorf("POST /healthz: %d Allow %q", a.status, a.header.Get("Allow"))
+	}
+}
+
+// TestWorkingMemoryAlias: the working memory is at /working_memory; the older /memory paths
+// answer the same for one release and the OpenAPI document marks them deprecated.
+func TestWorkingMemoryAlias(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	s := e.newSession("aliases")
+	wantStatus(t, e.json("PATCH", "/v1/sessions/"+s.ID+"/working_memory", e.aliceKey, `{"patch":{"goal":"one word"}}`), http.StatusOK)
+	cur := e.json("GET", "/v1/sessions/"+s.ID+"/working_memory", e.aliceKey, "")
+	old := e.json("GET", "/v1/sessions/"+s.ID+"/memory", e.aliceKey, "")
+	wantStatus(t, cur, http.StatusOK)
+	if string(cur.body) != string(old.body) || !strings.Contains(string(cur.body), `"goal":"one word"`) {
+		t.Fatalf("GET working_memory %s, GET memory %s", cur.body, old.body)
+	}
+	for _, suffix := range []string{"/history", "/diff?from=0&to=1"} {
+		a, b := e.json("GET", "/v1/sessions/"+s.ID+"/working_memory"+suffix, e.aliceKey, ""), e.json("GET", "/v1/sessions/"+s.ID+"/memory"+suffix, e.aliceKey, "")
+		if a.status != http.StatusOK || string(a.body) != string(b.body) {
+			t.Fatalf("%s: %d %s vs %s", suffix, a.status, a.body, b.body)
+		}
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Deprecated  bool   `json:"deprecated"`
+			Description string `json:"description"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(httpapi.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if op := doc.Paths["/v1/sessions/{id}/memory"]["patch"]; !op.Deprecated || !strings.Contains(op.Description, "/v1/sessions/{id}/working_memory") {
+		t.Fatalf("the old path's operation: %+v", op)
+	}
+	if op := doc.Paths["/v1/sessions/{id}/working_memory"]["patch"]; op.Deprecated {
+		t.Fatal("the current path is marked deprecated")
 	}
 }

@@ -19,7 +19,7 @@ export function memoryPanel(base, onWrite) {
   const setBase = (v) => { editorBase = v; dirty = false; baseNote.textContent = `The patch is based on session version ${v}.`; };
   const refresh = async (resetEditor) => {
     try {
-      current = await api('GET', `${base}/memory`);
+      current = await api('GET', `${base}/working_memory`);
     } catch (e) { doc.replaceChildren(errorBox(e)); return; }
     doc.textContent = json(current.working_memory);
     head.textContent = `Memory version ${current.memory_version} · session version ${current.version}`;
@@ -30,7 +30,7 @@ export function memoryPanel(base, onWrite) {
   };
   const refreshHistory = async () => {
     try {
-      const items = (await api('GET', `${base}/memory/history${q({ limit: 100 })}`)).items;
+      const items = (await api('GET', `${base}/working_memory/history${q({ limit: 100 })}`)).items;
       if (!items.length) { history.replaceChildren(h('p', { class: 'muted' }, 'No revisions yet: the working memory was never written.')); return; }
       const rows = items.map((r, i) => h('tr', {},
         h('td', {}, h('input', { type: 'radio', name: 'diff-from', value: r.memory_version, 'aria-label': `From memory version ${r.memory_version}`, checked: i === 1 || (items.length === 1 && i === 0) })),
@@ -48,7 +48,7 @@ export function memoryPanel(base, onWrite) {
     const to = history.querySelector('input[name=diff-to]:checked')?.value;
     if (to === undefined) return;
     try {
-      const d = await api('GET', `${base}/memory/diff${q({ from, to })}`);
+      const d = await api('GET', `${base}/working_memory/diff${q({ from, to })}`);
       diffOut.replaceChildren(h('h3', {}, `Changes from memory version ${d.from} to ${d.to}`),
         d.changes.length ? h('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': 'Memory diff' }, h('table', { 'aria-label': 'Memory diff' },
           h('thead', {}, h('tr', {}, ...['Path', 'Change', 'Before', 'After'].map((c) => h('th', { scope: 'col' }, c)))),
@@ -62,7 +62,7 @@ export function memoryPanel(base, onWrite) {
     let p;
     try { p = JSON.parse(patch.value); } catch (err) { editMsg.replaceChildren(errorBox(new Error(`The patch is not JSON: ${err.message}`))); return; }
     try {
-      const r = await api('PATCH', `${base}/memory`, { patch: p, expected_version: editorBase, request_id: requestID() });
+      const r = await api('PATCH', `${base}/working_memory`, { patch: p, expected_version: editorBase, request_id: requestID() });
       toast(`Working memory saved (memory version ${r.memory_version})`);
       editMsg.replaceChildren();
       setBase(r.version);
@@ -71,7 +71,7 @@ export function memoryPanel(base, onWrite) {
     } catch (err) {
       if (err.status === 409 && err.problem?.code === 'version_conflict') {
         let now = null;
-        try { now = await api('GET', `${base}/memory`); } catch { /* shown without it */ }
+        try { now = await api('GET', `${base}/working_memory`); } catch { /* shown without it */ }
         editMsg.replaceChildren(h('div', { class: 'conflict', role: 'alert', id: 'memory-conflict' },
           h('strong', {}, 'Version conflict: nothing was saved. '),
           `Your patch is based on version ${editorBase}; the session is at version ${err.problem.current_version}. The current working memory:`,

@@ -63,7 +63,7 @@ export async function sessionsView(show) {
 // does not carry the document).
 async function addMemory(s) {
   try {
-    const m = await api('GET', `/v1/sessions/${encodeURIComponent(s.id)}/memory`);
+    const m = await api('GET', `/v1/sessions/${encodeURIComponent(s.id)}/working_memory`);
     s._goal = m.working_memory?.goal;
     s._next = m.working_memory?.next_action;
   } catch { /* the row shows without them */ }

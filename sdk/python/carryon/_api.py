@@ -99,23 +99,23 @@ def delete_message(session_id: str, seq: int, if_match: Optional[int], request_i
 # Working memory
 
 def get_memory(session_id: str) -> Req:
-    """GET /v1/sessions/{id}/memory."""
-    return read(session_path(session_id) + "/memory")
+    """GET /v1/sessions/{id}/working_memory."""
+    return read(session_path(session_id) + "/working_memory")
 
 
 def patch_memory(session_id: str, patch: Mapping[str, Any], if_match: Optional[int], request_id: Optional[str]) -> Req:
-    """PATCH /v1/sessions/{id}/memory with a JSON Merge Patch."""
-    return write("PATCH", session_path(session_id) + "/memory", {"patch": dict(patch)}, if_match=if_match, request_id=request_id)
+    """PATCH /v1/sessions/{id}/working_memory with a JSON Merge Patch."""
+    return write("PATCH", session_path(session_id) + "/working_memory", {"patch": dict(patch)}, if_match=if_match, request_id=request_id)
 
 
 def memory_history(session_id: str, limit: Optional[int]) -> Req:
-    """GET /v1/sessions/{id}/memory/history."""
-    return read(session_path(session_id) + "/memory/history", limit=limit)
+    """GET /v1/sessions/{id}/working_memory/history."""
+    return read(session_path(session_id) + "/working_memory/history", limit=limit)
 
 
 def memory_diff(session_id: str, from_version: int, to_version: int) -> Req:
-    """GET /v1/sessions/{id}/memory/diff."""
-    return read(session_path(session_id) + "/memory/diff", **{"from": from_version, "to": to_version})
+    """GET /v1/sessions/{id}/working_memory/diff."""
+    return read(session_path(session_id) + "/working_memory/diff", **{"from": from_version, "to": to_version})
 
 
 # Runs

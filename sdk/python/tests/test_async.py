@@ -50,7 +50,7 @@ class AsyncClient(unittest.IsolatedAsyncioTestCase):
     async def test_retry_after_429_with_the_same_key(self) -> None:
         c = self.c
         s = await c.sessions.create()
-        path = f"/v1/sessions/{s['id']}/memory"
+        path = f"/v1/sessions/{s['id']}/working_memory"
         control(f"/_test/fail?path={path}&n=1")
         began = time.monotonic()
         out = await c.memory.patch(s["id"], {"goal": "once"})

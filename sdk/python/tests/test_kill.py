@@ -87,7 +87,7 @@ class KillAsync(unittest.IsolatedAsyncioTestCase):
         rec = Recorder()
         async with async_client(rec, retry=PATIENT) as c:
             s = await c.sessions.create()
-            path = f"/v1/sessions/{s['id']}/memory"
+            path = f"/v1/sessions/{s['id']}/working_memory"
             control("/_test/kill-after?path=" + path)
             out = await c.memory.patch(s["id"], {"goal": "survive the kill"})
             keys = rec.keys("PATCH", path)

@@ -446,7 +446,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get the working memory */
+        /**
+         * Get the working memory
+         * @deprecated
+         * @description The older path of /v1/sessions/{id}/working_memory, kept as an alias for one release: use that one.
+         */
         get: operations["get_sessions_id_memory"];
         put?: never;
         post?: never;
@@ -454,10 +458,15 @@ export interface paths {
         options?: never;
         /**
          * Headers of GET /v1/sessions/{id}/memory
-         * @description The status and headers GET /v1/sessions/{id}/memory would answer (Get the working memory); no body is sent.
+         * @deprecated
+         * @description The older path of /v1/sessions/{id}/working_memory, kept as an alias for one release: use that one.
          */
         head: operations["head_sessions_id_memory"];
-        /** Change the working memory with a JSON Merge Patch (RFC 7396) */
+        /**
+         * Change the working memory with a JSON Merge Patch (RFC 7396)
+         * @deprecated
+         * @description The older path of /v1/sessions/{id}/working_memory, kept as an alias for one release: use that one.
+         */
         patch: operations["patch_sessions_id_memory"];
         trace?: never;
     };
@@ -468,7 +477,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Compare two working memory revisions */
+        /**
+         * Compare two working memory revisions
+         * @deprecated
+         * @description The older path of /v1/sessions/{id}/working_memory/diff, kept as an alias for one release: use that one.
+         */
         get: operations["get_sessions_id_memory_diff"];
         put?: never;
         post?: never;
@@ -476,7 +489,8 @@ export interface paths {
         options?: never;
         /**
          * Headers of GET /v1/sessions/{id}/memory/diff
-         * @description The status and headers GET /v1/sessions/{id}/memory/diff would answer (Compare two working memory revisions); no body is sent.
+         * @deprecated
+         * @description The older path of /v1/sessions/{id}/working_memory/diff, kept as an alias for one release: use that one.
          */
         head: operations["head_sessions_id_memory_diff"];
         patch?: never;
@@ -489,7 +503,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List working memory revisions, newest first */
+        /**
+         * List working memory revisions, newest first
+         * @deprecated
+         * @description The older path of /v1/sessions/{id}/working_memory/history, kept as an alias for one release: use that one.
+         */
         get: operations["get_sessions_id_memory_history"];
         put?: never;
         post?: never;
@@ -497,7 +515,8 @@ export interface paths {
         options?: never;
         /**
          * Headers of GET /v1/sessions/{id}/memory/history
-         * @description The status and headers GET /v1/sessions/{id}/memory/history would answer (List working memory revisions, newest first); no body is sent.
+         * @deprecated
+         * @description The older path of /v1/sessions/{id}/working_memory/history, kept as an alias for one release: use that one.
          */
         head: operations["head_sessions_id_memory_history"];
         patch?: never;
@@ -578,6 +597,70 @@ export interface paths {
          * @description The status and headers GET /v1/sessions/{id}/runs would answer (List a session's runs, newest first); no body is sent.
          */
         head: operations["head_sessions_id_runs"];
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/working_memory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get the working memory */
+        get: operations["get_sessions_id_working_memory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Headers of GET /v1/sessions/{id}/working_memory
+         * @description The status and headers GET /v1/sessions/{id}/working_memory would answer (Get the working memory); no body is sent.
+         */
+        head: operations["head_sessions_id_working_memory"];
+        /** Change the working memory with a JSON Merge Patch (RFC 7396) */
+        patch: operations["patch_sessions_id_working_memory"];
+        trace?: never;
+    };
+    "/v1/sessions/{id}/working_memory/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Compare two working memory revisions */
+        get: operations["get_sessions_id_working_memory_diff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Headers of GET /v1/sessions/{id}/working_memory/diff
+         * @description The status and headers GET /v1/sessions/{id}/working_memory/diff would answer (Compare two working memory revisions); no body is sent.
+         */
+        head: operations["head_sessions_id_working_memory_diff"];
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/working_memory/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List working memory revisions, newest first */
+        get: operations["get_sessions_id_working_memory_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Headers of GET /v1/sessions/{id}/working_memory/history
+         * @description The status and headers GET /v1/sessions/{id}/working_memory/history would answer (List working memory revisions, newest first); no body is sent.
+         */
+        head: operations["head_sessions_id_working_memory_history"];
         patch?: never;
         trace?: never;
     };
@@ -10033,6 +10116,1031 @@ export interface operations {
                         code?: "not_implemented";
                         /** @constant */
                         status?: 501;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_sessions_id_working_memory: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description the session id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Get the working memory */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkingMemoryState"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    head_sessions_id_working_memory: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description the session id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Get the working memory */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkingMemoryState"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    patch_sessions_id_working_memory: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The expected session version, "N" (also W/"N" or N), or * for any; a stale one answers 412. Same as expected_version (which answers 409). */
+                "If-Match"?: string;
+                /** @description Makes the write safe to retry: a repeat answers the first response with Idempotent-Replayed: true. Same as request_id. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description the session id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemoryPatchRequest"];
+                "application/merge-patch+json": Record<string, unknown>;
+            };
+        };
+        responses: {
+            /** @description OK: Change the working memory with a JSON Merge Patch (RFC 7396) */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkingMemoryState"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Conflict. `request_in_flight`: a request with the same idempotency key is still being processed; retry after Retry-After; `session_closed`: the session is closed; restore it first; `version_conflict`: the expected version is stale; current_version is the session's version now. */
+            409: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "request_in_flight" | "session_closed" | "version_conflict";
+                        /** @constant */
+                        status?: 409;
+                    };
+                };
+            };
+            /** @description Gone. `session_expired`: the session expired; restore it first. */
+            410: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "session_expired";
+                        /** @constant */
+                        status?: 410;
+                    };
+                };
+            };
+            /** @description Precondition Failed. `version_conflict`: If-Match names a stale version; current_version is the session's version now. */
+            412: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "version_conflict";
+                        /** @constant */
+                        status?: 412;
+                    };
+                };
+            };
+            /** @description Request Entity Too Large. `payload_too_large`: the request body is over the server's limit. */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                        /** @constant */
+                        status?: 413;
+                    };
+                };
+            };
+            /** @description Unsupported Media Type. `unsupported_media_type`: the body's Content-Type is not one the route reads. */
+            415: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                        /** @constant */
+                        status?: 415;
+                    };
+                };
+            };
+            /** @description Unprocessable Entity. `idempotency_key_reused`: the idempotency key was used before for a different request. */
+            422: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "idempotency_key_reused";
+                        /** @constant */
+                        status?: 422;
+                    };
+                };
+            };
+            /** @description Precondition Required. `version_required`: this server requires an expected version on writes (If-Match or expected_version). */
+            428: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "version_required";
+                        /** @constant */
+                        status?: 428;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_sessions_id_working_memory_diff: {
+        parameters: {
+            query: {
+                /** @description the older memory_version */
+                from: number;
+                /** @description the newer memory_version */
+                to: number;
+            };
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description the session id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Compare two working memory revisions */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryDiff"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    head_sessions_id_working_memory_diff: {
+        parameters: {
+            query: {
+                /** @description the older memory_version */
+                from: number;
+                /** @description the newer memory_version */
+                to: number;
+            };
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description the session id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Compare two working memory revisions */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryDiff"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_sessions_id_working_memory_history: {
+        parameters: {
+            query?: {
+                /** @description page size (default 50) */
+                limit?: number;
+                /** @description next_cursor of the previous page (opaque) */
+                cursor?: string;
+                /** @description only revisions before this memory_version (an alias of cursor) */
+                before?: number;
+            };
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description the session id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: List working memory revisions, newest first */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevisionPage"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    head_sessions_id_working_memory_history: {
+        parameters: {
+            query?: {
+                /** @description page size (default 50) */
+                limit?: number;
+                /** @description next_cursor of the previous page (opaque) */
+                cursor?: string;
+                /** @description only revisions before this memory_version (an alias of cursor) */
+                before?: number;
+            };
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description the session id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: List working memory revisions, newest first */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevisionPage"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
                     };
                 };
             };

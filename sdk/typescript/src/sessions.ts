@@ -68,22 +68,22 @@ export class Sessions {
 
   /** memory reads a session's working memory and the session's version. */
   memory(id: string, o: CallOptions = {}): Promise<T.WorkingMemoryState> {
-    return this.t.json({ method: "GET", path: `/v1/sessions/${enc(id)}/memory`, options: o });
+    return this.t.json({ method: "GET", path: `/v1/sessions/${enc(id)}/working_memory`, options: o });
   }
 
   /** patchMemory applies a JSON merge patch (RFC 7396) to a session's working memory. */
   patchMemory(id: string, patch: Record<string, unknown>, o: WriteOptions = {}): Promise<T.WorkingMemoryState> {
-    return this.t.json({ method: "PATCH", path: `/v1/sessions/${enc(id)}/memory`, body: { patch }, write: true, options: o });
+    return this.t.json({ method: "PATCH", path: `/v1/sessions/${enc(id)}/working_memory`, body: { patch }, write: true, options: o });
   }
 
   /** memoryHistory is the revisions of a session's working memory, newest first. */
   memoryHistory(id: string, o: ListOptions = {}): Paged<T.MemoryRevision> {
-    return new Paged((cursor) => this.t.json<Page<T.MemoryRevision>>({ method: "GET", path: `/v1/sessions/${enc(id)}/memory/history`, query: { limit: o.limit, cursor }, options: o }));
+    return new Paged((cursor) => this.t.json<Page<T.MemoryRevision>>({ method: "GET", path: `/v1/sessions/${enc(id)}/working_memory/history`, query: { limit: o.limit, cursor }, options: o }));
   }
 
   /** memoryDiff compares two revisions of the working memory by memory_version (0 is the empty document). */
   memoryDiff(id: string, from: number, to: number, o: CallOptions = {}): Promise<T.MemoryDiff> {
-    return this.t.json({ method: "GET", path: `/v1/sessions/${enc(id)}/memory/diff`, query: { from, to }, options: o });
+    return this.t.json({ method: "GET", path: `/v1/sessions/${enc(id)}/working_memory/diff`, query: { from, to }, options: o });
   }
 
   /** context is what the context builder would send the model now. */
