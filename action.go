@@ -37,22 +37,29 @@ const (
 	ActionWaiting ActionStatus = "waiting"
 )
 
-// Who runs an action (Action.Executor).
+// Executor says who runs an action (Action.Executor).
+type Executor string
+
+// Executors.
 const (
 	// ExecutorServer is carryon itself (the empty value).
-	ExecutorServer = ""
+	ExecutorServer Executor = ""
 	// ExecutorClient is the client that declared the tool (NewRun.Tools).
-	ExecutorClient = "client"
+	ExecutorClient Executor = "client"
 )
 
-// Approval states of an action whose tool asks for approval before every call (Action.Approval).
+// ApprovalState is where an action whose tool asks for approval before every call stands
+// (Action.Approval).
+type ApprovalState string
+
+// Approval states.
 const (
-	ApprovalRequired = "required"
-	ApprovalApproved = "approved"
+	ApprovalRequired ApprovalState = "required"
+	ApprovalApproved ApprovalState = "approved"
 	// ApprovalEdited is approved with arguments the user changed (Action.OriginalArgs keeps the
 	// model's).
-	ApprovalEdited   = "edited"
-	ApprovalRejected = "rejected"
+	ApprovalEdited   ApprovalState = "edited"
+	ApprovalRejected ApprovalState = "rejected"
 )
 
 // Action is one tool call in the journal (the seed's tool_history): what was asked, with what
@@ -71,10 +78,10 @@ type Action struct {
 	Effect EffectClass     `json:"effect"`
 	Status ActionStatus    `json:"status"`
 	// Executor is "client" for a client tool's call, empty when carryon runs it.
-	Executor string `json:"executor,omitempty"`
+	Executor Executor `json:"executor,omitempty"`
 	// Approval is set for a tool that asks for approval before every call: required, approved,
 	// edited or rejected.
-	Approval string `json:"approval,omitempty"`
+	Approval ApprovalState `json:"approval,omitempty"`
 	// OriginalArgs are the model's arguments when the user edited them on approval (Args are
 	// the ones that ran).
 	OriginalArgs json.RawMessage `json:"original_args,omitempty"`

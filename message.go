@@ -25,10 +25,13 @@ func (r Role) Valid() bool {
 	return false
 }
 
+// MessageKind says whether a message is the conversation's own or a summary of older ones.
+type MessageKind string
+
 // Message kinds. A summary stands for a range of older messages; it never replaces them.
 const (
-	KindMessage = "message"
-	KindSummary = "summary"
+	KindMessage MessageKind = "message"
+	KindSummary             = "summary"
 )
 
 // Message is one entry of a session's append-only history. (SessionID, Seq) is its identity; Seq
@@ -37,7 +40,7 @@ type Message struct {
 	SessionID string          `json:"session_id"`
 	Seq       int64           `json:"seq"`
 	Role      Role            `json:"role"`
-	Kind      string          `json:"kind"`
+	Kind      MessageKind     `json:"kind"`
 	Content   string          `json:"content"`
 	Name      string          `json:"name,omitempty"`
 	ToolCalls json.RawMessage `json:"tool_calls,omitempty"`
@@ -72,7 +75,7 @@ type ToolCall struct {
 type NewMessage struct {
 	Role       Role            `json:"role"`
 	Content    string          `json:"content"`
-	Kind       string          `json:"kind,omitempty"`
+	Kind       MessageKind     `json:"kind,omitempty"`
 	Name       string          `json:"name,omitempty"`
 	ToolCalls  json.RawMessage `json:"tool_calls,omitempty"`
 	ToolCallID string          `json:"tool_call_id,omitempty"`

@@ -39,11 +39,14 @@ func (s RunStatus) Terminal() bool {
 	return s == RunSucceeded || s == RunFailed || s == RunCancelled || s == RunInterrupted
 }
 
-// Multitask policies: what a new run does while another run holds the session.
+// Multitask is what a new run does while another run holds the session.
+type Multitask string
+
+// Multitask policies.
 const (
-	MultitaskReject    = "reject"
-	MultitaskEnqueue   = "enqueue"
-	MultitaskInterrupt = "interrupt"
+	MultitaskReject    Multitask = "reject"
+	MultitaskEnqueue   Multitask = "enqueue"
+	MultitaskInterrupt Multitask = "interrupt"
 )
 
 // Usage counts model tokens.
@@ -63,11 +66,11 @@ type Run struct {
 	// run starts (at once, or when an enqueued run's turn comes), so a run never sees a later
 	// run's message; TriggerSeq is its seq, 0 until then. A run that continues its input after a
 	// tool output (NewRun.Message empty) has no message: TriggerSeq is its input's last message.
-	Message    string `json:"message"`
-	TriggerSeq int64  `json:"trigger_seq"`
-	RequestID  string `json:"request_id,omitempty"`
-	Model      string `json:"model"`
-	Multitask  string `json:"multitask"`
+	Message    string    `json:"message"`
+	TriggerSeq int64     `json:"trigger_seq"`
+	RequestID  string    `json:"request_id,omitempty"`
+	Model      string    `json:"model"`
+	Multitask  Multitask `json:"multitask"`
 	// Agent is the agent profile the run executes; AgentDigest the digest of that profile's
 	// definition when a runner last took the run (carryon.Agent.Digest), so the run says what ran.
 	Agent       string `json:"agent"`
@@ -131,7 +134,7 @@ type NewRun struct {
 	// output back does; no user message is appended.
 	Message string `json:"message"`
 	// Multitask says what to do when the session has an active run: reject (default), enqueue or interrupt.
-	Multitask string `json:"multitask,omitempty"`
+	Multitask Multitask `json:"multitask,omitempty"`
 	// Tools are function tools the client runs itself: when the model calls one, the run stops in
 	// requires_action until the client posts the outputs (RunService.SubmitToolOutputs).
 	Tools []ClientTool `json:"tools,omitempty"`
@@ -231,26 +234,29 @@ type ChatResult struct {
 	RequiredAction *RequiredAction `json:"required_action,omitempty"`
 }
 
+// Decision is what a user decides about an action a run waits on (Approval.Decision).
+type Decision string
+
 // Decisions on an action that waits for approval.
 const (
 	// DecisionRerun runs the action again.
-	DecisionRerun = "rerun"
+	DecisionRerun Decision = "rerun"
 	// DecisionMarkDone counts the action as done without running it.
-	DecisionMarkDone = "mark_done"
+	DecisionMarkDone Decision = "mark_done"
 	// DecisionSkip skips the action; the model is told it was skipped by the user.
-	DecisionSkip = "skip"
+	DecisionSkip Decision = "skip"
 	// DecisionApprove runs an action whose tool asks for approval before every call, with
 	// Approval.Arguments instead of the model's when given.
-	DecisionApprove = "approve"
+	DecisionApprove Decision = "approve"
 	// DecisionReject does not run such an action; the model is told "rejected by the user" and
 	// Approval.Reason.
-	DecisionReject = "reject"
+	DecisionReject Decision = "reject"
 )
 
 // Approval is the input of RunService.Approve: a decision on an action of a waiting run.
 type Approval struct {
-	ActionID string `json:"action_id"`
-	Decision string `json:"decision"`
+	ActionID string   `json:"action_id"`
+	Decision Decision `json:"decision"`
 	// Result is what the model is told for mark_done (default "marked done by the user"); with
 	// another decision it is refused.
 	Result string `json:"result,omitempty"`

@@ -96,14 +96,18 @@ type NewSession struct {
 	// IfExists says what a create whose ExternalID names an existing session does:
 	// IfExistsReturn (the default) answers the existing session, IfExistsError refuses with
 	// ECONFLICT.
-	IfExists string `json:"if_exists,omitempty"`
+	IfExists IfExists `json:"if_exists,omitempty"`
 	WriteOptions
 }
 
-// What a create does when its external id names an existing session (NewSession.IfExists).
+// IfExists is what a create does when its external id names an existing session
+// (NewSession.IfExists).
+type IfExists string
+
+// IfExists values.
 const (
-	IfExistsReturn = "return"
-	IfExistsError  = "error"
+	IfExistsReturn IfExists = "return"
+	IfExistsError           = "error"
 )
 
 // MaxExternalIDLen is the longest external id of a session, in characters.

@@ -44,7 +44,7 @@ func (d *decisionFlags) decide(ctx context.Context, c *client.Client, cmd, id st
 		}
 		return c.SubmitToolOutputs(ctx, id, carryon.ToolOutputs{Outputs: outs, RetryOptions: retry})
 	}
-	in := carryon.Approval{ActionID: d.action, Decision: d.decision, Result: d.result, Reason: d.reason, RetryOptions: retry}
+	in := carryon.Approval{ActionID: d.action, Decision: carryon.Decision(d.decision), Result: d.result, Reason: d.reason, RetryOptions: retry}
 	if d.arguments != "" {
 		if !json.Valid([]byte(d.arguments)) {
 			return nil, usagef("--arguments is not JSON: %s", clip(d.arguments, 60))
@@ -67,7 +67,7 @@ func (d *decisionFlags) decide(ctx context.Context, c *client.Client, cmd, id st
 		}
 	}
 	if cmd == "reject" {
-		if d.decision != "" && d.decision != carryon.DecisionReject {
+		if d.decision != "" && carryon.Decision(d.decision) != carryon.DecisionReject {
 			return nil, usagef("reject takes no --decision (it is reject)")
 		}
 		in.Decision = carryon.DecisionReject

@@ -51,7 +51,7 @@ func runOnce(ctx context.Context, args []string, getenv env, stdout, stderr io.W
 		return err
 	}
 	runID, st, err := c.StartStream(ctx, id, carryon.NewRun{
-		Message: message, Multitask: *multitask, WriteOptions: carryon.WriteOptions{RequestID: carryon.NewID("req_"), ExpectedVersion: expected},
+		Message: message, Multitask: carryon.Multitask(*multitask), WriteOptions: carryon.WriteOptions{RequestID: carryon.NewID("req_"), ExpectedVersion: expected},
 	})
 	if err != nil {
 		return versionHint(err, id)

@@ -39,7 +39,7 @@ type carryonMetadata struct {
 // answerData is a data part that answers an input-required task: a decision on an approval, or
 // the outputs of client tool calls.
 type answerData struct {
-	Decision string               `json:"decision"`
+	Decision carryon.Decision     `json:"decision"`
 	Reason   string               `json:"reason"`
 	Outputs  []carryon.ToolOutput `json:"outputs"`
 }

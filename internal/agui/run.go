@@ -326,9 +326,9 @@ func approval(e resumeEntry) (carryon.Approval, error) {
 	}
 	if len(e.Payload) > 0 && !isNull(e.Payload) {
 		var pl struct {
-			Decision  string          `json:"decision"`
-			Arguments json.RawMessage `json:"arguments"`
-			Reason    string          `json:"reason"`
+			Decision  carryon.Decision `json:"decision"`
+			Arguments json.RawMessage  `json:"arguments"`
+			Reason    string           `json:"reason"`
 		}
 		if err := json.Unmarshal(e.Payload, &pl); err != nil {
 			return a, carryon.Errorf(carryon.EINVALID, "resume[0].payload must be an object {decision?, arguments?, reason?}")

@@ -156,8 +156,8 @@ func (t *translator) feed(e *carryon.Event) {
 		t.pause()
 	case carryon.EventRunApproved:
 		var d struct {
-			Decision string         `json:"decision"`
-			Action   carryon.Action `json:"action"`
+			Decision carryon.Decision `json:"decision"`
+			Action   carryon.Action   `json:"action"`
 		}
 		_ = json.Unmarshal(e.Data, &d)
 		if d.Decision == carryon.DecisionReject && t.shown[d.Action.CallID] && !t.outputs[d.Action.CallID] {

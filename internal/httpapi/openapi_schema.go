@@ -53,14 +53,19 @@ var enums = map[reflect.Type][]string{
 	reflect.TypeFor[carryon.ActionStatus](): {string(carryon.ActionPending), string(carryon.ActionStarted), string(carryon.ActionSucceeded),
 		string(carryon.ActionFailed), string(carryon.ActionUnknown), string(carryon.ActionSkipped), string(carryon.ActionWaiting)},
 	reflect.TypeFor[carryon.EffectClass](): {string(carryon.EffectRead), string(carryon.EffectIdempotent), string(carryon.EffectReconcilable), string(carryon.EffectUnsafe)},
+	reflect.TypeFor[carryon.MessageKind](): {string(carryon.KindMessage), string(carryon.KindSummary)},
+	reflect.TypeFor[carryon.Multitask]():   {string(carryon.MultitaskReject), string(carryon.MultitaskEnqueue), string(carryon.MultitaskInterrupt)},
+	reflect.TypeFor[carryon.Decision](): {string(carryon.DecisionApprove), string(carryon.DecisionReject), string(carryon.DecisionRerun),
+		string(carryon.DecisionMarkDone), string(carryon.DecisionSkip)},
+	reflect.TypeFor[carryon.ApprovalState](): {string(carryon.ApprovalRequired), string(carryon.ApprovalApproved), string(carryon.ApprovalEdited), string(carryon.ApprovalRejected)},
+	reflect.TypeFor[carryon.Executor]():      {string(carryon.ExecutorClient)}, // the server, "", is never sent
+	reflect.TypeFor[carryon.IfExists]():      {string(carryon.IfExistsReturn), string(carryon.IfExistsError)},
 }
 
 // Schemas of single fields whose Go type says less than the API promises.
 var (
 	jsonObject    = obj{"type": "object", "description": "a JSON object"}
 	toolCallArray = obj{"type": "array", "items": obj{"$ref": "#/components/schemas/ToolCall"}}
-	messageKinds  = obj{"type": "string", "enum": []string{carryon.KindMessage, carryon.KindSummary}}
-	multitasks    = obj{"type": "string", "enum": []string{carryon.MultitaskReject, carryon.MultitaskEnqueue, carryon.MultitaskInterrupt}}
 )
 
 // fieldSchemas gives the schema of a field by struct type and JSON name, where the Go type alone
@@ -69,18 +74,15 @@ var fieldSchemas = map[reflect.Type]map[string]obj{
 	reflect.TypeFor[carryon.Session]():       {"metadata": jsonObject},
 	reflect.TypeFor[carryon.NewSession]():    {"metadata": jsonObject},
 	reflect.TypeFor[carryon.SessionUpdate](): {"metadata": jsonObject},
-	reflect.TypeFor[carryon.Message]():       {"metadata": jsonObject, "tool_calls": toolCallArray, "kind": messageKinds},
-	reflect.TypeFor[carryon.NewMessage]():    {"metadata": jsonObject, "tool_calls": toolCallArray, "kind": messageKinds},
+	reflect.TypeFor[carryon.Message]():       {"metadata": jsonObject, "tool_calls": toolCallArray},
+	reflect.TypeFor[carryon.NewMessage]():    {"metadata": jsonObject, "tool_calls": toolCallArray},
 	reflect.TypeFor[carryon.ToolCall]():      {"arguments": jsonObject},
 	reflect.TypeFor[carryon.ModelToolCall](): {"arguments": jsonObject},
 	reflect.TypeFor[carryon.ModelMessage](): {"role": obj{"type": "string",
 		"enum": []string{string(carryon.RoleSystem), string(carryon.RoleUser), string(carryon.RoleAssistant), string(carryon.RoleTool)}}},
-	reflect.TypeFor[carryon.Action](): {"args": jsonObject},
-	reflect.TypeFor[carryon.Event]():  {"data": jsonObject},
-	reflect.TypeFor[carryon.Run](): {"multitask": multitasks,
-		"stop_requested": obj{"type": "string", "enum": []string{"cancel", "interrupt"}}},
-	reflect.TypeFor[carryon.NewRun]():            {"multitask": multitasks},
-	reflect.TypeFor[carryon.Approval]():          {"decision": obj{"type": "string", "enum": []string{carryon.DecisionApprove, carryon.DecisionReject, carryon.DecisionRerun, carryon.DecisionMarkDone, carryon.DecisionSkip}}},
+	reflect.TypeFor[carryon.Action]():            {"args": jsonObject},
+	reflect.TypeFor[carryon.Event]():             {"data": jsonObject},
+	reflect.TypeFor[carryon.Run]():               {"stop_requested": obj{"type": "string", "enum": []string{"cancel", "interrupt"}}},
 	reflect.TypeFor[carryon.WorkingMemoryEdit](): {"op": obj{"type": "string", "enum": []string{"added", "removed", "changed"}}},
 	reflect.TypeFor[wire.Health]():               {"status": obj{"type": "string", "enum": []string{"ok", "ready"}}},
 	reflect.TypeFor[wire.Problem](): {

@@ -38,7 +38,7 @@ func TestClosedSessionTakesNoDecision(t *testing.T) {
 			for _, c := range []struct {
 				name     string
 				end      func(t *testing.T, sid string) // what happens to the session while the run waits
-				decision string
+				decision carryon.Decision
 				code     string
 				reason   string // in the ended run's error; "" when the run went with its session
 			}{

@@ -182,7 +182,7 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 // applies the multitask policy), in the transaction of its caller. Chat runs it in the same
 // transaction as the session it creates. The ids of the runs it interrupts go to *interrupted
 // (nil when the policy cannot interrupt), for the caller to stop once the write committed.
-func (s *Service) startTx(ctx context.Context, sessionID string, in carryon.NewRun, policy, key string, interrupted *[]string) sessions.WriteFunc[*carryon.Run] {
+func (s *Service) startTx(ctx context.Context, sessionID string, in carryon.NewRun, policy carryon.Multitask, key string, interrupted *[]string) sessions.WriteFunc[*carryon.Run] {
 	return func(tx store.Tx, own string, now time.Time) (*carryon.Run, error) {
 		sess, err := sessions.LoadWritable(ctx, tx, own, sessionID, in.ExpectedVersion, nil, now)
 		if err != nil {

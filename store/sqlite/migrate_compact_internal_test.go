@@ -35,7 +35,7 @@ func TestMigrateCompactStorage(t *testing.T) {
 	if v, err := db.MigrationVersion(ctx); err != nil || v < 16 {
 		t.Fatalf("migration version %d, %v", v, err)
 	}
-	var kinds []string
+	var kinds []carryon.MessageKind
 	err := db.Read(ctx, func(tx store.Tx) error {
 		msgs, err := tx.LastMessages(ctx, "usr_a", s, 10)
 		for _, m := range msgs {

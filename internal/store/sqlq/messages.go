@@ -50,7 +50,7 @@ func (t *Tx) InsertMessages(ctx context.Context, owner string, msgs []*carryon.M
 		if kind == carryon.KindMessage {
 			kind = "" // the default kind is stored as '' (migration compact_storage)
 		}
-		rows[i] = []any{keys[m.SessionID], m.Seq, string(m.Role), kind, m.Content, m.Name, NullText(m.ToolCalls), m.ToolCallID,
+		rows[i] = []any{keys[m.SessionID], m.Seq, string(m.Role), string(kind), m.Content, m.Name, NullText(m.ToolCalls), m.ToolCallID,
 			m.CoversFrom, m.CoversTo, m.Tokens, NullText(m.Metadata), m.Version, Micros(m.CreatedAt)}
 	}
 	i, err := t.Conn.ExecEach(ctx, `INSERT INTO messages (`+messageCols+`)
@@ -102,9 +102,9 @@ func scanMessage(r Row, as string) (*carryon.Message, error) {
 		return nil, err
 	}
 	if kind == "" {
-		kind = carryon.KindMessage
+		kind = string(carryon.KindMessage)
 	}
-	m.Role, m.Kind, m.ToolCalls, m.Metadata = carryon.Role(role), kind, RawText(calls), RawText(meta)
+	m.Role, m.Kind, m.ToolCalls, m.Metadata = carryon.Role(role), carryon.MessageKind(kind), RawText(calls), RawText(meta)
 	m.CreatedAt, m.SessionID = FromMicros(created), as
 	return &m, nil
 }

@@ -746,7 +746,8 @@ export interface components {
             user_id: string;
         };
         Action: {
-            approval?: string;
+            /** @enum {string} */
+            approval?: "required" | "approved" | "edited" | "rejected";
             /** @description a JSON object */
             args: Record<string, unknown>;
             attempt: number;
@@ -754,7 +755,8 @@ export interface components {
             /** @enum {string} */
             effect: "read" | "idempotent" | "reconcilable" | "unsafe";
             error?: string;
-            executor?: string;
+            /** @enum {string} */
+            executor?: "client";
             fingerprint_after?: string;
             fingerprint_before?: string;
             /** Format: date-time */
@@ -1133,7 +1135,8 @@ export interface components {
             external_id?: string;
             /** Format: int64 */
             idle_ttl_seconds?: number;
-            if_exists?: string;
+            /** @enum {string} */
+            if_exists?: "return" | "error";
             messages?: components["schemas"]["NewMessage"][];
             /** @description a JSON object */
             metadata?: Record<string, unknown>;
