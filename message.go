@@ -31,7 +31,7 @@ type MessageKind string
 // Message kinds. A summary stands for a range of older messages; it never replaces them.
 const (
 	KindMessage MessageKind = "message"
-	KindSummary             = "summary"
+	KindSummary MessageKind = "summary"
 )
 
 // Message is one entry of a session's append-only history. (SessionID, Seq) is its identity; Seq

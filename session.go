@@ -107,7 +107,7 @@ type IfExists string
 // IfExists values.
 const (
 	IfExistsReturn IfExists = "return"
-	IfExistsError           = "error"
+	IfExistsError  IfExists = "error"
 )
 
 // MaxExternalIDLen is the longest external id of a session, in characters.
