@@ -40,6 +40,10 @@ func (p *Provider) Name() string { return "scripted" }
 // Stream answers one request: text deltas word by word, then tool calls or the end of the turn.
 func (p *Provider) Stream(ctx context.Context, req model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
+		if ctx.Err() != nil { // as a backend refuses a cancelled request, whatever the answer
+			yield(model.Chunk{}, ctx.Err())
+			return
+		}
 		if p.Delay > 0 {
 			select {
 			case <-ctx.Done():
