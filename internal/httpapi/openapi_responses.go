@@ -127,10 +127,10 @@ func problemCodes(rt *Route) []string {
 }
 
 // needsOptionalService reports whether a route answers 501 on a server configured without the
-// service it needs (runs, long-term memory, the context builder).
+// service it needs (runs, long-term memory, webhooks, the context builder).
 func needsOptionalService(pattern string) bool {
 	return strings.HasPrefix(pattern, "/v1/runs/") || strings.HasPrefix(pattern, "/v1/memories") ||
-		pattern == "/v1/chat" || pattern == "/v1/sessions/{id}/runs" || pattern == "/v1/sessions/{id}/context"
+		strings.HasPrefix(pattern, "/v1/webhooks") || pattern == "/v1/chat" || pattern == "/v1/sessions/{id}/runs" || pattern == "/v1/sessions/{id}/context"
 }
 
 // takesVersion reports whether a write checks an expected version (Route.Versioned): writes to a
