@@ -5,13 +5,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/carryon-hub/carryon/internal/npmtest"
 	"github.com/carryon-hub/carryon/internal/poll"
@@ -205,5 +209,138 @@ func TestWebhooksRefuseLoopbackAtCreate(t *testing.T) {
 	r = must(t, strict.url, localKey(t, strict.data), "POST", "/v1/webhooks", map[string]any{"url": "http://example.com/hook", "events": []string{"run.completed"}}, http.StatusBadRequest)
 	if !strings.Contains(string(r.body), "https") {
 		t.Errorf("refusal %s does not say https", r.body)
+	}
+}
+
+// goReceiver is an httptest receiver that verifies with the Standard Webhooks Go library.
+type goReceiver struct {
+	*httptest.Server
+	mu     sync.Mutex
+	secret string
+	got    []map[string]any // verified deliveries: webhook-id, type, run_id, event_seq
+	bad    int
+}
+
+func newGoReceiver(t *testing.T) *goReceiver {
+	rc := &goReceiver{}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		wh, err := standardwebhooks.NewWebhook(rc.secret)
+		if err == nil {
+			err = wh.Verify(body, r.Header)
+		}
+		var p struct {
+			Type string
+			Data struct {
+				RunID    string `json:"run_id"`
+				EventSeq int64  `json:"event_seq"`
+			}
+		}
+		if err == nil {
+			err = json.Unmarshal(body, &p)
+		}
+		if err != nil {
+			rc.bad++
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		rc.got = append(rc.got, map[string]any{"id": r.Header.Get("webhook-id"), "type": p.Type, "run_id": p.Data.RunID, "seq": p.Data.EventSeq})
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+// TestWebhooksTwoInstancesPostgres: two servers on one PostgreSQL share the outbox. Runs with a
+// client tool stop in requires_action and complete after their outputs, on either instance;
+// each of the two events of every run is delivered exactly once (the claims of the two workers
+// skip each other's rows), verified with the Go library, the requires_action one with the lower
+// event_seq; /metrics counts the attempts and shows the outbox empty.
+func TestWebhooksTwoInstancesPostgres(t *testing.T) {
+	dsn := pgDatabase(t)
+	m := newWeatherModel(t)
+	env := []string{"OPENAI_BASE_URL=" + m.URL + "/v1", "OPENAI_API_KEY=sk-test"}
+	args := []string{"--db", dsn, "--provider", "openai", "--model", "gpt-test", "--webhook-allow-http", "--webhook-allow-private"}
+	data := t.TempDir()
+	a := startServerEnv(t, data, env, args...)
+	b := startServerEnv(t, data, env, args...)
+	key := localKey(t, data)
+	rc := newGoReceiver(t)
+	hook := must(t, a.url, key, "POST", "/v1/webhooks", map[string]any{"url": rc.URL + "/hook", "events": []string{"run.requires_action", "run.completed"}}, http.StatusCreated).json(t)
+	rc.mu.Lock()
+	rc.secret = hook["secret"].(string)
+	rc.mu.Unlock()
+
+	tools := []any{map[string]any{"name": "get_weather", "description": "The weather in a city.",
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}}
+	outputs := map[string]any{"outputs": []any{map[string]any{"call_id": "call_w", "output": "sunny"}}}
+	var runs []string
+	for i := range 6 {
+		on, other := a, b
+		if i%2 == 1 {
+			on, other = b, a
+		}
+		sid := must(t, on.url, key, "POST", "/v1/sessions", map[string]any{}, 201).json(t)["id"].(string)
+		id := must(t, on.url, key, "POST", "/v1/sessions/"+sid+"/runs", map[string]any{"message": "Weather?", "tools": tools}, 202).json(t)["id"].(string)
+		if run := waitRun(t, on, key, id); run["status"] != "requires_action" {
+			t.Fatalf("run %v, want requires_action", run)
+		}
+		must(t, other.url, key, "POST", "/v1/runs/"+id+"/tool_outputs", outputs, 200)
+		if run := waitRun(t, other, key, id); run["status"] != "succeeded" {
+			t.Fatalf("run %v, want succeeded", run)
+		}
+		runs = append(runs, id)
+	}
+	poll.Eventually(t, "both events of every run delivered", func() bool {
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		return len(rc.got) >= 2*len(runs)
+	})
+	// Let a duplicate, if the workers made one, arrive before counting: the outbox is empty
+	// once every row is delivered.
+	poll.Eventually(t, "the outbox is empty", func() bool {
+		r, err := do(a.url, "", "GET", "/metrics", nil)
+		return err == nil && strings.Contains(string(r.body), "carryon_webhook_outbox_depth 0")
+	})
+	rc.mu.Lock()
+	got, bad := append([]map[string]any(nil), rc.got...), rc.bad
+	rc.mu.Unlock()
+	if bad != 0 || len(got) != 2*len(runs) {
+		t.Fatalf("%d verified deliveries (%d bad), want exactly %d: %v", len(got), bad, 2*len(runs), got)
+	}
+	seqs := map[string]map[string]int64{}
+	ids := map[string]bool{}
+	for _, d := range got {
+		ids[d["id"].(string)] = true
+		run := d["run_id"].(string)
+		if seqs[run] == nil {
+			seqs[run] = map[string]int64{}
+		}
+		seqs[run][d["type"].(string)] = d["seq"].(int64)
+	}
+	if len(ids) != len(got) {
+		t.Errorf("a webhook-id came twice: %v", got)
+	}
+	for _, r := range runs {
+		s := seqs[r]
+		if s["run.requires_action"] == 0 || s["run.completed"] <= s["run.requires_action"] {
+			t.Errorf("run %s: event seqs %v", r, s)
+		}
+	}
+	var delivered float64
+	for _, srv := range []*server{a, b} {
+		r := must(t, srv.url, "", "GET", "/metrics", nil, http.StatusOK)
+		for _, l := range strings.Split(string(r.body), "\n") {
+			if v, ok := strings.CutPrefix(l, `carryon_webhook_attempts_total{outcome="delivered"} `); ok {
+				var n float64
+				fmt.Sscan(v, &n)
+				delivered += n
+			}
+		}
+	}
+	if delivered != float64(2*len(runs)) {
+		t.Errorf("the instances counted %v delivered attempts, want %d", delivered, 2*len(runs))
 	}
 }
