@@ -82,6 +82,8 @@ var routeCodes = map[string]map[string]string{
 		carryon.ECLOSED:  "the run's session is closed: the outputs are not taken, and the run ends with that reason",
 		carryon.EEXPIRED: "the run's session expired: the outputs are not taken, and the run ends with that reason"},
 	"POST /v1/users": {carryon.ECONFLICT: "a user with that name exists already"},
+	"POST /v1/webhooks": {carryon.ENOTFOUND: "session_id names no session of the caller",
+		carryon.ECONFLICT: "the caller has the most webhooks a user may have (100)"},
 	"DELETE /v1/users/{id}": {carryon.ENOTFOUND: "no such user (or its forgetting finished: a repeat after a lost answer finds it gone)",
 		carryon.EINVALID: "the caller names itself: another admin must forget it", carryon.EUNAVAILABLE: ""},
 	"GET /readyz": {carryon.EUNAVAILABLE: ""},

@@ -13,7 +13,8 @@ import (
 const webhookCols = `id, owner_id, session_id, url, events, secret, prev_secret, prev_secret_until, paused, created_at, updated_at`
 
 // eventsText is the stored form of a webhook's event types: between commas, so that one LIKE
-// finds a type (",run.completed,run.failed,").
+// finds a type (",run.completed,run.failed,"). The _ of a type is a LIKE wildcard, which
+// matches itself too: no two event types differ only where one has an _.
 func eventsText(events []string) string { return "," + strings.Join(events, ",") + "," }
 
 func scanWebhook(r Row) (*store.Webhook, error) {

@@ -11694,6 +11694,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not Found. `not_found`: session_id names no session of the caller. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Conflict. `conflict`: the caller has the most webhooks a user may have (100). */
+            409: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "conflict";
+                        /** @constant */
+                        status?: 409;
+                    };
+                };
+            };
             /** @description Request Entity Too Large. `payload_too_large`: the request body is over the server's limit. */
             413: {
                 headers: {
