@@ -186,4 +186,35 @@ func testWebhooks(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		return nil
 	})
+
+	// A forgotten user's webhooks and deliveries go with the user's row.
+	write(t, st, func(tx store.Tx) error {
+		w := &store.Webhook{ID: "wh_b", OwnerID: "usr_wb", URL: "https://example.com/b", Events: []string{"run.failed"}, Secret: "whsec_c", CreatedAt: at(70), UpdatedAt: at(70)}
+		if err := tx.InsertWebhook(ctx, w); err != nil {
+			return err
+		}
+		_, err := tx.EnqueueWebhookEvent(ctx, store.WebhookEvent{OwnerID: "usr_wb", Type: "run.failed", ID: "evt_b", Payload: []byte(`{}`), At: at(70)})
+		return err
+	})
+	write(t, st, func(tx store.Tx) error {
+		if err := tx.DeleteSession(ctx, "usr_wb", "sess_wb"); err != nil {
+			return err
+		}
+		if _, err := tx.MarkForgetting(ctx, "usr_wb", at(71)); err != nil {
+			return err
+		}
+		_, err := tx.DeleteForgottenUser(ctx, "usr_wb")
+		return err
+	})
+	read(t, st, func(tx store.Tx) error {
+		ws, err := tx.ListWebhooks(ctx, "usr_wb")
+		if err != nil || len(ws) != 0 {
+			t.Errorf("a forgotten user's webhooks: %v %v", ws, err)
+		}
+		n, err := tx.OutboxDepth(ctx)
+		if err != nil || n != 0 {
+			t.Errorf("outbox depth after the forget: %d %v", n, err)
+		}
+		return nil
+	})
 }
