@@ -404,3 +404,77 @@ func TestOwnershipAndBadInput(t *testing.T) {
 		t.Errorf("deleted webhook: %v", err)
 	}
 }
+
+// A receiver that hangs, one that redirects and one that answers a huge error: each attempt is
+// bounded by the timeout, no redirect is followed, at most a few KiB of an answer is read, and
+// the slow receiver does not hold up the others beyond its timeout.
+func TestBoundedAttempts(t *testing.T) {
+	st := open(t)
+	ctx := as(t.Context(), "alice")
+	svc := webhooks.NewService(st, open_, nil, nil)
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hang.Close()
+	defer close(release)
+	var followed atomic.Int64
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { followed.Add(1) }))
+	defer target.Close()
+	redirect := httptest.NewServer(http.RedirectHandler(target.URL+"/elsewhere", http.StatusFound))
+	defer redirect.Close()
+	var sent atomic.Int64
+	huge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		chunk := []byte(strings.Repeat("x", 64<<10))
+		for range 640 { // 40 MiB, if anyone reads it: more than the sockets buffer
+			n, err := w.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	defer huge.Close()
+	hooks := map[string]string{}
+	for name, u := range map[string]string{"hang": hang.URL, "redirect": redirect.URL, "huge": huge.URL} {
+		h, err := svc.Create(ctx, webhooks.NewWebhook{URL: u, Events: []string{webhooks.RunCompleted}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hooks[name] = h.ID
+	}
+	enqueue(t, st, "sess_b", 1, carryon.RunSucceeded)
+	startWorker(t, st, webhooks.WorkerConfig{Policy: open_, Interval: 10 * time.Millisecond, Timeout: 300 * time.Millisecond, MinBackoff: time.Hour})
+	logOf := func(name string) *webhooks.Delivery {
+		page, err := svc.Deliveries(ctx, hooks[name], "", 0)
+		if err != nil || len(page.Items) != 1 {
+			return nil
+		}
+		return page.Items[0]
+	}
+	poll.Eventually(t, "every receiver tried once", func() bool {
+		for name := range hooks {
+			if d := logOf(name); d == nil || d.Attempts != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	if d := logOf("hang"); d.Status != "pending" || d.ResponseCode != 0 || !strings.Contains(d.LastError, "Timeout") && !strings.Contains(d.LastError, "deadline") {
+		t.Errorf("hanging receiver: %+v", d)
+	}
+	if d := logOf("redirect"); d.ResponseCode != http.StatusFound || !strings.Contains(d.LastError, "redirects are not followed") || followed.Load() != 0 {
+		t.Errorf("redirect: %+v (followed %d times)", d, followed.Load())
+	}
+	d := logOf("huge")
+	if d.ResponseCode != http.StatusInternalServerError || len(d.LastError) > 600 {
+		t.Errorf("huge answer: code %d, last error of %d bytes", d.ResponseCode, len(d.LastError))
+	}
+	if n := sent.Load(); n >= 40<<20 {
+		t.Errorf("the whole huge answer (%d bytes) was read", n)
+	}
+}
