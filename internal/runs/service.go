@@ -382,7 +382,8 @@ func (s *Service) read(ctx context.Context, fn func(tx store.Tx, owner string) e
 
 // finishTx ends a run (or parks it waiting for an approval) and stores its last event and the
 // deliveries of that event to the owner's webhooks in the same transaction, conditionally on the
-// attempt prev it was read at. A run that already ended is ECONFLICT: every terminal transition happens once. finished_at is set for terminal statuses only.
+// attempt prev it was read at. A run that already ended is ECONFLICT: every terminal transition
+// happens once. finished_at is set for terminal statuses only.
 func finishTx(ctx context.Context, tx store.Tx, run *carryon.Run, prev int, status carryon.RunStatus, reply, errMsg string, now time.Time) error {
 	if run.Status.Terminal() {
 		return carryon.Errorf(carryon.ECONFLICT, "run %s already ended (%s)", run.ID, run.Status)
