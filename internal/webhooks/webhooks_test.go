@@ -472,7 +472,7 @@ func TestBoundedAttempts(t *testing.T) {
 		}
 		return true
 	})
-	if d := logOf("hang"); d.Status != "pending" || d.ResponseCode != 0 || !strings.Contains(d.LastError, "Timeout") && !strings.Contains(d.LastError, "deadline") {
+	if d := logOf("hang"); d.Status != "pending" || d.ResponseCode != 0 || !strings.Contains(strings.ToLower(d.LastError), "timeout") && !strings.Contains(d.LastError, "deadline") {
 		t.Errorf("hanging receiver: %+v", d)
 	}
 	if d := logOf("redirect"); d.ResponseCode != http.StatusFound || !strings.Contains(d.LastError, "redirects are not followed") || followed.Load() != 0 {
