@@ -42,6 +42,12 @@ var envBindings = []binding{
 	{flag: "workers", env: "CARRYON_WORKERS"},
 	{flag: "max-attempts", env: "CARRYON_MAX_ATTEMPTS"},
 	{flag: "tool-output-timeout", env: "CARRYON_TOOL_OUTPUT_TIMEOUT"},
+	{flag: "webhook-allow-http", env: "CARRYON_WEBHOOK_ALLOW_HTTP"},
+	{flag: "webhook-allow-private", env: "CARRYON_WEBHOOK_ALLOW_PRIVATE"},
+	{flag: "webhook-timeout", env: "CARRYON_WEBHOOK_TIMEOUT"},
+	{flag: "webhook-retry-for", env: "CARRYON_WEBHOOK_RETRY_FOR"},
+	{flag: "webhook-min-backoff", env: "CARRYON_WEBHOOK_MIN_BACKOFF"},
+	{flag: "webhook-max-backoff", env: "CARRYON_WEBHOOK_MAX_BACKOFF"},
 	{flag: "otlp-endpoint", env: "CARRYON_OTLP_ENDPOINT"},
 	{flag: "trace-content", env: "CARRYON_TRACE_CONTENT"},
 	// the agent

@@ -10,10 +10,15 @@ import (
 // noKeyRoutes are the /v1 routes that change something but take no Idempotency-Key, by design,
 // and why. Each refuses the header with 400 (checkControls) rather than ignore it.
 var noKeyRoutes = map[string]string{
-	"POST /v1/users":           "its answer holds the first key's secret, shown once and never stored, so it cannot be replayed (a retried creation finds the name taken: 409)",
-	"POST /v1/users/{id}/keys": "its answer holds the key's secret, shown once and never stored, so it cannot be replayed",
-	"DELETE /v1/users/{id}":    "the forget is many transactions and forgets the user's request ids with the rest: a repeat continues a cut-off forget or finds the user gone (404)",
-	"POST /v1/memories/search": "a read: its query is a body",
+	"POST /v1/users":                                    "its answer holds the first key's secret, shown once and never stored, so it cannot be replayed (a retried creation finds the name taken: 409)",
+	"POST /v1/users/{id}/keys":                          "its answer holds the key's secret, shown once and never stored, so it cannot be replayed",
+	"DELETE /v1/users/{id}":                             "the forget is many transactions and forgets the user's request ids with the rest: a repeat continues a cut-off forget or finds the user gone (404)",
+	"POST /v1/memories/search":                          "a read: its query is a body",
+	"POST /v1/webhooks":                                 "its answer holds the signing secret, shown once and never stored with it, so it cannot be replayed",
+	"POST /v1/webhooks/{id}/rotate":                     "its answer holds the new signing secret, shown once, so it cannot be replayed",
+	"PATCH /v1/webhooks/{id}":                           "it sets fields to values: a repeat sets them again",
+	"DELETE /v1/webhooks/{id}":                          "a repeat finds the webhook gone (404)",
+	"POST /v1/webhooks/{id}/deliveries/{did}/redeliver": "a repeat queues the same delivery again, which the receiver dedupes by webhook-id",
 }
 
 // nativeCases are the cases of every write route of /v1, one per route of the route table.

@@ -26,6 +26,7 @@ import (
 	"github.com/carryon-hub/carryon/internal/openaiapi"
 	"github.com/carryon-hub/carryon/internal/telemetry"
 	"github.com/carryon-hub/carryon/internal/users"
+	"github.com/carryon-hub/carryon/internal/webhooks"
 	"github.com/carryon-hub/carryon/internal/webui"
 )
 
@@ -68,6 +69,12 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	toolOutputTimeout := fs.Duration("tool-output-timeout", carryon.DefaultToolOutputTimeout, "a run that waits this long for a client's tool outputs fails")
 	otlpEndpoint := fs.String("otlp-endpoint", "", "send traces to this OTLP/HTTP endpoint (e.g. http://localhost:4318); empty: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT, else no tracing")
 	traceContent := fs.Bool("trace-content", false, "put message contents (prompts, replies, tool arguments and results) in the spans")
+	whAllowHTTP := fs.Bool("webhook-allow-http", false, "accept http:// webhook URLs (default: https only)")
+	whAllowPrivate := fs.Bool("webhook-allow-private", false, "let webhooks reach loopback, private, link-local (cloud metadata) and reserved addresses (default: refused at create and on every connection)")
+	whTimeout := fs.Duration("webhook-timeout", 10*time.Second, "how long one webhook delivery attempt may take (connect, TLS, request, answer)")
+	whRetryFor := fs.Duration("webhook-retry-for", 24*time.Hour, "how long a failing webhook delivery is retried (exponential backoff with jitter) before it is marked failed")
+	whMinBackoff := fs.Duration("webhook-min-backoff", time.Second, "the delay before the first retry of a webhook delivery; it doubles at each retry")
+	whMaxBackoff := fs.Duration("webhook-max-backoff", 10*time.Minute, "the longest delay between two attempts of a webhook delivery")
 	uiLocalKey := fs.Bool("ui-local-key", false, "offer the local user's key to the inspector at /ui/ when it is opened from this machine (loopback only; see docs/INSPECTOR.md)")
 	var af agentFlags
 	af.register(fs.FlagSet)
@@ -134,6 +141,8 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		IdleTTL: *idleTTL, PurgeAfter: *purge, ClosedRetention: *closedRetention, RequestIDTTL: *idemTTL,
 		MaxSessionsPerUser: *maxSessions, SweepInterval: *sweep, Workers: *workers, NoWorkers: *workers == 0, LeaseTTL: *leaseTTL,
 		MaxAttempts: *maxAttempts, ToolOutputTimeout: *toolOutputTimeout, Logger: log, Getenv: getenv, Telemetry: tel,
+		Webhooks: webhooks.WorkerConfig{Policy: webhooks.Policy{AllowHTTP: *whAllowHTTP, AllowPrivate: *whAllowPrivate},
+			Timeout: *whTimeout, RetryFor: *whRetryFor, MinBackoff: *whMinBackoff, MaxBackoff: *whMaxBackoff, Registerer: reg},
 		Instrument: func(kind string, d time.Duration, err error) {
 			outcome := "ok"
 			switch {
@@ -160,7 +169,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	streamsDone := make(chan struct{})
 	handler := httpapi.NewServer(httpapi.Config{
 		StreamsDone: streamsDone,
-		Sessions:    ss, Users: us, Runs: rs, LongTerm: ms, Logger: log, Ready: h.Ping, MaxBodyBytes: *maxBody,
+		Sessions:    ss, Users: us, Runs: rs, LongTerm: ms, Webhooks: h.Webhooks, Logger: log, Ready: h.Ping, MaxBodyBytes: *maxBody,
 		BodyReadTimeout: *bodyTimeout, MaxRequestsPerUser: *maxRequests, MaxStreamsPerUser: *maxStreams,
 		RequireVersion: *requireVersion, Registry: reg, Telemetry: tel,
 		Agents:  set,

@@ -23,6 +23,7 @@ import (
 	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/internal/telemetry"
 	"github.com/carryon-hub/carryon/internal/users"
+	"github.com/carryon-hub/carryon/internal/webhooks"
 	"github.com/carryon-hub/carryon/store/sqlite"
 )
 
@@ -77,6 +78,9 @@ type Options struct {
 	// Telemetry traces the runs, model and tool calls and counts them (package telemetry); nil
 	// for none.
 	Telemetry *telemetry.Telemetry
+	// Webhooks configures the webhook delivery worker every instance runs and the URL policy
+	// of the webhooks API (its Policy; zero: https and public addresses only).
+	Webhooks webhooks.WorkerConfig
 }
 
 // Hub is carryon opened in-process: the services the HTTP server and the adapters use. Every
@@ -93,6 +97,9 @@ type Hub struct {
 	LongTerm *longterm.Service
 	// Agents are the agent profiles the runs use.
 	Agents *agents.Set
+	// Webhooks owns the users' webhooks and their delivery logs; its worker delivers the
+	// outbox in the background.
+	Webhooks *webhooks.Service
 	// Store is the store the services write through (instrumented when Options.Instrument is set).
 	Store store.Store
 	// Data is the data directory.
@@ -172,6 +179,13 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 	h.bg.Go(func() { h.Sessions.RunSweeper(bgCtx, opt.SweepInterval, opt.Logger) })
 	h.bg.Go(func() { h.LongTerm.RunSweeper(bgCtx, opt.SweepInterval, opt.Logger) })
 	h.bg.Go(func() { h.Runs.Listen(bgCtx) })
+	whCfg := opt.Webhooks
+	if whCfg.Logger == nil {
+		whCfg.Logger = opt.Logger
+	}
+	worker := webhooks.NewWorker(st, whCfg)
+	h.Webhooks = webhooks.NewService(st, whCfg.Policy, nil, worker.Wake)
+	h.bg.Go(func() { worker.Run(bgCtx) })
 	if workers > 0 {
 		h.bg.Go(func() { h.Runs.Work(bgCtx) })
 	}

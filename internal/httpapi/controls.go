@@ -27,6 +27,8 @@ func noVersion(rt *Route) string {
 		return "it is a read, and If-Match guards writes to a session (If-None-Match makes GET /v1/sessions/{id} conditional)"
 	case rt.Pattern == "/v1/sessions":
 		return "a new session has no version yet"
+	case strings.HasPrefix(rt.Pattern, "/v1/webhooks"):
+		return "a webhook has no version (If-Match names a session version)"
 	case strings.HasPrefix(rt.Pattern, "/v1/runs/"):
 		return "a run has no version (If-Match names a session version); send Idempotency-Key to make a retry safe"
 	}
@@ -40,6 +42,9 @@ func noReplay(rt *Route) string {
 	}
 	if rt.Method == http.MethodDelete && rt.Pattern == "/v1/users/{id}" {
 		return "forgetting a user is many transactions, not one, and forgets the user's request ids with the rest; a repeat continues a forget that was cut off, or finds the user gone (404)"
+	}
+	if strings.HasPrefix(rt.Pattern, "/v1/webhooks") {
+		return "webhooks keep no answers to replay: the answer of a create or a rotation holds a signing secret that is shown once; a patch or a redeliver may be repeated as it is, and a repeated delete answers 404"
 	}
 	return "its answer holds a secret that is shown once and never stored, so it cannot be replayed (a retried user creation finds its name taken: 409)"
 }

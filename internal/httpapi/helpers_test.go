@@ -30,6 +30,7 @@ import (
 	"github.com/carryon-hub/carryon/internal/tool/longtermtool"
 	"github.com/carryon-hub/carryon/internal/tool/workspace"
 	"github.com/carryon-hub/carryon/internal/users"
+	"github.com/carryon-hub/carryon/internal/webhooks"
 	"github.com/carryon-hub/carryon/internal/wire"
 	"github.com/carryon-hub/carryon/store/postgres"
 	"github.com/carryon-hub/carryon/store/sqlite"
@@ -147,6 +148,7 @@ func newEnvOnWith(t testing.TB, db store.Store, opt envOptions, change func(*htt
 		Users:    e.users,
 		Runs:     rs,
 		LongTerm: e.longTerm,
+		Webhooks: webhooks.NewService(db, webhooks.Policy{AllowHTTP: true, AllowPrivate: true}, nil, nil),
 		Agents:   profiles,
 		Context: func(ctx context.Context, id string) (*carryon.ContextPreview, error) {
 			return builder.Preview(ctx, id, "scripted")

@@ -82,6 +82,8 @@ var routeCodes = map[string]map[string]string{
 		carryon.ECLOSED:  "the run's session is closed: the outputs are not taken, and the run ends with that reason",
 		carryon.EEXPIRED: "the run's session expired: the outputs are not taken, and the run ends with that reason"},
 	"POST /v1/users": {carryon.ECONFLICT: "a user with that name exists already"},
+	"POST /v1/webhooks": {carryon.ENOTFOUND: "session_id names no session of the caller",
+		carryon.ECONFLICT: "the caller has the most webhooks a user may have (100)"},
 	"DELETE /v1/users/{id}": {carryon.ENOTFOUND: "no such user (or its forgetting finished: a repeat after a lost answer finds it gone)",
 		carryon.EINVALID: "the caller names itself: another admin must forget it", carryon.EUNAVAILABLE: ""},
 	"GET /readyz": {carryon.EUNAVAILABLE: ""},
@@ -127,10 +129,10 @@ func problemCodes(rt *Route) []string {
 }
 
 // needsOptionalService reports whether a route answers 501 on a server configured without the
-// service it needs (runs, long-term memory, the context builder).
+// service it needs (runs, long-term memory, webhooks, the context builder).
 func needsOptionalService(pattern string) bool {
 	return strings.HasPrefix(pattern, "/v1/runs/") || strings.HasPrefix(pattern, "/v1/memories") ||
-		pattern == "/v1/chat" || pattern == "/v1/sessions/{id}/runs" || pattern == "/v1/sessions/{id}/context"
+		strings.HasPrefix(pattern, "/v1/webhooks") || pattern == "/v1/chat" || pattern == "/v1/sessions/{id}/runs" || pattern == "/v1/sessions/{id}/context"
 }
 
 // takesVersion reports whether a write checks an expected version (Route.Versioned): writes to a

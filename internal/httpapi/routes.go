@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/webhooks"
 	"github.com/carryon-hub/carryon/internal/wire"
 )
 
@@ -214,6 +215,24 @@ func routes() []Route {
 			Response: carryon.LongTermPage{}, handler: (*server).handleLongTermList},
 		{Method: "POST", Pattern: "/v1/memories/search", Auth: AuthUser, Status: 200, Summary: "Search the caller's long-term memory, most relevant first, a page at a time",
 			Request: carryon.LongTermSearch{}, Response: carryon.LongTermResults{}, handler: (*server).handleLongTermSearch},
+		// Webhooks: the caller's own only (docs/WEBHOOKS.md).
+		{Method: "POST", Pattern: "/v1/webhooks", Auth: AuthUser, Status: 201, Summary: "Subscribe a URL to run events, for the caller or one of their sessions (the answer shows the signing secret, once)",
+			Request: webhooks.NewWebhook{}, Response: webhooks.Webhook{}, handler: (*server).handleWebhookCreate},
+		{Method: "GET", Pattern: "/v1/webhooks", Auth: AuthUser, Status: 200, Summary: "List the caller's webhooks, oldest first (never a secret)",
+			Response: webhooks.WebhookList{}, handler: (*server).handleWebhookList},
+		{Method: "GET", Pattern: "/v1/webhooks/{id}", Auth: AuthUser, Status: 200, Summary: "Get a webhook (never its secret)",
+			Response: webhooks.Webhook{}, handler: (*server).handleWebhookGet},
+		{Method: "PATCH", Pattern: "/v1/webhooks/{id}", Auth: AuthUser, Status: 200, Summary: "Change a webhook's URL or events, or pause and resume it",
+			Request: webhooks.WebhookPatch{}, Response: webhooks.Webhook{}, handler: (*server).handleWebhookUpdate},
+		{Method: "DELETE", Pattern: "/v1/webhooks/{id}", Auth: AuthUser, Status: 204, Summary: "Delete a webhook and its delivery log",
+			handler: (*server).handleWebhookDelete},
+		{Method: "POST", Pattern: "/v1/webhooks/{id}/rotate", Auth: AuthUser, Status: 200, Summary: "Give a webhook a new signing secret (shown once); the previous one keeps signing next to it for a while",
+			Request: webhooks.Rotate{}, BodyOptional: true, Response: webhooks.Webhook{}, handler: (*server).handleWebhookRotate},
+		{Method: "GET", Pattern: "/v1/webhooks/{id}/deliveries", Auth: AuthUser, Status: 200, Summary: "A webhook's delivery log, newest first (status, attempts, last error, response code)",
+			Query:    []Param{{Name: "limit", Type: "integer", Min: 1, Max: webhooks.MaxDeliveriesPerPage, Description: "page size (default 100)"}, paramCursor},
+			Response: webhooks.DeliveryPage{}, handler: (*server).handleWebhookDeliveries},
+		{Method: "POST", Pattern: "/v1/webhooks/{id}/deliveries/{did}/redeliver", Auth: AuthUser, Status: 202, Summary: "Queue a delivery again, now, with the same webhook-id",
+			Response: webhooks.Delivery{}, handler: (*server).handleWebhookRedeliver},
 		// Agent profiles.
 		{Method: "GET", Pattern: "/v1/agents", Auth: AuthUser, Status: 200, Summary: "List the agent profiles a caller may use (provider, model, tools with effect classes and approvals, digest; never a secret)",
 			Response: carryon.AgentList{}, handler: (*server).handleAgents},

@@ -81,6 +81,8 @@ type Config struct {
 	Runs carryon.RunService
 	// LongTerm is the users' long-term memory; without it the /v1/memories routes answer 501.
 	LongTerm carryon.LongTermService
+	// Webhooks is the webhooks service; without it the /v1/webhooks routes answer 501.
+	Webhooks Webhooks
 	// Agents lists the agent profiles (GET /v1/agents); without it that route answers 501.
 	Agents carryon.AgentService
 	// Context previews the model context of a session (GET /v1/sessions/{id}/context); without
@@ -138,6 +140,7 @@ type server struct {
 	runs           carryon.RunService
 	longTerm       carryon.LongTermService
 	agents         carryon.AgentService
+	webhooks       Webhooks
 	streamsDone    <-chan struct{}
 	context        func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)
 	logger         *slog.Logger
@@ -164,6 +167,7 @@ func NewServer(cfg Config) http.Handler {
 		runs:           cfg.Runs,
 		longTerm:       cfg.LongTerm,
 		agents:         cfg.Agents,
+		webhooks:       cfg.Webhooks,
 		streamsDone:    cfg.StreamsDone,
 		context:        cfg.Context,
 		logger:         cfg.Logger,

@@ -26,6 +26,7 @@ import (
 	"github.com/carryon-hub/carryon/internal/sessions"
 	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/internal/telemetry"
+	"github.com/carryon-hub/carryon/internal/webhooks"
 )
 
 // Config holds the run manager's settings; zero values take the defaults.
@@ -379,9 +380,10 @@ func (s *Service) read(ctx context.Context, fn func(tx store.Tx, owner string) e
 	return s.st.Read(ctx, func(tx store.Tx) error { return fn(tx, own) })
 }
 
-// finishTx ends a run (or parks it waiting for an approval) and stores its last event in the same
-// transaction, conditionally on the attempt prev it was read at. A run that already ended is
-// ECONFLICT: every terminal transition happens once. finished_at is set for terminal statuses only.
+// finishTx ends a run (or parks it waiting for an approval) and stores its last event and the
+// deliveries of that event to the owner's webhooks in the same transaction, conditionally on the
+// attempt prev it was read at. A run that already ended is ECONFLICT: every terminal transition
+// happens once. finished_at is set for terminal statuses only.
 func finishTx(ctx context.Context, tx store.Tx, run *carryon.Run, prev int, status carryon.RunStatus, reply, errMsg string, now time.Time) error {
 	if run.Status.Terminal() {
 		return carryon.Errorf(carryon.ECONFLICT, "run %s already ended (%s)", run.ID, run.Status)
@@ -418,7 +420,17 @@ func finishTx(ctx context.Context, tx store.Tx, run *carryon.Run, prev int, stat
 		}
 		data["required_action"] = ra
 	}
-	return appendEvent(ctx, tx, run.OwnerID, run.ID, typ, data, now)
+	e := &carryon.Event{RunID: run.ID, Type: typ, Data: mustJSON(data), CreatedAt: now}
+	if err := tx.AppendEvent(ctx, run.OwnerID, e); err != nil {
+		return fmt.Errorf("store event %s: %w", typ, err)
+	}
+	// The webhooks' outbox rows, in this transaction: a crash loses none and invents none.
+	if we, ok := webhooks.RunEvent(run, e.Seq, now); ok {
+		if _, err := tx.EnqueueWebhookEvent(ctx, we); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func appendEvent(ctx context.Context, tx store.Tx, owner, runID string, typ carryon.EventType, data any, now time.Time) error {

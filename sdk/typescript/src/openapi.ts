@@ -730,6 +730,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the caller's webhooks, oldest first (never a secret) */
+        get: operations["get_webhooks"];
+        put?: never;
+        /** Subscribe a URL to run events, for the caller or one of their sessions (the answer shows the signing secret, once) */
+        post: operations["post_webhooks"];
+        delete?: never;
+        options?: never;
+        /**
+         * Headers of GET /v1/webhooks
+         * @description The status and headers GET /v1/webhooks would answer (List the caller's webhooks, oldest first (never a secret)); no body is sent.
+         */
+        head: operations["head_webhooks"];
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a webhook (never its secret) */
+        get: operations["get_webhooks_id"];
+        put?: never;
+        post?: never;
+        /** Delete a webhook and its delivery log */
+        delete: operations["delete_webhooks_id"];
+        options?: never;
+        /**
+         * Headers of GET /v1/webhooks/{id}
+         * @description The status and headers GET /v1/webhooks/{id} would answer (Get a webhook (never its secret)); no body is sent.
+         */
+        head: operations["head_webhooks_id"];
+        /** Change a webhook's URL or events, or pause and resume it */
+        patch: operations["patch_webhooks_id"];
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A webhook's delivery log, newest first (status, attempts, last error, response code) */
+        get: operations["get_webhooks_id_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Headers of GET /v1/webhooks/{id}/deliveries
+         * @description The status and headers GET /v1/webhooks/{id}/deliveries would answer (A webhook's delivery log, newest first (status, attempts, last error, response code)); no body is sent.
+         */
+        head: operations["head_webhooks_id_deliveries"];
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries/{did}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Queue a delivery again, now, with the same webhook-id */
+        post: operations["post_webhooks_id_deliveries_did_redeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give a webhook a new signing secret (shown once); the previous one keeps signing next to it for a while */
+        post: operations["post_webhooks_id_rotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -916,6 +1016,31 @@ export interface components {
         CreateUserResponse: {
             key: string;
             user: components["schemas"]["User"] | null;
+        };
+        Delivery: {
+            attempts: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            delivered_at?: string;
+            event_id: string;
+            event_type: string;
+            id: string;
+            last_error?: string;
+            /** Format: date-time */
+            next_attempt_at?: string;
+            /** @description any JSON value */
+            payload: unknown;
+            response_code?: number;
+            session_id?: string;
+            status: string;
+            /** Format: date-time */
+            updated_at: string;
+            webhook_id: string;
+        };
+        DeliveryPage: {
+            items: components["schemas"]["Delivery"][];
+            next_cursor?: string;
         };
         Event: {
             /** Format: date-time */
@@ -1151,6 +1276,11 @@ export interface components {
             admin?: boolean;
             name: string;
         };
+        NewWebhook: {
+            events: string[];
+            session_id?: string;
+            url: string;
+        };
         Problem: {
             active_run_id?: string;
             /** @enum {string} */
@@ -1179,6 +1309,10 @@ export interface components {
         RevisionPage: {
             items: components["schemas"]["MemoryRevision"][];
             next_cursor?: string;
+        };
+        Rotate: {
+            /** Format: int64 */
+            previous_valid_seconds?: number;
         };
         Run: {
             agent: string;
@@ -1339,6 +1473,28 @@ export interface components {
         UserList: {
             items: components["schemas"]["User"][];
             next_cursor?: string;
+        };
+        Webhook: {
+            /** Format: date-time */
+            created_at: string;
+            events: string[];
+            id: string;
+            paused: boolean;
+            /** Format: date-time */
+            previous_secret_expires_at?: string;
+            secret?: string;
+            session_id?: string;
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
+        };
+        WebhookList: {
+            items: components["schemas"]["Webhook"][];
+        };
+        WebhookPatch: {
+            events?: string[];
+            paused?: boolean;
+            url?: string;
         };
         WorkingMemoryState: {
             /** Format: int64 */
@@ -12451,6 +12607,1658 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_webhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: List the caller's webhooks, oldest first (never a secret) */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    post_webhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewWebhook"];
+            };
+        };
+        responses: {
+            /** @description Created: Subscribe a URL to run events, for the caller or one of their sessions (the answer shows the signing secret, once) */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: session_id names no session of the caller. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Conflict. `conflict`: the caller has the most webhooks a user may have (100). */
+            409: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "conflict";
+                        /** @constant */
+                        status?: 409;
+                    };
+                };
+            };
+            /** @description Request Entity Too Large. `payload_too_large`: the request body is over the server's limit. */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                        /** @constant */
+                        status?: 413;
+                    };
+                };
+            };
+            /** @description Unsupported Media Type. `unsupported_media_type`: the body's Content-Type is not one the route reads. */
+            415: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                        /** @constant */
+                        status?: 415;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    head_webhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: List the caller's webhooks, oldest first (never a secret) */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_webhooks_id: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description an id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Get a webhook (never its secret) */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_webhooks_id: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description an id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content: Delete a webhook and its delivery log */
+            204: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    head_webhooks_id: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description an id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Get a webhook (never its secret) */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    patch_webhooks_id: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description an id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookPatch"];
+            };
+        };
+        responses: {
+            /** @description OK: Change a webhook's URL or events, or pause and resume it */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Request Entity Too Large. `payload_too_large`: the request body is over the server's limit. */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                        /** @constant */
+                        status?: 413;
+                    };
+                };
+            };
+            /** @description Unsupported Media Type. `unsupported_media_type`: the body's Content-Type is not one the route reads. */
+            415: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                        /** @constant */
+                        status?: 415;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_webhooks_id_deliveries: {
+        parameters: {
+            query?: {
+                /** @description page size (default 100) */
+                limit?: number;
+                /** @description next_cursor of the previous page (opaque) */
+                cursor?: string;
+            };
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description an id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: A webhook's delivery log, newest first (status, attempts, last error, response code) */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryPage"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    head_webhooks_id_deliveries: {
+        parameters: {
+            query?: {
+                /** @description page size (default 100) */
+                limit?: number;
+                /** @description next_cursor of the previous page (opaque) */
+                cursor?: string;
+            };
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description an id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: A webhook's delivery log, newest first (status, attempts, last error, response code) */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryPage"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    post_webhooks_id_deliveries_did_redeliver: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description an id */
+                id: string;
+                /** @description an id */
+                did: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: Queue a delivery again, now, with the same webhook-id */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    post_webhooks_id_rotate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description an id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["Rotate"];
+            };
+        };
+        responses: {
+            /** @description OK: Give a webhook a new signing secret (shown once); the previous one keeps signing next to it for a while */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Request Entity Too Large. `payload_too_large`: the request body is over the server's limit. */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                        /** @constant */
+                        status?: 413;
+                    };
+                };
+            };
+            /** @description Unsupported Media Type. `unsupported_media_type`: the body's Content-Type is not one the route reads. */
+            415: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                        /** @constant */
+                        status?: 415;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
                     };
                 };
             };
