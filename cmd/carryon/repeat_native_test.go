@@ -92,6 +92,11 @@ func (h *repeatHub) nativeCases() []repeatCase {
 			must(t, h.srv.url, alice, "POST", "/v1/sessions/"+x.id+"/messages", appendBody("second"), 201)
 			return at(v1(alice, "DELETE", "/v1/sessions/"+x.id+"/messages/1", nil), ver(x))
 		}, state: sessionAnd("/v1/sessions/{id}/messages?include_deleted=true")},
+		{name: "PATCH /v1/sessions/{id}/working_memory", prepare: func(x *target) request {
+			x.id = fresh(map[string]any{})
+			return at(v1(alice, "PATCH", "/v1/sessions/"+x.id+"/working_memory", map[string]any{"patch": map[string]any{"goal": "patched once"}}), ver(x))
+		}, state: sessionAnd("/v1/sessions/{id}/working_memory/history")},
+		// The deprecated alias of the one above.
 		{name: "PATCH /v1/sessions/{id}/memory", prepare: func(x *target) request {
 			x.id = fresh(map[string]any{})
 			return at(v1(alice, "PATCH", "/v1/sessions/"+x.id+"/memory", map[string]any{"patch": map[string]any{"goal": "patched once"}}), ver(x))
