@@ -62,6 +62,7 @@ type Tx interface {
 	LongTerm
 	Forgetting
 	Retention
+	Schedules
 }
 
 // Users stores users and API keys.
