@@ -124,7 +124,7 @@ type ScheduleFilter struct {
 
 // SchedulePage is a page of schedules, newest first.
 type SchedulePage struct {
-	Schedules  []*Schedule `json:"schedules"`
+	Items      []*Schedule `json:"items"`
 	NextCursor string      `json:"next_cursor,omitempty"`
 }
 

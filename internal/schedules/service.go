@@ -227,7 +227,7 @@ func (s *Service) List(ctx context.Context, sessionID string, f carryon.Schedule
 			return nil, err
 		}
 	}
-	page := &carryon.SchedulePage{Schedules: []*carryon.Schedule{}}
+	page := &carryon.SchedulePage{Items: []*carryon.Schedule{}}
 	err = s.st.Read(ctx, func(tx store.Tx) error {
 		if sessionID != "" {
 			if _, err := tx.GetSession(ctx, own, sessionID); err != nil {
@@ -243,7 +243,7 @@ func (s *Service) List(ctx context.Context, sessionID string, f carryon.Schedule
 			last := list[limit-1]
 			page.NextCursor = encodeCursor(last.CreatedAt, last.ID)
 		}
-		page.Schedules = append(page.Schedules, list...)
+		page.Items = append(page.Items, list...)
 		return nil
 	})
 	if err != nil {
