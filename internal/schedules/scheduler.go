@@ -38,6 +38,15 @@ func (s *Service) Run(ctx context.Context) {
 // runs it started. Instances may call it at once: each due tick is claimed by one of them.
 func (s *Service) Tick(ctx context.Context) (int, error) {
 	fired := 0
+	// A read first: an idle scheduler commits nothing.
+	var due []*carryon.Schedule
+	if err := s.st.Read(ctx, func(tx store.Tx) error {
+		var err error
+		due, err = tx.DueSchedules(ctx, s.now(), 1)
+		return err
+	}); err != nil || len(due) == 0 {
+		return 0, err
+	}
 	for range maxClaims {
 		c, err := s.claimOne(ctx)
 		if err != nil {

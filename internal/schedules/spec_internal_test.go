@@ -73,4 +73,3 @@ func TestBadSpecs(t *testing.T) {
 		}
 	}
 }
-
