@@ -83,6 +83,8 @@ type Config struct {
 	LongTerm carryon.LongTermService
 	// Agents lists the agent profiles (GET /v1/agents); without it that route answers 501.
 	Agents carryon.AgentService
+	// Schedules owns the schedules; without it the schedule routes answer 501.
+	Schedules carryon.ScheduleService
 	// Context previews the model context of a session (GET /v1/sessions/{id}/context); without
 	// it that route answers 501.
 	Context func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)
@@ -138,6 +140,7 @@ type server struct {
 	runs           carryon.RunService
 	longTerm       carryon.LongTermService
 	agents         carryon.AgentService
+	schedules      carryon.ScheduleService
 	streamsDone    <-chan struct{}
 	context        func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)
 	logger         *slog.Logger
@@ -164,6 +167,7 @@ func NewServer(cfg Config) http.Handler {
 		runs:           cfg.Runs,
 		longTerm:       cfg.LongTerm,
 		agents:         cfg.Agents,
+		schedules:      cfg.Schedules,
 		streamsDone:    cfg.StreamsDone,
 		context:        cfg.Context,
 		logger:         cfg.Logger,
