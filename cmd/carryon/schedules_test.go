@@ -96,3 +96,33 @@ func TestSchedulesCommands(t *testing.T) {
 		t.Fatalf("get after rm: %v\n%s", err, out)
 	}
 }
+
+// TestScheduleClusterSurvivesKill: three instances on one PostgreSQL database fire one
+// every-second schedule on the real clock; one is SIGKILLed right after a tick and the others
+// go on. Every tick has at most one run (its request id names the tick), and ticks keep coming.
+func TestScheduleClusterSurvivesKill(t *testing.T) {
+	t.Parallel()
+	flags := []string{"--schedule-min-interval", "1s"}
+	c := startCluster(t, 3, nil, flags, flags, flags)
+	url := c.srvs[1].url
+	session := must(t, url, c.key, "POST", "/v1/sessions", map[string]any{}, 201).json(t)["id"].(string)
+	must(t, url, c.key, "POST", "/v1/sessions/"+session+"/schedules", map[string]any{"every": "1s", "message": "tick", "overlap": "enqueue"}, 201)
+	poll.Eventually(t, "two ticks' runs", func() bool {
+		ids, _ := scheduledRuns(t, url, c.key, session)
+		return len(ids) >= 2
+	})
+	c.srvs[0].kill()
+	before, _ := scheduledRuns(t, url, c.key, session)
+	poll.Eventually(t, "four more ticks after the kill", func() bool {
+		ids, _ := scheduledRuns(t, url, c.key, session)
+		return len(ids) >= len(before)+4
+	})
+	ids, _ := scheduledRuns(t, c.srvs[2].url, c.key, session)
+	seen := map[string]bool{}
+	for _, r := range ids {
+		if seen[r] {
+			t.Fatalf("two runs for the tick %s: %v", r, ids)
+		}
+		seen[r] = true
+	}
+}
