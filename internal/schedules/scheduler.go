@@ -172,6 +172,12 @@ func (s *Service) decide(ctx context.Context, tx store.Tx, sc *carryon.Schedule,
 	if late && sc.CatchUp == carryon.CatchUpNone {
 		return carryon.TickMissed, nil
 	}
+	if err := tx.LockOwner(ctx, sc.OwnerID); err != nil {
+		if carryon.ErrorCode(err) == carryon.EUNAUTHORIZED {
+			return carryon.TickSessionClosed, nil // the owner is being forgotten
+		}
+		return "", err
+	}
 	if err := tx.LockSession(ctx, sc.OwnerID, sc.SessionID); err != nil {
 		return "", err
 	}

@@ -292,7 +292,6 @@ func (s *Service) Update(ctx context.Context, id string, in carryon.ScheduleUpda
 				sc.Cron = *in.Cron
 			case in.Every != nil:
 				sc.Every = *in.Every
-				sc.CreatedAt = now // an interval counts from its change
 			default:
 				sc.At = utc(in.At)
 			}
@@ -318,11 +317,9 @@ func (s *Service) Update(ctx context.Context, id string, in carryon.ScheduleUpda
 			if sc.Status == carryon.ScheduleDone && !retime {
 				return nil, carryon.Errorf(carryon.EINVALID, "schedule %s is done; give it a new cron, every or at to use it again", id)
 			}
-			created := sc.CreatedAt
 			if err := s.arm(sc, paused, now); err != nil {
 				return nil, err
 			}
-			sc.CreatedAt = created
 		}
 		sc.UpdatedAt = now
 		return sc, tx.UpdateSchedule(ctx, sc)
