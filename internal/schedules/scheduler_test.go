@@ -320,3 +320,34 @@ func TestThreeInstancesOnePostgres(t *testing.T) {
 		}
 	}
 }
+
+// TestForgottenUserLeavesNoSchedule: forgetting a user deletes its schedules with its sessions,
+// and the scheduler has nothing left to fire.
+func TestForgottenUserLeavesNoSchedule(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	h := openHub(t, nil, clk, true)
+	as := user(t, h, "alice")
+	s := session(t, h, as)
+	sc, err := h.Schedules.Create(as, s.ID, carryon.NewSchedule{Every: "1m", Message: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Users.ForgetUser(carryon.NewTrustedContext(t.Context()), carryon.UserIDFromContext(as)); err != nil {
+		t.Fatal(err)
+	}
+	err = h.Store.Read(t.Context(), func(tx store.Tx) error {
+		due, err := tx.DueSchedules(t.Context(), sc.NextFireAt.Add(time.Hour), 0)
+		if err == nil && len(due) != 0 {
+			t.Errorf("schedules left after forgetting their owner: %+v", due[0])
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(sc.NextFireAt.Add(time.Minute))
+	if n := tick(t, h); n != 0 {
+		t.Fatalf("fired %d for a forgotten user", n)
+	}
+}
