@@ -89,6 +89,8 @@ type Hub struct {
 	Users carryon.UserService
 	// LongTerm owns the users' long-term memory.
 	LongTerm carryon.LongTermService
+	// Schedules owns the schedules; this process's scheduler fires them (docs/SCHEDULES.md).
+	Schedules carryon.ScheduleService
 	// Agents lists the agent profiles the runs use, with their tools.
 	Agents carryon.AgentService
 
@@ -125,7 +127,7 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Hub{Sessions: a.Sessions, Runs: a.Runs, Users: a.Users, LongTerm: a.LongTerm, Agents: a.Agents, app: a, tel: tel}, nil
+	return &Hub{Sessions: a.Sessions, Runs: a.Runs, Users: a.Users, LongTerm: a.LongTerm, Schedules: a.Schedules, Agents: a.Agents, app: a, tel: tel}, nil
 }
 
 // Preview is what the model of the session's agent profile would be sent now, as the caller.

@@ -41,6 +41,8 @@ var envBindings = []binding{
 	{flag: "lease-ttl", env: "CARRYON_LEASE_TTL"},
 	{flag: "workers", env: "CARRYON_WORKERS"},
 	{flag: "max-attempts", env: "CARRYON_MAX_ATTEMPTS"},
+	{flag: "schedule-min-interval", env: "CARRYON_SCHEDULE_MIN_INTERVAL"},
+	{flag: "no-scheduler", env: "CARRYON_NO_SCHEDULER"},
 	{flag: "tool-output-timeout", env: "CARRYON_TOOL_OUTPUT_TIMEOUT"},
 	{flag: "webhook-allow-http", env: "CARRYON_WEBHOOK_ALLOW_HTTP"},
 	{flag: "webhook-allow-private", env: "CARRYON_WEBHOOK_ALLOW_PRIVATE"},

@@ -84,7 +84,7 @@ func TestMCPStdio(t *testing.T) {
 		names = append(names, tl.Name)
 	}
 	slices.Sort(names)
-	want := []string{"append_messages", "create_session", "delete_message", "forget", "get_session", "list_sessions", "recall", "remember", "start_run", "update_working_memory"}
+	want := []string{"append_messages", "create_schedule", "create_session", "delete_message", "forget", "get_session", "list_schedules", "list_sessions", "recall", "remember", "start_run", "update_working_memory"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
@@ -115,7 +115,24 @@ func TestMCPStdio(t *testing.T) {
 		t.Fatalf("prompts/get: %v %v", prompt, err)
 	}
 
+	sched := mcpOK(t, alice, "create_schedule", map[string]any{"session_id": id, "cron": "0 8 * * 1-5", "timezone": "Europe/Paris", "message": "check the trains"})
+	if sched["status"] != "active" || sched["next_fire_at"] == nil {
+		t.Fatalf("create_schedule: %v", sched)
+	}
+	if code := mcpErrorCode(t, alice, "create_schedule", map[string]any{"session_id": id, "cron": "0 25 * * *", "message": "x"}); code != "invalid_request" {
+		t.Fatalf("create_schedule with a bad cron: %s", code)
+	}
+	if l := mcpOK(t, alice, "list_schedules", map[string]any{"session_id": id}); len(l["items"].([]any)) != 1 {
+		t.Fatalf("list_schedules: %v", l)
+	}
+
 	other := mcpProcess(t, "--server", srv.url, "--key", bob)
+	if l := mcpOK(t, other, "list_schedules", map[string]any{}); len(l["items"].([]any)) != 0 {
+		t.Fatalf("bob's list_schedules: %v", l)
+	}
+	if code := mcpErrorCode(t, other, "create_schedule", map[string]any{"session_id": id, "every": "1h", "message": "x"}); code != "not_found" {
+		t.Fatalf("bob's create_schedule on alice's session: %s", code)
+	}
 	if code := mcpErrorCode(t, other, "get_session", map[string]any{"session_id": id}); code != "not_found" {
 		t.Fatalf("bob's get_session of alice's session: %s", code)
 	}

@@ -33,6 +33,12 @@ var validBodies = map[string]any{
 	"POST /v1/runs/{id}/cancel":               map[string]any{},
 	"POST /v1/runs/{id}/approve":              map[string]any{"action_id": "act_x", "decision": "skip"},
 	"POST /v1/runs/{id}/tool_outputs":         map[string]any{"outputs": []any{map[string]any{"call_id": "call_x", "output": "x"}}},
+	"POST /v1/sessions/{id}/schedules":        map[string]any{"every": "1h", "message": "hijack"},
+	"GET /v1/sessions/{id}/schedules":         nil,
+	"GET /v1/schedules/{id}":                  nil,
+	"PATCH /v1/schedules/{id}":                map[string]any{"message": "hijacked"},
+	"DELETE /v1/schedules/{id}":               nil,
+	"POST /v1/schedules/{id}/run":             nil,
 }
 
 // queries holds the query a route needs to be well-formed.
@@ -53,6 +59,7 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 	must(t, srv.url, alice, "POST", "/v1/sessions/"+id+"/messages", appendBody("private"), 201)
 	runID := must(t, srv.url, alice, "POST", "/v1/sessions/"+id+"/runs", map[string]any{"message": "Plan the trip"}, 202).json(t)["id"].(string)
 	waitRun(t, srv, alice, runID)
+	schedID := must(t, srv.url, alice, "POST", "/v1/sessions/"+id+"/schedules", map[string]any{"cron": "0 8 1 1 *", "message": "yearly"}, 201).json(t)["id"].(string)
 	before := must(t, srv.url, alice, "GET", "/v1/sessions/"+id, nil, 200).body
 
 	checked := 0
@@ -61,6 +68,9 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 		owned := id
 		if strings.HasPrefix(rt.Pattern, "/v1/runs/{id}") {
 			owned = runID // a run of Alice's session
+		}
+		if strings.HasPrefix(rt.Pattern, "/v1/schedules/{id}") {
+			owned = schedID // a schedule of Alice's session
 		}
 		path := strings.NewReplacer("{id}", owned, "{seq}", "1").Replace(rt.Pattern) + queries[name]
 		switch rt.Auth {
@@ -106,6 +116,12 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 		t.Fatalf("bob lists alice's sessions: %v", p)
 	}
 	must(t, srv.url, bob, "POST", "/v1/chat", map[string]any{"session_id": id, "message": "continue"}, 404)
+	if sc := must(t, srv.url, alice, "GET", "/v1/schedules/"+schedID, nil, 200).json(t); sc["message"] != "yearly" {
+		t.Fatalf("alice's schedule changed: %v", sc)
+	}
+	if p := must(t, srv.url, bob, "GET", "/v1/schedules", nil, 200).json(t); len(p["items"].([]any)) != 0 {
+		t.Fatalf("bob lists alice's schedules: %v", p)
+	}
 	if n := must(t, srv.url, alice, "GET", "/v1/sessions/"+id+"/runs", nil, 200).json(t)["items"].([]any); len(n) != 1 {
 		t.Fatalf("alice's session has %d runs, want 1", len(n))
 	}

@@ -181,6 +181,10 @@ func (h *repeatHub) mcpCases() []repeatCase {
 		{name: "mcp remember", prepare: func(x *target) request {
 			return tool(alice, "remember", map[string]any{"key": "mcp-kept", "value": map[string]any{"editor": "vim"}})
 		}, state: func(x *target) string { return h.get(alice, "/v1/memories/notes/mcp-kept") }},
+		{name: "mcp create_schedule", prepare: func(x *target) request {
+			fresh(x)
+			return tool(alice, "create_schedule", map[string]any{"session_id": x.id, "cron": "0 8 1 1 *", "timezone": "Europe/Paris", "message": "yearly"})
+		}, state: func(x *target) string { return h.get(alice, "/v1/sessions/"+x.id+"/schedules") }},
 		{name: "mcp forget", prepare: func(x *target) request {
 			must(t, h.srv.url, alice, "PUT", "/v1/memories/notes/mcp-gone", map[string]any{"value": "x"}, 200)
 			return tool(alice, "forget", map[string]any{"namespace": "notes", "key": "mcp-gone"})

@@ -142,6 +142,26 @@ func (h *repeatHub) nativeCases() []repeatCase {
 		}, state: func(x *target) string {
 			return h.status(alice, "/v1/memories/doomed/gone") + h.get(alice, "/v1/memories?namespace=doomed")
 		}},
+		{name: "POST /v1/sessions/{id}/schedules", prepare: func(x *target) request {
+			x.id = fresh(map[string]any{})
+			return v1(alice, "POST", "/v1/sessions/"+x.id+"/schedules", map[string]any{"cron": "0 8 1 1 *", "message": "once a year"})
+		}, state: sessionAnd("/v1/sessions/{id}/schedules")},
+		{name: "PATCH /v1/schedules/{id}", prepare: func(x *target) request {
+			x.id = fresh(map[string]any{})
+			x.item = must(t, h.srv.url, alice, "POST", "/v1/sessions/"+x.id+"/schedules", map[string]any{"cron": "0 8 1 1 *", "message": "m"}, 201).json(t)["id"].(string)
+			return v1(alice, "PATCH", "/v1/schedules/"+x.item, map[string]any{"paused": true, "message": "changed once"})
+		}, state: func(x *target) string { return h.get(alice, "/v1/schedules/"+x.item) }},
+		{name: "DELETE /v1/schedules/{id}", prepare: func(x *target) request {
+			x.id = fresh(map[string]any{})
+			x.item = must(t, h.srv.url, alice, "POST", "/v1/sessions/"+x.id+"/schedules", map[string]any{"cron": "0 8 1 1 *", "message": "m"}, 201).json(t)["id"].(string)
+			return v1(alice, "DELETE", "/v1/schedules/"+x.item, nil)
+		}, state: func(x *target) string { return h.status(alice, "/v1/schedules/"+x.item) }},
+		{name: "POST /v1/schedules/{id}/run", prepare: func(x *target) request {
+			x.id = fresh(map[string]any{})
+			x.item = must(t, h.srv.url, alice, "POST", "/v1/sessions/"+x.id+"/schedules", map[string]any{"cron": "0 8 1 1 *", "message": "now", "overlap": "enqueue"}, 201).json(t)["id"].(string)
+			return v1(alice, "POST", "/v1/schedules/"+x.item+"/run", nil)
+		}, settle: func(x *target, a answer) { x.run = jsonField(t, a.body, "id"); waitRun(t, h.srv, alice, x.run) },
+			state: sessionAnd("/v1/sessions/{id}/runs")},
 		{name: "DELETE /v1/keys/{id}", prepare: func(x *target) request {
 			h.newUser("holder")
 			x.item = must(t, h.srv.url, alice, "POST", "/v1/users/holder/keys", nil, 201).json(t)["key"].(map[string]any)["id"].(string)

@@ -65,6 +65,8 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	logJSON := fs.Bool("log-json", false, "log as JSON lines instead of text")
 	leaseTTL := fs.Duration("lease-ttl", 15*time.Second, "how long a runner's lease on a run lasts without a heartbeat; a run whose runner died is taken over after it")
 	workers := fs.Int("workers", 8, "runs this instance executes at once; 0 serves the API and streams only")
+	schedMin := fs.Duration("schedule-min-interval", carryon.DefaultMinScheduleInterval, "the shortest every a schedule may have (docs/SCHEDULES.md)")
+	noScheduler := fs.Bool("no-scheduler", false, "fire no schedule in this process (another instance on the same database does)")
 	maxAttempts := fs.Int("max-attempts", 5, "a run whose runner died this many times is parked as failed")
 	toolOutputTimeout := fs.Duration("tool-output-timeout", carryon.DefaultToolOutputTimeout, "a run that waits this long for a client's tool outputs fails")
 	otlpEndpoint := fs.String("otlp-endpoint", "", "send traces to this OTLP/HTTP endpoint (e.g. http://localhost:4318); empty: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT, else no tracing")
@@ -143,6 +145,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		MaxAttempts: *maxAttempts, ToolOutputTimeout: *toolOutputTimeout, Logger: log, Getenv: getenv, Telemetry: tel,
 		Webhooks: webhooks.WorkerConfig{Policy: webhooks.Policy{AllowHTTP: *whAllowHTTP, AllowPrivate: *whAllowPrivate},
 			Timeout: *whTimeout, RetryFor: *whRetryFor, MinBackoff: *whMinBackoff, MaxBackoff: *whMaxBackoff, Registerer: reg},
+		ScheduleMinInterval: *schedMin, NoScheduler: *noScheduler,
 		Instrument: func(kind string, d time.Duration, err error) {
 			outcome := "ok"
 			switch {
@@ -172,9 +175,10 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Sessions:    ss, Users: us, Runs: rs, LongTerm: ms, Webhooks: h.Webhooks, Logger: log, Ready: h.Ping, MaxBodyBytes: *maxBody,
 		BodyReadTimeout: *bodyTimeout, MaxRequestsPerUser: *maxRequests, MaxStreamsPerUser: *maxStreams,
 		RequireVersion: *requireVersion, Registry: reg, Telemetry: tel,
-		Agents:  set,
-		Context: h.Preview,
-		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Logger: log,
+		Agents:    set,
+		Schedules: h.Schedules,
+		Context:   h.Preview,
+		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Schedules: h.Schedules, Logger: log,
 			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody, Writes: tel}),
 		UI: webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
 		Doors: []httpapi.FrontDoor{

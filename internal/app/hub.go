@@ -19,6 +19,7 @@ import (
 	"github.com/carryon-hub/carryon/internal/agents"
 	"github.com/carryon-hub/carryon/internal/longterm"
 	"github.com/carryon-hub/carryon/internal/runs"
+	"github.com/carryon-hub/carryon/internal/schedules"
 	"github.com/carryon-hub/carryon/internal/sessions"
 	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/internal/telemetry"
@@ -68,6 +69,12 @@ type Options struct {
 	LeaseTTL          time.Duration
 	MaxAttempts       int
 	ToolOutputTimeout time.Duration
+	// ScheduleMinInterval is the shortest every a schedule may have (zero:
+	// carryon.DefaultMinScheduleInterval). NoScheduler fires no schedule in this process (another
+	// process's scheduler does); Now, when set, is the schedules' clock (tests).
+	ScheduleMinInterval time.Duration
+	NoScheduler         bool
+	Now                 func() time.Time
 	// Logger logs the background work; default discards.
 	Logger *slog.Logger
 	// Getenv reads the environment for the default profile's provider keys and the test tools
@@ -95,6 +102,8 @@ type Hub struct {
 	Users *users.Service
 	// LongTerm owns the users' long-term memory.
 	LongTerm *longterm.Service
+	// Schedules owns the schedules; its scheduler fires them in this process (unless NoScheduler).
+	Schedules *schedules.Service
 	// Agents are the agent profiles the runs use.
 	Agents *agents.Set
 	// Webhooks owns the users' webhooks and their delivery logs; its worker delivers the
@@ -174,6 +183,8 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 	h.Runs = runs.New(st, h.Sessions, nil, runs.Config{Logger: opt.Logger, LeaseTTL: opt.LeaseTTL, MaxAttempts: opt.MaxAttempts,
 		Workers: workers, Agents: h.profiles, ToolOutputTimeout: opt.ToolOutputTimeout, Telemetry: tel})
 	h.Sessions.EndRunsWith(h.Runs) // forgetting a user stops its runs before their rows go
+	h.Schedules = schedules.New(st, h.Runs, schedules.Config{Now: opt.Now, MinInterval: opt.ScheduleMinInterval,
+		RequestIDTTL: opt.RequestIDTTL, Logger: opt.Logger, Telemetry: tel})
 	bgCtx, stop := context.WithCancel(context.Background())
 	h.stop = stop
 	h.bg.Go(func() { h.Sessions.RunSweeper(bgCtx, opt.SweepInterval, opt.Logger) })
@@ -188,6 +199,9 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 	h.bg.Go(func() { worker.Run(bgCtx) })
 	if workers > 0 {
 		h.bg.Go(func() { h.Runs.Work(bgCtx) })
+	}
+	if !opt.NoScheduler {
+		h.bg.Go(func() { h.Schedules.Run(bgCtx) })
 	}
 	return h, nil
 }

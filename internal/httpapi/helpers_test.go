@@ -24,6 +24,7 @@ import (
 	"github.com/carryon-hub/carryon/internal/openapicheck"
 	"github.com/carryon-hub/carryon/internal/pgtest"
 	"github.com/carryon-hub/carryon/internal/runs"
+	"github.com/carryon-hub/carryon/internal/schedules"
 	"github.com/carryon-hub/carryon/internal/sessions"
 	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/internal/tool"
@@ -144,12 +145,13 @@ func newEnvOnWith(t testing.TB, db store.Store, opt envOptions, change func(*htt
 	go func() { rs.Work(workCtx); close(worked) }()
 	t.Cleanup(func() { stopWork(); <-worked })
 	cfg := httpapi.Config{
-		Sessions: e.sessions,
-		Users:    e.users,
-		Runs:     rs,
-		LongTerm: e.longTerm,
-		Webhooks: webhooks.NewService(db, webhooks.Policy{AllowHTTP: true, AllowPrivate: true}, nil, nil),
-		Agents:   profiles,
+		Sessions:  e.sessions,
+		Users:     e.users,
+		Runs:      rs,
+		LongTerm:  e.longTerm,
+		Webhooks:  webhooks.NewService(db, webhooks.Policy{AllowHTTP: true, AllowPrivate: true}, nil, nil),
+		Agents:    profiles,
+		Schedules: schedules.New(db, rs, schedules.Config{}),
 		Context: func(ctx context.Context, id string) (*carryon.ContextPreview, error) {
 			return builder.Preview(ctx, id, "scripted")
 		},

@@ -40,9 +40,10 @@ func TestOpenAPIDeclaresEdgeAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	me := decodeBody[carryon.User](t, e.json("GET", "/v1/me", e.aliceKey, ""))
+	sc := decodeBody[carryon.Schedule](t, e.json("POST", "/v1/sessions/"+s.ID+"/schedules", e.aliceKey, `{"cron":"0 8 * * *","message":"morning"}`))
 
 	hook := decodeBody[struct{ ID string }](t, e.json("POST", "/v1/webhooks", e.aliceKey, `{"url":"https://127.0.0.1:9/hook","events":["run.completed"]}`))
-	ids := strings.NewReplacer("/v1/webhooks/{id}", "/v1/webhooks/"+hook.ID, "{id}/keys", me.ID+"/keys", "/v1/users/{id}", "/v1/users/"+me.ID, "/v1/runs/{id}", "/v1/runs/"+runID, "{id}", s.ID, "{namespace}", "notes", "{key}", "tea")
+	ids := strings.NewReplacer("/v1/webhooks/{id}", "/v1/webhooks/"+hook.ID, "/v1/schedules/{id}", "/v1/schedules/"+sc.ID, "{id}/keys", me.ID+"/keys", "/v1/users/{id}", "/v1/users/"+me.ID, "/v1/runs/{id}", "/v1/runs/"+runID, "{id}", s.ID, "{namespace}", "notes", "{key}", "tea")
 	heads := 0
 	for _, rt := range httpapi.Routes() {
 		if rt.Method != "GET" {
@@ -53,7 +54,7 @@ func TestOpenAPIDeclaresEdgeAnswers(t *testing.T) {
 			path += "?from=0&to=1"
 		}
 		a := e.json("HEAD", path, e.adminKey, "")
-		if strings.HasPrefix(path, "/v1/sessions/") || strings.HasPrefix(path, "/v1/runs/") || strings.HasPrefix(path, "/v1/memories") || strings.HasPrefix(path, "/v1/webhooks") {
+		if strings.HasPrefix(path, "/v1/sessions/") || strings.HasPrefix(path, "/v1/runs/") || strings.HasPrefix(path, "/v1/memories") || strings.HasPrefix(path, "/v1/webhooks") || strings.HasPrefix(path, "/v1/schedules") {
 			a = e.json("HEAD", path, e.aliceKey, "")
 		}
 		if a.status != http.StatusOK || len(a.body) != 0 || a.header.Get("Content-Type") == "" {

@@ -85,6 +85,8 @@ type Config struct {
 	Webhooks Webhooks
 	// Agents lists the agent profiles (GET /v1/agents); without it that route answers 501.
 	Agents carryon.AgentService
+	// Schedules owns the schedules; without it the schedule routes answer 501.
+	Schedules carryon.ScheduleService
 	// Context previews the model context of a session (GET /v1/sessions/{id}/context); without
 	// it that route answers 501.
 	Context func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)
@@ -141,6 +143,7 @@ type server struct {
 	longTerm       carryon.LongTermService
 	agents         carryon.AgentService
 	webhooks       Webhooks
+	schedules      carryon.ScheduleService
 	streamsDone    <-chan struct{}
 	context        func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)
 	logger         *slog.Logger
@@ -168,6 +171,7 @@ func NewServer(cfg Config) http.Handler {
 		longTerm:       cfg.LongTerm,
 		agents:         cfg.Agents,
 		webhooks:       cfg.Webhooks,
+		schedules:      cfg.Schedules,
 		streamsDone:    cfg.StreamsDone,
 		context:        cfg.Context,
 		logger:         cfg.Logger,

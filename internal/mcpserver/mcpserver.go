@@ -58,6 +58,8 @@ type Config struct {
 	// LongTerm backs remember, recall, forget and the memories resource; without it they
 	// answer not_implemented.
 	LongTerm carryon.LongTermService
+	// Schedules backs create_schedule and list_schedules; without it they are not offered.
+	Schedules carryon.ScheduleService
 	// MaxBodyBytes limits the body of an HTTP request to Handler; 0 means the SDK's default
 	// (4 MiB), as the API's own default.
 	MaxBodyBytes int64
@@ -87,14 +89,15 @@ type WriteCounter interface {
 
 // server holds the services the handlers call.
 type server struct {
-	sessions carryon.SessionService
-	runs     carryon.RunService
-	longTerm carryon.LongTermService
-	runWait  time.Duration
-	logger   *slog.Logger
-	showErrs bool
-	needVer  bool
-	writes   WriteCounter
+	sessions  carryon.SessionService
+	runs      carryon.RunService
+	longTerm  carryon.LongTermService
+	schedules carryon.ScheduleService
+	runWait   time.Duration
+	logger    *slog.Logger
+	showErrs  bool
+	needVer   bool
+	writes    WriteCounter
 }
 
 // New returns the MCP server with carryon's tools, resource templates and prompt. It panics when
@@ -103,7 +106,7 @@ func New(cfg Config) *mcp.Server {
 	if cfg.Sessions == nil {
 		panic("mcpserver.New: Config.Sessions is required")
 	}
-	s := &server{sessions: cfg.Sessions, runs: cfg.Runs, longTerm: cfg.LongTerm, runWait: cfg.RunWait,
+	s := &server{sessions: cfg.Sessions, runs: cfg.Runs, longTerm: cfg.LongTerm, schedules: cfg.Schedules, runWait: cfg.RunWait,
 		logger: cfg.Logger, showErrs: cfg.ShowInternalErrors, needVer: cfg.RequireVersion, writes: cfg.Writes}
 	if s.runWait <= 0 {
 		s.runWait = DefaultRunWait
@@ -119,6 +122,7 @@ func New(cfg Config) *mcp.Server {
 	s.addSessionTools(srv)
 	s.addLongTermTools(srv)
 	s.addRunTools(srv)
+	s.addScheduleTools(srv)
 	s.addResources(srv)
 	s.addPrompts(srv)
 	return srv

@@ -462,3 +462,24 @@ func appendTrigger(ctx context.Context, tx store.Tx, sess *carryon.Session, run 
 	run.TriggerSeq = res.Messages[len(res.Messages)-1].Seq
 	return nil
 }
+
+// StartInTx starts a run on the owner's session inside the caller's write transaction tx, at
+// now, under the multitask policy (reject or enqueue) and with key as the run's request id: the
+// scheduler starts a tick's run in the transaction that claims the tick. The caller has taken the
+// session's lock (tx.LockSession) and, once tx committed, calls Started with the run.
+func (s *Service) StartInTx(ctx context.Context, tx store.Tx, owner, sessionID string, in carryon.NewRun, policy carryon.Multitask, key string, now time.Time) (*carryon.Run, error) {
+	if policy != carryon.MultitaskReject && policy != carryon.MultitaskEnqueue {
+		return nil, carryon.Errorf(carryon.EINVALID, "multitask must be reject or enqueue, not %q", policy)
+	}
+	if err := validMessage(in.Message); err != nil {
+		return nil, err
+	}
+	return s.startTx(ctx, sessionID, in, policy, key, nil)(tx, owner, now.UTC().Truncate(time.Microsecond))
+}
+
+// Started tells the runners and the run's followers in this process of a run StartInTx started,
+// once its transaction committed.
+func (s *Service) Started(runID string) {
+	s.notify.local(runID)
+	s.Wake()
+}

@@ -63,6 +63,7 @@ type Tx interface {
 	Forgetting
 	Retention
 	Webhooks
+	Schedules
 }
 
 // Users stores users and API keys.

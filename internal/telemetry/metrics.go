@@ -29,6 +29,7 @@ type metrics struct {
 	purged        *prometheus.CounterVec
 	replays       *prometheus.CounterVec
 	conflicts     *prometheus.CounterVec
+	schedules     *scheduleMetrics
 }
 
 // durationBuckets are the bucket bounds of the duration histograms, in seconds (the GenAI
@@ -103,6 +104,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.modelDuration, m.tokens, m.toolCalls, m.toolDuration, m.sweeps, m.purged, m.replays, m.conflicts} {
 		reg.MustRegister(c)
 	}
+	m.schedules = newScheduleMetrics(reg)
 	// The series of known label values exist from the start (at 0), so that rates and alerts
 	// see them before the first event.
 	for _, sw := range []string{"sessions", "long_term"} {
