@@ -39,7 +39,7 @@ func applyOnce(ctx context.Context, db store.Store, key string, attempt int) err
 }
 
 // faultWriters runs n writers of keys k<writer>_<i>, each retrying a request until it succeeds;
-// every failure must be EUNAVAILABLE. It returns the count of unavailable answers seen and a
+// every failure must be EUNAVAILABLE (or EINFLIGHT, see below). It returns the count of unavailable answers seen and a
 // function that stops the writers and returns the first unexpected error.
 func faultWriters(t *testing.T, db store.Store, n int) (applied, unavailable *atomic.Int64, stop func() error) {
 	t.Helper()
@@ -61,13 +61,19 @@ func faultWriters(t *testing.T, db store.Store, n int) (applied, unavailable *at
 					if ctx.Err() != nil {
 						return
 					}
-					if !errors.Is(err, store.ErrUnavailable) || carryon.ErrorCode(err) != carryon.EUNAVAILABLE {
+					// An attempt cut off mid-transaction may still hold its request id on the
+					// server until the server notices the dead connection: the retry is told
+					// request_in_flight, which a client retries as well.
+					inFlight := carryon.ErrorCode(err) == carryon.EINFLIGHT
+					if !inFlight && (!errors.Is(err, store.ErrUnavailable) || carryon.ErrorCode(err) != carryon.EUNAVAILABLE) {
 						mu.Lock()
 						first = errors.Join(first, fmt.Errorf("%s attempt %d: %w", key, attempt, err))
 						mu.Unlock()
 						return
 					}
-					unavailable.Add(1)
+					if !inFlight {
+						unavailable.Add(1)
+					}
 					select { // a client's pause before it retries
 					case <-ctx.Done():
 						return
@@ -218,4 +224,57 @@ func TestFaultAdminShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkOnce(t, dsn)
+}
+
+// TestFaultListenResubscribes cuts the listener's connection: Listen reconnects, says so with
+// store.Resubscribed (what was sent meanwhile is lost, and the caller catches up from the store),
+// and delivers the notifications sent after.
+func TestFaultListenResubscribes(t *testing.T) {
+	dsn := newSchema(t)
+	proxy, via := pgtest.NewProxyFor(t, dsn)
+	sender, receiver := open(t, dsn), open(t, via)
+	got := make(chan string, 1000)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- receiver.Listen(ctx, "carryon_fault", func(p string) { got <- p }) }()
+	defer func() { cancel(); <-done }()
+
+	// received sends payload until it arrives, and reports whether Resubscribed came first.
+	received := func(payload string) (resubscribed bool) {
+		t.Helper()
+		deadline := time.After(30 * time.Second)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if err := sender.Notify(t.Context(), "carryon_fault", payload); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				select {
+				case p := <-got:
+					if p == store.Resubscribed {
+						resubscribed = true
+						continue
+					}
+					if p == payload {
+						return resubscribed
+					}
+					continue
+				case <-tick.C:
+				case <-deadline:
+					t.Fatalf("notification %q never arrived", payload)
+				}
+				break
+			}
+		}
+	}
+	if received("before") {
+		t.Fatal("Resubscribed before any connection was lost")
+	}
+	for i := range 3 {
+		proxy.Cut()
+		if !received(fmt.Sprintf("after cut %d", i)) {
+			t.Fatalf("no Resubscribed after cut %d", i)
+		}
+	}
 }

@@ -1764,7 +1764,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service Unavailable. `unavailable`: the server is not ready (its database does not answer). */
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
             503: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
@@ -1850,7 +1850,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service Unavailable. `unavailable`: the server is not ready (its database does not answer). */
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
             503: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
@@ -1972,6 +1972,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -2073,6 +2091,24 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -2343,6 +2379,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -2558,6 +2612,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -2662,6 +2734,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -2763,6 +2853,24 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -2894,6 +3002,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -3019,6 +3145,24 @@ export interface operations {
                         code?: "not_implemented";
                         /** @constant */
                         status?: 501;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -3181,6 +3325,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -3321,6 +3483,24 @@ export interface operations {
                         code?: "not_implemented";
                         /** @constant */
                         status?: 501;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -3542,6 +3722,24 @@ export interface operations {
                         code?: "not_implemented";
                         /** @constant */
                         status?: 501;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -3781,6 +3979,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -3921,6 +4137,24 @@ export interface operations {
                         code?: "not_implemented";
                         /** @constant */
                         status?: 501;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -4065,6 +4299,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -4203,6 +4455,24 @@ export interface operations {
                         code?: "not_implemented";
                         /** @constant */
                         status?: 501;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -4352,6 +4622,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -4495,6 +4783,24 @@ export interface operations {
                         code?: "not_implemented";
                         /** @constant */
                         status?: 501;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -4732,6 +5038,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -4949,6 +5273,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -5099,6 +5441,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -5246,6 +5606,24 @@ export interface operations {
                         code?: "not_implemented";
                         /** @constant */
                         status?: 501;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -5483,6 +5861,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -5593,6 +5989,24 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -5792,6 +6206,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -5902,6 +6334,24 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -6042,6 +6492,24 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -6279,6 +6747,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -6416,6 +6902,24 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -6673,6 +7177,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -6910,6 +7432,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -7051,6 +7591,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -7189,6 +7747,24 @@ export interface operations {
                         code?: "not_implemented";
                         /** @constant */
                         status?: 501;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -7413,6 +7989,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -7538,6 +8132,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -7660,6 +8272,24 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -7918,6 +8548,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -8047,6 +8695,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -8173,6 +8839,24 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -8307,6 +8991,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -8435,6 +9137,24 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -8570,6 +9290,24 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -8828,6 +9566,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -8960,6 +9716,24 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -9219,6 +9993,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -9456,6 +10248,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -9599,6 +10409,24 @@ export interface operations {
                         code?: "not_implemented";
                         /** @constant */
                         status?: 501;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -9890,6 +10718,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -10036,6 +10882,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -10159,6 +11023,24 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -10341,6 +11223,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -10464,6 +11364,24 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -10608,6 +11526,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -10749,7 +11685,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service Unavailable. `unavailable`: the server is not ready (its database does not answer). */
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
             503: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
@@ -10908,6 +11844,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -11054,6 +12008,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
             /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
             default: {
                 headers: {
@@ -11194,6 +12166,24 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
@@ -11340,6 +12330,24 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
                     };
                 };
             };
