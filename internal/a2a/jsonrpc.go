@@ -88,10 +88,21 @@ func errorOf(err error) *errorObject {
 	case carryon.ENOTIMPLEMENTED:
 		out.Code = codeUnsupported
 	}
-	if wire.StatusOf(code) >= 500 {
+	if code != carryon.EUNAVAILABLE && wire.StatusOf(code) >= 500 {
 		out.Code, out.Message, out.Data = codeInternal, "internal error", map[string]any{"carryon_code": carryon.EINTERNAL}
 	}
 	return out
+}
+
+// errorStatus is the HTTP status of a JSON-RPC error answer: 200, as JSON-RPC over HTTP has it,
+// except when the server or its database is unavailable, which is 503 with Retry-After so that
+// HTTP clients and load balancers retry it like any other door's.
+func errorStatus(w http.ResponseWriter, err error) int {
+	if carryon.ErrorCode(err) == carryon.EUNAVAILABLE {
+		wire.SetRetryAfter(w.Header(), err)
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusOK
 }
 
 // writeRefusal answers a request the door refuses as a whole (no key, a path it does not serve,
@@ -110,9 +121,7 @@ func writeRefusal(w http.ResponseWriter, err error, status ...int) {
 		e.Code = codeInvalidRequest
 	case carryon.ETOOLARGE, carryon.ETIMEOUT, carryon.ETOOMANY, carryon.EINFLIGHT, carryon.EBUSY:
 		e.Code = codeInvalidRequest
-		if code == carryon.ETOOMANY || code == carryon.EINFLIGHT || code == carryon.EBUSY {
-			w.Header().Set("Retry-After", "1")
-		}
+		wire.SetRetryAfter(w.Header(), err)
 	case carryon.ENOTFOUND:
 		e.Code = codeMethodNotFound
 	}

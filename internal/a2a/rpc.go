@@ -60,7 +60,7 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, agent string)
 	}
 	answer := func(result any, err error) {
 		if err != nil {
-			writeJSON(w, http.StatusOK, response{JSONRPC: "2.0", ID: id, Error: errorOf(err)})
+			writeJSON(w, errorStatus(w, err), response{JSONRPC: "2.0", ID: id, Error: errorOf(err)})
 			return
 		}
 		writeJSON(w, http.StatusOK, response{JSONRPC: "2.0", ID: id, Result: result})

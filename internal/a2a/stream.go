@@ -39,7 +39,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, id json.RawMess
 		t, err = h.taskAt(ctx, d, runID, nil)
 	}
 	if err != nil {
-		writeJSON(w, http.StatusOK, response{JSONRPC: "2.0", ID: id, Error: errorOf(err)})
+		writeJSON(w, errorStatus(w, err), response{JSONRPC: "2.0", ID: id, Error: errorOf(err)})
 		return
 	}
 	sse := wire.StartSSE(w)

@@ -3,7 +3,6 @@ package agui
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/wire"
@@ -27,12 +26,8 @@ func writeError(w http.ResponseWriter, err error) {
 	code, msg := codeMessage(err)
 	status := wire.StatusOf(code)
 	switch code {
-	case carryon.EBUSY, carryon.EINFLIGHT, carryon.ETOOMANY:
-		secs := 1
-		if e, ok := carryon.AsError(err); ok && e.RetryAfterSeconds > 0 {
-			secs = e.RetryAfterSeconds
-		}
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	case carryon.EBUSY, carryon.EINFLIGHT, carryon.ETOOMANY, carryon.EUNAVAILABLE:
+		wire.SetRetryAfter(w.Header(), err)
 	case carryon.EUNAUTHORIZED:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="carryon"`)
 	}

@@ -19,9 +19,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusInternalServerError {
 		code, msg = carryon.EINTERNAL, "internal error"
 	}
-	if code == carryon.EBUSY {
-		w.Header().Set("Retry-After", "1")
-	}
+	wire.SetRetryAfter(w.Header(), err)
 	writeProblem(w, r, status, code, msg)
 }
 

@@ -62,7 +62,7 @@ var codeMeaning = map[string]string{
 	carryon.ETOOMANY:        "the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After",
 	carryon.EUNSUPPORTED:    "the body's Content-Type is not one the route reads",
 	carryon.EINTERNAL:       "an unexpected failure; the server logs it and the answer says nothing more",
-	carryon.EUNAVAILABLE:    "the server is not ready (its database does not answer)",
+	carryon.EUNAVAILABLE:    "the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once",
 	carryon.ENOTIMPLEMENTED: "this server is not configured for this route",
 }
 
@@ -95,7 +95,9 @@ func problemCodes(rt *Route) []string {
 	codes := []string{carryon.EINVALID, carryon.EINTERNAL}
 	add := func(cs ...string) { codes = append(codes, cs...) }
 	if rt.Auth != AuthPublic {
-		add(carryon.EUNAUTHORIZED, carryon.ETOOMANY)
+		// Authenticating reads the key from the database: any route with a key can find it
+		// unavailable.
+		add(carryon.EUNAUTHORIZED, carryon.ETOOMANY, carryon.EUNAVAILABLE)
 	}
 	if rt.Auth == AuthAdmin {
 		add(carryon.EFORBIDDEN)

@@ -64,11 +64,7 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.String("http_request_id", w.Header().Get("X-Request-Id")), slog.Any("err", err))
 	}
-	if e, ok := carryon.AsError(err); ok && e.RetryAfterSeconds > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfterSeconds))
-	} else if p.Code == carryon.EINFLIGHT {
-		w.Header().Set("Retry-After", "1")
-	}
+	wire.SetRetryAfter(w.Header(), err)
 	if p.Code == carryon.ETIMEOUT {
 		w.Header().Set("Connection", "close") // the rest of the body may still be on its way
 	}

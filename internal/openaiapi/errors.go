@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/wire"
@@ -62,12 +61,8 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	switch code {
 	case carryon.EVERSION, carryon.EKEYREUSED:
 		w.Header().Set("x-should-retry", "false")
-	case carryon.EBUSY, carryon.EINFLIGHT, carryon.ETOOMANY:
-		secs := 1
-		if e, ok := carryon.AsError(err); ok && e.RetryAfterSeconds > 0 {
-			secs = e.RetryAfterSeconds
-		}
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	case carryon.EBUSY, carryon.EINFLIGHT, carryon.ETOOMANY, carryon.EUNAVAILABLE:
+		wire.SetRetryAfter(w.Header(), err)
 	case carryon.EUNAUTHORIZED:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="carryon"`)
 	}

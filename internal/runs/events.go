@@ -69,6 +69,21 @@ func (b *broker) local(runID string) {
 	}
 }
 
+// localAll wakes every follower in this process: after the Notifier re-subscribed, any of their
+// runs may have changed while it was not listening, so each reads the store again.
+func (b *broker) localAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, subs := range b.subs {
+		for ch := range subs {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
 // ownBatch is how many events a stream reads at a time when it reads the store itself.
 const ownBatch = 100
 

@@ -58,6 +58,16 @@ func (s *Service) Listen(ctx context.Context) {
 		return
 	}
 	_ = s.notify.remote.Listen(ctx, notifyChannel, func(runID string) {
+		if runID == store.Resubscribed {
+			// The listener lost its connection and listens again: what was announced meanwhile
+			// is lost, so every stream, runner and running run here catches up from the store.
+			s.notify.localAll()
+			s.Wake()
+			for _, r := range s.runningAll() {
+				go s.checkStop(ctx, r)
+			}
+			return
+		}
 		s.notify.local(runID)
 		s.Wake()
 		if r := s.runningHere(runID); r != nil {
@@ -77,6 +87,17 @@ func (s *Service) runningHere(runID string) *running {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.running[runID]
+}
+
+// runningAll returns the runs executing in this process.
+func (s *Service) runningAll() []*running {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*running, 0, len(s.running))
+	for _, r := range s.running {
+		out = append(out, r)
+	}
+	return out
 }
 
 // stopHere cancels the run if it executes in this process: a model call in progress is abandoned;
@@ -376,10 +397,17 @@ func (s *Service) finish(ctx context.Context, run *carryon.Run, status carryon.R
 
 // heartbeat renews the run's lease and keeps its session alive until ctx is done. When the run was
 // taken over it cancels the run; when a stop was requested (here or through another instance) it
-// stops the run, abandoning a model call in progress.
+// stops the run, abandoning a model call in progress. When the lease cannot be renewed (the
+// database is unavailable) and would run out before the next heartbeat, it stops the run as lost:
+// another runner may take it over once the lease is over, so this one must start no further effect
+// (the fenced writes would refuse it anyway) nor record an end.
 func (s *Service) heartbeat(ctx context.Context, run *carryon.Run) {
 	t := time.NewTicker(s.cfg.Heartbeat)
 	defer t.Stop()
+	leaseEnd := s.now().Add(s.cfg.LeaseTTL)
+	if run.LeaseExpiresAt != nil {
+		leaseEnd = *run.LeaseExpiresAt
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -387,7 +415,11 @@ func (s *Service) heartbeat(ctx context.Context, run *carryon.Run) {
 		case <-t.C:
 		}
 		var stop string
-		err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		var lease time.Time
+		// A renewal that has not committed by the end of the lease is too late: it is abandoned
+		// (a stalled database), and the run stops below.
+		wctx, cancel := context.WithTimeout(ctx, leaseEnd.Sub(s.now()))
+		err := s.st.Write(wctx, func(ctx context.Context, tx store.Tx) error {
 			now := s.now()
 			r, err := tx.GetRun(ctx, run.OwnerID, run.ID)
 			if err != nil {
@@ -397,17 +429,25 @@ func (s *Service) heartbeat(ctx context.Context, run *carryon.Run) {
 				return carryon.Errorf(carryon.EFENCED, "run %s moved to attempt %d (%s)", r.ID, r.Attempt, r.Status)
 			}
 			stop = r.StopRequested
-			lease := now.Add(s.cfg.LeaseTTL)
+			lease = now.Add(s.cfg.LeaseTTL)
 			r.LeaseExpiresAt, r.UpdatedAt = &lease, now
 			if err := tx.UpdateRun(ctx, r, run.Attempt); err != nil {
 				return err
 			}
 			return keepSessionAlive(ctx, tx, r, now)
 		})
+		cancel()
+		if err == nil {
+			leaseEnd = lease
+		}
 		switch {
 		case carryon.ErrorCode(err) == carryon.EFENCED:
 			s.log.Warn("lease lost", "run", run.ID, "attempt", run.Attempt, "err", err)
 			s.stopHere(run.ID, err)
+			return
+		case err != nil && ctx.Err() == nil && !s.now().Add(s.cfg.Heartbeat).Before(leaseEnd):
+			s.log.Warn("lease not renewed before it ends; stopping the run before its next effect", "run", run.ID, "attempt", run.Attempt, "lease_end", leaseEnd, "err", err)
+			s.stopHere(run.ID, carryon.Errorf(carryon.EFENCED, "the lease of run %s (attempt %d) could not be renewed before it ended; another runner may take the run over", run.ID, run.Attempt))
 			return
 		case err != nil && ctx.Err() == nil:
 			s.log.Error("heartbeat", "run", run.ID, "err", err)

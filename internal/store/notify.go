@@ -8,13 +8,19 @@ import "context"
 // an event (a stop request).
 const RunsChannel = "carryon_runs"
 
+// Resubscribed is the payload a Notifier's Listen hands its fn when it listens again after a lost
+// connection (it is no payload anyone sends: those are non-empty run ids).
+const Resubscribed = ""
+
 // Notifier is implemented by drivers whose database can wake other processes (PostgreSQL's
 // LISTEN/NOTIFY). Without one, processes see each other's changes by polling.
 type Notifier interface {
 	// Notify sends payload to every listener of channel, in any process.
 	Notify(ctx context.Context, channel, payload string) error
 	// Listen calls fn for every payload sent to channel until ctx is done, reconnecting after
-	// connection failures. It returns ctx's error.
+	// connection failures. Payloads sent while it was not connected are lost: once it listens
+	// again after a failure it calls fn(Resubscribed), and the caller catches up from the store.
+	// It returns ctx's error.
 	Listen(ctx context.Context, channel string, fn func(payload string)) error
 }
 

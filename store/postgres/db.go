@@ -58,16 +58,27 @@ import (
 
 // DB is an open PostgreSQL database (a connection pool); it implements store.Store.
 type DB struct {
-	pool    *pgxpool.Pool
-	retries int
+	pool      *pgxpool.Pool
+	retries   int
+	txTimeout time.Duration
 }
 
 var _ store.Store = (*DB)(nil)
 
 type config struct {
-	maxConns int32
-	retries  int
+	maxConns  int32
+	retries   int
+	txTimeout time.Duration
 }
+
+// DefaultTxTimeout is how long a transaction of Read or Write may take before the driver gives up
+// on the database (a stalled server or network) and returns an EUNAVAILABLE error, unless
+// WithTxTimeout says otherwise.
+const DefaultTxTimeout = 30 * time.Second
+
+// DefaultConnectTimeout is how long making a connection may take unless the dsn sets
+// connect_timeout: a primary that died without closing its sockets is given up on this soon.
+const DefaultConnectTimeout = 5 * time.Second
 
 // IdleInTransactionTimeout is the idle_in_transaction_session_timeout of carryon's connections
 // unless the dsn sets one: shorter than the default run lease (15 s), so the row locks of an
@@ -89,11 +100,18 @@ func WithRetries(n int) Option {
 	return func(c *config) { c.retries = n }
 }
 
+// WithTxTimeout sets how long one transaction of Read or Write (with its wait for a connection)
+// may take before it is abandoned as an EUNAVAILABLE error (default DefaultTxTimeout; 0 waits as
+// long as the caller's context does).
+func WithTxTimeout(d time.Duration) Option {
+	return func(c *config) { c.txTimeout = d }
+}
+
 // Open connects to the database at dsn (a postgres:// URL or a key=value string) and applies the
 // pending migrations. Transactions must not nest: fn of Read or Write must not call Read or Write
 // on the same DB.
 func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
-	cfg := config{retries: 8}
+	cfg := config{retries: 8, txTimeout: DefaultTxTimeout}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -110,6 +128,9 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	if cfg.maxConns > 0 {
 		pcfg.MaxConns = cfg.maxConns
 	}
+	if pcfg.ConnConfig.ConnectTimeout == 0 {
+		pcfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+	}
 	if _, set := pcfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
 		// A process paused in the middle of a transaction (SIGSTOP, a frozen VM) would hold its
 		// row locks until it woke up, and other instances, which claim runs with SKIP LOCKED,
@@ -121,7 +142,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	db := &DB{pool: pool, retries: cfg.retries}
+	db := &DB{pool: pool, retries: cfg.retries, txTimeout: cfg.txTimeout}
 	if err := db.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -133,12 +154,29 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	return db, nil
 }
 
-// Ping checks that the database answers.
+// Ping checks that the database answers and takes writes: a server in recovery (a standby, or a
+// primary demoted by a failover that the pool's connections still reach) is not ready, and the
+// error is EUNAVAILABLE.
 func (db *DB) Ping(ctx context.Context) error {
-	if err := db.pool.Ping(ctx); err != nil {
+	var standby bool
+	if err := db.pool.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&standby); err != nil {
+		if ctx.Err() == nil {
+			return store.Unavailable(fmt.Errorf("postgres: ping: %w", err))
+		}
 		return fmt.Errorf("postgres: ping: %w", err)
 	}
+	if standby {
+		return store.Unavailable(errors.New("postgres: ping: the server is in recovery (a standby), not a primary"))
+	}
 	return nil
+}
+
+// txContext is ctx bounded by the driver's transaction deadline.
+func (db *DB) txContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if db.txTimeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, db.txTimeout)
 }
 
 // Close releases every connection of the pool, waiting for those in use to be returned.
@@ -148,7 +186,14 @@ func (db *DB) Close() error {
 }
 
 // Read runs fn in a REPEATABLE READ READ ONLY transaction: it sees one snapshot.
+// A connection-level fault (see unavailable) is an EUNAVAILABLE error.
 func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
+	txCtx, cancel := db.txContext(ctx)
+	defer cancel()
+	return unavailable(ctx, txCtx, db.read(txCtx, fn))
+}
+
+func (db *DB) read(ctx context.Context, fn func(store.Tx) error) error {
 	ptx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return dialect.Wrap(err, "begin read")
@@ -164,6 +209,8 @@ func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 // rolls back and returns fn's error. When Postgres aborts the transaction with a deadlock or a
 // serialization failure, Write rolls back and runs fn again in a new transaction, up to the
 // configured number of retries: fn may run more than once and must only touch the transaction.
+// A connection-level fault is an EUNAVAILABLE error and is not retried here: the transaction may
+// or may not have committed, which only the caller's idempotency can settle.
 func (db *DB) Write(ctx context.Context, fn func(context.Context, store.Tx) error) error {
 	if store.InsideWrite(ctx, db) {
 		return carryon.Errorf(carryon.EINTERNAL, "postgres: Write called inside a write transaction of the same store")
@@ -184,6 +231,12 @@ func (db *DB) Write(ctx context.Context, fn func(context.Context, store.Tx) erro
 }
 
 func (db *DB) writeOnce(ctx context.Context, fn func(context.Context, store.Tx) error) error {
+	txCtx, cancel := db.txContext(ctx)
+	defer cancel()
+	return unavailable(ctx, txCtx, db.writeTx(txCtx, fn))
+}
+
+func (db *DB) writeTx(ctx context.Context, fn func(context.Context, store.Tx) error) error {
 	ptx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadWrite})
 	if err != nil {
 		return dialect.Wrap(err, "begin")

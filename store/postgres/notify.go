@@ -28,13 +28,21 @@ func (db *DB) Notify(ctx context.Context, channel, payload string) error {
 
 // Listen calls fn for every payload sent to channel until ctx is done, and returns ctx's error.
 // It holds a connection of its own (not one of the pool's) and reconnects, with a growing pause,
-// after the connection fails; notifications sent while it is reconnecting are lost, so callers
-// must also poll. fn runs on Listen's goroutine: a slow fn delays the next notification.
+// after the connection fails; notifications sent while it is reconnecting are lost, so once it
+// listens again it calls fn(store.Resubscribed) for the caller to catch up from the store. fn runs
+// on Listen's goroutine: a slow fn delays the next notification.
 func (db *DB) Listen(ctx context.Context, channel string, fn func(payload string)) error {
 	pause := 50 * time.Millisecond
+	listened := false
 	for {
 		// It returns when the connection failed (then reconnect after a pause) or ctx is done.
-		_ = db.listenOnce(ctx, channel, fn, func() { pause = 50 * time.Millisecond })
+		_ = db.listenOnce(ctx, channel, fn, func() {
+			pause = 50 * time.Millisecond
+			if listened {
+				fn(store.Resubscribed)
+			}
+			listened = true
+		})
 		select {
 		case <-time.After(pause):
 		case <-ctx.Done():
