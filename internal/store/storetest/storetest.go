@@ -72,6 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Forget", func(t *testing.T) { t.Parallel(); testForget(t, open) })
 	t.Run("Retention", func(t *testing.T) { t.Parallel(); testRetention(t, open) })
 	t.Run("NestedWrites", func(t *testing.T) { t.Parallel(); testNestedWrites(t, open) })
+	t.Run("Summaries", func(t *testing.T) { t.Parallel(); testSummaries(t, open) })
 }
 
 // Owners used by the suite; B is always the one that must not see A's rows.
