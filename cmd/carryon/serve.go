@@ -154,6 +154,10 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	defer h.Close()
 	telemetry.RegisterActiveRuns(reg, h.ActiveRunCounts)
 	ss, us, rs, ms := h.Sessions, h.Users, h.Runs, h.LongTerm
+	ckey, err := compactKey(sf.data, getenv)
+	if err != nil {
+		return err
+	}
 	if _, err := us.EnsureLocalUser(ctx, sf.data); err != nil {
 		return fmt.Errorf("local user: %w", err)
 	}
@@ -171,7 +175,8 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody, Writes: tel}),
 		UI: webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
 		Doors: []httpapi.FrontDoor{
-			openaiapi.New(openaiapi.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
+			openaiapi.New(openaiapi.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody,
+				Compact: h.Compact, CompactKey: ckey}),
 			a2a.New(a2a.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
 			agui.New(agui.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
 			aisdk.New(aisdk.Config{Sessions: ss, Runs: rs, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
