@@ -113,3 +113,23 @@ func TestCompactSession(t *testing.T) {
 	// Everything is summarized already but what keep_last keeps: nothing to compact.
 	wantProblem(t, e.json("POST", path+"/compact", e.aliceKey, `{"keep_last":3}`), http.StatusBadRequest, carryon.EINVALID)
 }
+
+// A session whose run waits for an approval is busy: a compaction is refused with 409
+// session_busy naming the run, before the model is asked, and nothing is stored.
+func TestCompactBusySession(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, envOptions{approvals: true}, nil)
+	s, run, _ := waitingWrite(t, e)
+	before, _ := e.summaries.set(false)
+	a := e.json("POST", "/v1/sessions/"+s.ID+"/compact", e.aliceKey, `{}`)
+	wantProblem(t, a, http.StatusConflict, carryon.EBUSY)
+	if !strings.Contains(a.problem.Detail, run.ID) {
+		t.Fatalf("detail %q does not name the active run %s", a.problem.Detail, run.ID)
+	}
+	if n, _ := e.summaries.set(false); n != before {
+		t.Fatal("the summarizer was asked for a busy session")
+	}
+	if page := decodeBody[carryon.CompactionPage](t, e.json("GET", "/v1/sessions/"+s.ID+"/compactions", e.aliceKey, "")); len(page.Items) != 0 {
+		t.Fatalf("a refused compaction stored %+v", page.Items)
+	}
+}
