@@ -171,7 +171,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Context:     h.Preview,
 		Compact:     h.Compact,
 		Compactions: h.Compactions,
-		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Logger: log,
+		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Logger: log, Compact: h.Compact,
 			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody, Writes: tel}),
 		UI: webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
 		Doors: []httpapi.FrontDoor{
