@@ -135,6 +135,19 @@ func (h *Hub) Preview(ctx context.Context, sessionID string) (*carryon.ContextPr
 	return h.app.Preview(ctx, sessionID)
 }
 
+// Compact stores a compaction of the session as the caller: the model of the session's agent
+// profile summarizes its history but the last in.KeepLast messages, and the context sends the
+// summary in their place from then on (carryon.Compaction). Nothing is written when the
+// summarizer fails (EUNAVAILABLE) or a run is active (EBUSY).
+func (h *Hub) Compact(ctx context.Context, sessionID string, in carryon.CompactInput) (*carryon.Compaction, error) {
+	return h.app.Compact(ctx, sessionID, in)
+}
+
+// Compactions lists the session's compactions, oldest first, as the caller.
+func (h *Hub) Compactions(ctx context.Context, sessionID string) (*carryon.CompactionPage, error) {
+	return h.app.Compactions(ctx, sessionID)
+}
+
 // Ping checks that the database answers.
 func (h *Hub) Ping(ctx context.Context) error { return h.app.Ping(ctx) }
 

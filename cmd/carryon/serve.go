@@ -166,6 +166,10 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	defer h.Close()
 	telemetry.RegisterActiveRuns(reg, h.ActiveRunCounts)
 	ss, us, rs, ms := h.Sessions, h.Users, h.Runs, h.LongTerm
+	ckey, err := compactKey(sf.data, getenv)
+	if err != nil {
+		return err
+	}
 	if _, err := us.EnsureLocalUser(ctx, sf.data); err != nil {
 		return fmt.Errorf("local user: %w", err)
 	}
@@ -175,14 +179,17 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Sessions:    ss, Users: us, Runs: rs, LongTerm: ms, Webhooks: h.Webhooks, Logger: log, Ready: h.Ping, MaxBodyBytes: *maxBody,
 		BodyReadTimeout: *bodyTimeout, MaxRequestsPerUser: *maxRequests, MaxStreamsPerUser: *maxStreams,
 		RequireVersion: *requireVersion, Registry: reg, Telemetry: tel,
-		Agents:    set,
-		Schedules: h.Schedules,
-		Context:   h.Preview,
-		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Schedules: h.Schedules, Logger: log,
+		Agents:      set,
+		Schedules:   h.Schedules,
+		Context:     h.Preview,
+		Compact:     h.Compact,
+		Compactions: h.Compactions,
+		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Schedules: h.Schedules, Logger: log, Compact: h.Compact,
 			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody, Writes: tel}),
 		UI: webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
 		Doors: []httpapi.FrontDoor{
-			openaiapi.New(openaiapi.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
+			openaiapi.New(openaiapi.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody,
+				Compact: h.Compact, CompactKey: ckey}),
 			a2a.New(a2a.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
 			agui.New(agui.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
 			aisdk.New(aisdk.Config{Sessions: ss, Runs: rs, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),

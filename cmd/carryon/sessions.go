@@ -21,6 +21,11 @@ const sessionsUsage = `usage: carryon sessions COMMAND [flags]
                                   a new session from this one, as it is or was
   export ID                       one session as JSON Lines: the session, its working memory,
                                   every message, every memory revision
+  compact ID [--keep-last N] [--instructions TEXT] [--expected-version N] [--json]
+                                  the session's model summarizes its history but the last N
+                                  messages; the context sends the summary in their place
+                                  from then on (the history stays)
+  compactions ID [--json]         the session's compactions, oldest first
   The key's user's sessions, on a server (--server, --key).
 
 Examples:
@@ -28,6 +33,7 @@ Examples:
   carryon sessions show sess_... --messages 50
   carryon sessions fork sess_... --at-version 3 --title "try the other plan"
   carryon sessions close sess_... --expected-version 12
+  carryon sessions compact sess_... --keep-last 10 --instructions "keep file names"
   carryon sessions export sess_... > session.jsonl`
 
 func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
@@ -36,12 +42,14 @@ func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr 
 	cf.register(fs.FlagSet, getenv)
 	status := fs.String("status", "", "only sessions with this status (ls)")
 	limit := fs.Int("limit", 0, "list only the newest N sessions; default all of them, page by page (ls)")
-	asJSON := fs.Bool("json", false, "print JSON (ls)")
+	asJSON := fs.Bool("json", false, "print JSON (ls, compact, compactions)")
 	nmsg := fs.Int("messages", 20, "how many recent messages to show (show)")
 	atVersion := fs.Int64("at-version", 0, "fork the session as it was at this version (fork)")
 	title := fs.String("title", "", "title of the fork (fork)")
+	keepLast := fs.Int("keep-last", 0, "how many of the newest messages stay out of the summary (compact)")
+	instructions := fs.String("instructions", "", "what the summary must keep, added to the summarizer's prompt (compact)")
 	var vf versionFlag
-	vf.register(fs.FlagSet, "close, restore, rm, fork")
+	vf.register(fs.FlagSet, "close, restore, rm, fork, compact")
 	if len(args) == 0 {
 		return fs.misuse()
 	} else if isHelp(args[0]) {
@@ -59,7 +67,7 @@ func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr 
 		} else if *limit < 0 {
 			return usagef("--limit must be 1 or more")
 		}
-	case "show", "close", "restore", "rm", "fork", "export":
+	case "show", "close", "restore", "rm", "fork", "export", "compact", "compactions":
 		if len(pos) != 1 {
 			return fs.misuse()
 		}
@@ -123,6 +131,31 @@ func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr 
 		return err
 	case "export":
 		return exportSession(ctx, c, id, stdout)
+	case "compact":
+		cp, err := c.Compact(ctx, id, carryon.CompactInput{KeepLast: *keepLast, Instructions: *instructions, WriteOptions: carryon.WriteOptions{ExpectedVersion: expected}})
+		if err != nil {
+			return versionHint(err, id)
+		}
+		if *asJSON {
+			return printJSON(stdout, cp)
+		}
+		_, err = fmt.Fprintf(stdout, "%s compacted at version %d: messages %d-%d, %d tokens before, %d after\n%s\n",
+			id, cp.Version, cp.CoversFrom, cp.CoversTo, cp.TokensBefore, cp.TokensAfter, cp.Summary)
+		return err
+	case "compactions":
+		page, err := c.Compactions(ctx, id)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(stdout, page)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SEQ\tCOVERS\tVERSION\tTOKENS BEFORE\tAFTER\tMODEL\tCREATED")
+		for _, cp := range page.Items {
+			fmt.Fprintf(tw, "%d\t%d-%d\t%d\t%d\t%d\t%s\t%s\n", cp.Seq, cp.CoversFrom, cp.CoversTo, cp.Version, cp.TokensBefore, cp.TokensAfter, cp.Model, cp.CreatedAt.Local().Format(time.DateTime))
+		}
+		return tw.Flush()
 	}
 	return fs.misuse()
 }

@@ -246,6 +246,17 @@ func (h *Hub) Preview(ctx context.Context, sessionID string) (*carryon.ContextPr
 	return h.profiles.Preview(ctx, h.Sessions, sessionID)
 }
 
+// Compact stores a compaction of the session as the caller, its summary written by the model of
+// the session's agent profile.
+func (h *Hub) Compact(ctx context.Context, sessionID string, in carryon.CompactInput) (*carryon.Compaction, error) {
+	return h.profiles.Compact(ctx, h.Sessions, sessionID, in)
+}
+
+// Compactions lists the session's compactions, oldest first, as the caller.
+func (h *Hub) Compactions(ctx context.Context, sessionID string) (*carryon.CompactionPage, error) {
+	return h.Sessions.ListCompactions(ctx, sessionID)
+}
+
 // ActiveRunCounts counts the runs in each active state across all users (the gauges of
 // telemetry.RegisterActiveRuns).
 func (h *Hub) ActiveRunCounts(ctx context.Context) (map[carryon.RunStatus]int64, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/carryon-hub/carryon/internal/engine"
 	"github.com/carryon-hub/carryon/internal/model"
 	"github.com/carryon-hub/carryon/internal/runs"
+	"github.com/carryon-hub/carryon/internal/sessions"
 	"github.com/carryon-hub/carryon/internal/telemetry"
 	"github.com/carryon-hub/carryon/internal/tool"
 	"github.com/carryon-hub/carryon/internal/tool/longtermtool"
@@ -157,4 +158,24 @@ func (p *profiles) Preview(ctx context.Context, sessions carryon.SessionService,
 		return nil, err
 	}
 	return p.byName[prof.Name].builder.Preview(ctx, sessionID, prof.Model)
+}
+
+// Compact stores a compaction of the session, its summary written by the model of the
+// session's profile (sessions.Service.Compact).
+func (p *profiles) Compact(ctx context.Context, svc *sessions.Service, sessionID string, in carryon.CompactInput) (*carryon.Compaction, error) {
+	return svc.Compact(ctx, sessionID, in, func(ctx context.Context) (carryon.NewMessage, error) {
+		view, err := svc.Get(ctx, sessionID, carryon.GetOptions{Messages: -1})
+		if err != nil {
+			return carryon.NewMessage{}, err
+		}
+		prof, err := p.Profile(view.Agent)
+		if err != nil {
+			return carryon.NewMessage{}, err
+		}
+		plan, err := p.byName[prof.Name].builder.Compact(ctx, sessionID, prof.Model, in.KeepLast, in.Instructions)
+		if err != nil {
+			return carryon.NewMessage{}, err
+		}
+		return plan.Summary, nil
+	})
 }

@@ -100,6 +100,14 @@ func clipTokens(counter *Counter, s string, n int) string {
 type ModelSummarizer struct {
 	Provider model.Provider
 	Model    string
+	// Instructions, when set, are added to the summary request's system prompt.
+	Instructions string
+}
+
+// WithInstructions returns the summarizer with the caller's instructions for one compaction.
+func (s ModelSummarizer) WithInstructions(instructions string) Summarizer {
+	s.Instructions = instructions
+	return s
 }
 
 // Summarize asks the model to extend the previous summary with the given messages.
@@ -120,6 +128,9 @@ func (s ModelSummarizer) Summarize(ctx context.Context, previous string, msgs []
 		System: SummarizePrompt + " Keep decisions, facts, file names, open questions and what was " +
 			"done; drop pleasantries. Answer with the summary only, as short bullet points.",
 		Messages: []model.Message{{Role: model.RoleUser, Content: t.String()}},
+	}
+	if s.Instructions != "" {
+		req.System += "\n\nInstructions for this summary: " + s.Instructions
 	}
 	res, err := model.Collect(s.Provider.Stream(ctx, req))
 	if err != nil {

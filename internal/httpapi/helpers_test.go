@@ -54,6 +54,8 @@ type env struct {
 	agents   *agents.Set
 	// workspaces holds the sessions' workspaces, where the runs' file tools write.
 	workspaces string
+	// summaries is the model compactions ask for summaries.
+	summaries *summaryModel
 }
 
 // syncBuffer is a bytes.Buffer safe for the server's goroutines.
@@ -114,7 +116,7 @@ func newEnvOnWith(t testing.TB, db store.Store, opt envOptions, change func(*htt
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, sessions: sessions.New(db, sessions.Config{Agents: profiles}), users: users.New(db, nil), longTerm: longterm.New(db, nil), logs: &syncBuffer{}, agents: profiles}
+	e := &env{t: t, sessions: sessions.New(db, sessions.Config{Agents: profiles}), users: users.New(db, nil), longTerm: longterm.New(db, nil), logs: &syncBuffer{}, agents: profiles, summaries: &summaryModel{}}
 	e.users.ForgetWith(e.sessions)
 	trusted := carryon.NewTrustedContext(ctx)
 	for _, u := range []struct {
@@ -131,6 +133,7 @@ func newEnvOnWith(t testing.TB, db store.Store, opt envOptions, change func(*htt
 		t.Fatal(err)
 	}
 	builder := contextbuild.New(contextbuild.Config{LongTerm: true}, e.sessions, nil)
+	compactor := contextbuild.New(contextbuild.Config{}, e.sessions, contextbuild.ModelSummarizer{Provider: e.summaries, Model: "scripted"})
 	e.workspaces = t.TempDir()
 	engCfg := engine.Config{Model: "scripted", Workspaces: e.workspaces, LongTerm: e.longTerm}
 	eng := engine.New(engCfg, scripted.New(0), reg, builder)
@@ -155,9 +158,19 @@ func newEnvOnWith(t testing.TB, db store.Store, opt envOptions, change func(*htt
 		Context: func(ctx context.Context, id string) (*carryon.ContextPreview, error) {
 			return builder.Preview(ctx, id, "scripted")
 		},
-		Logger:   slog.New(slog.NewJSONHandler(e.logs, nil)),
-		Ready:    db.Ping,
-		Registry: prometheus.NewRegistry(),
+		Compact: func(ctx context.Context, id string, in carryon.CompactInput) (*carryon.Compaction, error) {
+			return e.sessions.Compact(ctx, id, in, func(ctx context.Context) (carryon.NewMessage, error) {
+				plan, err := compactor.Compact(ctx, id, "scripted", in.KeepLast, in.Instructions)
+				if err != nil {
+					return carryon.NewMessage{}, err
+				}
+				return plan.Summary, nil
+			})
+		},
+		Compactions: e.sessions.ListCompactions,
+		Logger:      slog.New(slog.NewJSONHandler(e.logs, nil)),
+		Ready:       db.Ping,
+		Registry:    prometheus.NewRegistry(),
 	}
 	if change != nil {
 		change(&cfg)

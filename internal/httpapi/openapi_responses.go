@@ -71,6 +71,9 @@ var codeMeaning = map[string]string{
 var routeCodes = map[string]map[string]string{
 	"POST /v1/sessions":           {carryon.ECONFLICT: "external_id names an existing session of the caller and if_exists is error"},
 	"POST /v1/sessions/{id}/runs": {carryon.EBUSY: ""},
+	"POST /v1/sessions/{id}/compact": {carryon.EBUSY: "the session has an active run: compact it once the run ended",
+		carryon.EUNAVAILABLE: "the summarizer failed or timed out: nothing was stored, the history and the context are as they were",
+		carryon.EINVALID:     "keep_last is negative, instructions are over 16 KiB, or no message is left to summarize (all newer than the last compaction are kept)"},
 	"DELETE /v1/sessions/{id}/messages/{seq}": {carryon.ENOTFOUND: "no session of the caller with that id, or no message with that seq it can read (never stored, or deleted already)",
 		carryon.ECLOSED: "", carryon.EEXPIRED: ""},
 	"POST /v1/chat": {carryon.ENOTFOUND: "session_id names no session of the caller", carryon.EBUSY: "",
@@ -131,10 +134,11 @@ func problemCodes(rt *Route) []string {
 }
 
 // needsOptionalService reports whether a route answers 501 on a server configured without the
-// service it needs (runs, long-term memory, webhooks, the context builder).
+// service it needs (runs, long-term memory, webhooks, the context builder, compactions).
 func needsOptionalService(pattern string) bool {
 	return strings.HasPrefix(pattern, "/v1/runs/") || strings.HasPrefix(pattern, "/v1/memories") ||
-		strings.HasPrefix(pattern, "/v1/webhooks") || pattern == "/v1/chat" || pattern == "/v1/sessions/{id}/runs" || pattern == "/v1/sessions/{id}/context"
+		strings.HasPrefix(pattern, "/v1/webhooks") || pattern == "/v1/chat" || pattern == "/v1/sessions/{id}/runs" || pattern == "/v1/sessions/{id}/context" ||
+		pattern == "/v1/sessions/{id}/compact" || pattern == "/v1/sessions/{id}/compactions"
 }
 
 // takesVersion reports whether a write checks an expected version (Route.Versioned): writes to a

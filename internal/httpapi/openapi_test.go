@@ -66,7 +66,9 @@ func TestOpenAPIDeclaresEdgeAnswers(t *testing.T) {
 		t.Errorf("only %d GET routes answered HEAD", heads)
 	}
 
-	bare := newEnv(t, func(cfg *httpapi.Config) { cfg.Runs, cfg.LongTerm, cfg.Context = nil, nil, nil })
+	bare := newEnv(t, func(cfg *httpapi.Config) {
+		cfg.Runs, cfg.LongTerm, cfg.Context, cfg.Compact, cfg.Compactions = nil, nil, nil, nil, nil
+	})
 	for _, path := range []string{"/v1/runs/run_x", "/v1/memories", "/v1/sessions/" + bare.newSession("bare").ID + "/context"} {
 		wantProblem(t, bare.json("GET", path, bare.aliceKey, ""), http.StatusNotImplemented, carryon.ENOTIMPLEMENTED)
 	}

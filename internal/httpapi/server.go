@@ -90,6 +90,12 @@ type Config struct {
 	// Context previews the model context of a session (GET /v1/sessions/{id}/context); without
 	// it that route answers 501.
 	Context func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)
+	// Compact stores a compaction of a session, its summary written by the session's model
+	// (POST /v1/sessions/{id}/compact); without it that route answers 501.
+	Compact func(ctx context.Context, sessionID string, in carryon.CompactInput) (*carryon.Compaction, error)
+	// Compactions lists a session's compactions (GET /v1/sessions/{id}/compactions); without it
+	// that route answers 501.
+	Compactions func(ctx context.Context, sessionID string) (*carryon.CompactionPage, error)
 	// Closing StreamsDone ends every open event stream (a server shutting down closes it so that
 	// the graceful shutdown does not wait for them; clients resume elsewhere with Last-Event-ID).
 	StreamsDone <-chan struct{}
@@ -146,6 +152,8 @@ type server struct {
 	schedules      carryon.ScheduleService
 	streamsDone    <-chan struct{}
 	context        func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)
+	compact        func(ctx context.Context, sessionID string, in carryon.CompactInput) (*carryon.Compaction, error)
+	compactions    func(ctx context.Context, sessionID string) (*carryon.CompactionPage, error)
 	logger         *slog.Logger
 	ready          func(context.Context) error
 	maxBody        int64
@@ -174,6 +182,8 @@ func NewServer(cfg Config) http.Handler {
 		schedules:      cfg.Schedules,
 		streamsDone:    cfg.StreamsDone,
 		context:        cfg.Context,
+		compact:        cfg.Compact,
+		compactions:    cfg.Compactions,
 		logger:         cfg.Logger,
 		ready:          cfg.Ready,
 		maxBody:        cfg.MaxBodyBytes,

@@ -50,6 +50,8 @@ type options struct {
 	writes mcpserver.WriteCounter
 	// postgres puts the env on a fresh PostgreSQL database instead of SQLite.
 	postgres bool
+	// compact offers compact_session, its summaries by the scripted model.
+	compact bool
 }
 
 // stores are the options of an env on each store: SQLite, and PostgreSQL when the tests have one.
@@ -99,9 +101,22 @@ func newEnv(t *testing.T, opt options) *env {
 	worked := make(chan struct{})
 	go func() { rs.Work(workCtx); close(worked) }()
 	t.Cleanup(func() { stopWork(); <-worked })
+	var compact mcpserver.CompactFunc
+	if opt.compact {
+		cb := contextbuild.New(contextbuild.Config{}, ss, contextbuild.ModelSummarizer{Provider: scripted.New(0), Model: "scripted"})
+		compact = func(ctx context.Context, id string, in carryon.CompactInput) (*carryon.Compaction, error) {
+			return ss.Compact(ctx, id, in, func(ctx context.Context) (carryon.NewMessage, error) {
+				plan, err := cb.Compact(ctx, id, "scripted", in.KeepLast, in.Instructions)
+				if err != nil {
+					return carryon.NewMessage{}, err
+				}
+				return plan.Summary, nil
+			})
+		}
+	}
 	handler := httpapi.NewServer(httpapi.Config{
 		Sessions: ss, Users: us, Runs: rs, LongTerm: lt, Registry: prometheus.NewRegistry(), RequireVersion: opt.requireVersion,
-		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: lt, RunWait: opt.runWait, RequireVersion: opt.requireVersion, Writes: opt.writes}),
+		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: lt, RunWait: opt.runWait, RequireVersion: opt.requireVersion, Writes: opt.writes, Compact: compact}),
 	})
 	e.srv = httptest.NewServer(handler)
 	t.Cleanup(e.srv.Close)

@@ -79,6 +79,8 @@ type Config struct {
 	// Writes counts how the tools' writes end (a replay, a conflict), as the API's routes do:
 	// telemetry.Telemetry; nil counts nothing.
 	Writes WriteCounter
+	// Compact, when set, backs the tool compact_session, which is offered only then.
+	Compact CompactFunc
 }
 
 // WriteCounter counts how a write through a front door ended: front is "mcp" here, replayed
@@ -98,6 +100,7 @@ type server struct {
 	showErrs  bool
 	needVer   bool
 	writes    WriteCounter
+	compact   CompactFunc
 }
 
 // New returns the MCP server with carryon's tools, resource templates and prompt. It panics when
@@ -107,7 +110,7 @@ func New(cfg Config) *mcp.Server {
 		panic("mcpserver.New: Config.Sessions is required")
 	}
 	s := &server{sessions: cfg.Sessions, runs: cfg.Runs, longTerm: cfg.LongTerm, schedules: cfg.Schedules, runWait: cfg.RunWait,
-		logger: cfg.Logger, showErrs: cfg.ShowInternalErrors, needVer: cfg.RequireVersion, writes: cfg.Writes}
+		logger: cfg.Logger, showErrs: cfg.ShowInternalErrors, needVer: cfg.RequireVersion, writes: cfg.Writes, compact: cfg.Compact}
 	if s.runWait <= 0 {
 		s.runWait = DefaultRunWait
 	}
@@ -123,6 +126,9 @@ func New(cfg Config) *mcp.Server {
 	s.addLongTermTools(srv)
 	s.addRunTools(srv)
 	s.addScheduleTools(srv)
+	if s.compact != nil {
+		addCompact(s, srv)
+	}
 	s.addResources(srv)
 	s.addPrompts(srv)
 	return srv

@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/contextbuild"
 	"github.com/carryon-hub/carryon/internal/httpapi"
+	"github.com/carryon-hub/carryon/internal/model"
 	"github.com/carryon-hub/carryon/internal/openaiapi"
 	"github.com/carryon-hub/carryon/internal/pgtest"
 	"github.com/carryon-hub/carryon/internal/runs"
@@ -80,8 +82,9 @@ func newEnvOn(t *testing.T, db store.Store, data string) *env {
 	e.alice = carryon.NewContextWithUser(context.Background(), alice)
 	srv := httptest.NewServer(httpapi.NewServer(httpapi.Config{
 		Sessions: e.sessions, Users: us,
-		Runs:  e.runs,
-		Doors: []httpapi.FrontDoor{openaiapi.New(openaiapi.Config{Sessions: e.sessions, Runs: e.runs, Agents: profiles{}})},
+		Runs: e.runs,
+		Doors: []httpapi.FrontDoor{openaiapi.New(openaiapi.Config{Sessions: e.sessions, Runs: e.runs, Agents: profiles{},
+			Compact: compactWith(e.sessions, e.model)})},
 	}))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL
@@ -114,4 +117,18 @@ func header(e *openai.Error) http.Header {
 		return nil
 	}
 	return e.Response.Header
+}
+
+// compactWith is the door's compaction: the sessions service's, its summary by m.
+func compactWith(ss *sessions.Service, m model.Provider) openaiapi.CompactFunc {
+	b := contextbuild.New(contextbuild.Config{}, ss, contextbuild.ModelSummarizer{Provider: m, Model: "fake"})
+	return func(ctx context.Context, id string, in carryon.CompactInput) (*carryon.Compaction, error) {
+		return ss.Compact(ctx, id, in, func(ctx context.Context) (carryon.NewMessage, error) {
+			plan, err := b.Compact(ctx, id, "fake", in.KeepLast, in.Instructions)
+			if err != nil {
+				return carryon.NewMessage{}, err
+			}
+			return plan.Summary, nil
+		})
+	}
 }

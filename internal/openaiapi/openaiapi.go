@@ -47,6 +47,13 @@ type Config struct {
 	// Closing StreamsDone ends every open response stream (a server shutting down; clients
 	// resume elsewhere with starting_after).
 	StreamsDone <-chan struct{}
+	// Compact stores a compaction of a session (POST /v1/responses/compact); without it that
+	// route answers 501.
+	Compact CompactFunc
+	// CompactKey signs the compaction items the server hands out (HMAC-SHA256), so that one made
+	// by another server or altered is refused; nil makes a random key, and items then do not
+	// outlive the process.
+	CompactKey []byte
 }
 
 // Handler serves the Conversations and Responses APIs.
@@ -57,6 +64,8 @@ type Handler struct {
 	agents      carryon.AgentCatalog
 	streamsDone <-chan struct{}
 	maxBody     int64
+	compact     CompactFunc
+	compactKey  []byte
 	mux         *http.ServeMux
 }
 
@@ -66,6 +75,10 @@ func New(cfg Config) *Handler {
 	h := &Handler{sessions: cfg.Sessions, runs: cfg.Runs, agents: cfg.Agents, streamsDone: cfg.StreamsDone, maxBody: cfg.MaxBodyBytes, mux: http.NewServeMux()}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes
+	}
+	h.compact, h.compactKey = cfg.Compact, cfg.CompactKey
+	if len(h.compactKey) == 0 {
+		h.compactKey = newCompactKey()
 	}
 	h.requests, _ = cfg.Sessions.(carryon.RequestIDLookup)
 	h.mux.HandleFunc("POST /v1/conversations", h.createConversation)
@@ -78,6 +91,7 @@ func New(cfg Config) *Handler {
 	h.mux.HandleFunc("DELETE /v1/conversations/{conversation_id}/items/{item_id}", h.deleteItem)
 	responses := map[string]http.HandlerFunc{
 		"POST /v1/responses":                          h.createResponse,
+		"POST /v1/responses/compact":                  h.compactResponse,
 		"GET /v1/responses/{response_id}":             h.getResponse,
 		"POST /v1/responses/{response_id}/cancel":     h.cancelResponse,
 		"GET /v1/responses/{response_id}/input_items": h.listInputItems,

@@ -204,6 +204,18 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
+	conv, input, err := h.compactedInput(r.Context(), in.Input)
+	switch {
+	case err != nil:
+	case conv != "" && (rec.PreviousResponseID != "" || rec.Conversation != "" && rec.Conversation != conv):
+		err = invalidParam("input", "a compaction item continues its own conversation: send it without previous_response_id or another conversation")
+	case conv != "":
+		rec.Conversation, in.Input = conv, input
+	}
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
 	msgs, outs, calledBy, err := inputOf(in.Input)
 	if err != nil {
 		WriteError(w, r, err)

@@ -170,6 +170,9 @@ type Messages interface {
 	// MessagesBefore returns the last limit visible messages of s with seq < before, oldest
 	// first, reading O(limit) rows.
 	MessagesBefore(ctx context.Context, owner string, s *carryon.Session, before int64, limit int) ([]*carryon.Message, error)
+	// Summaries returns the visible messages of kind summary of s (its compactions, inherited
+	// ones included), oldest first, reading only them (an index holds them).
+	Summaries(ctx context.Context, owner string, s *carryon.Session) ([]*carryon.Message, error)
 	// SeqAtVersion returns the highest visible seq of s stored at a session version <= v, or 0.
 	SeqAtVersion(ctx context.Context, owner string, s *carryon.Session, v int64) (int64, error)
 	// DeleteMessage hides the visible message seq of s from every later read of s (a tombstone

@@ -1,0 +1,93 @@
+package contextbuild
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/carryon-hub/carryon"
+)
+
+// CompactPlan is a compaction the builder prepared and nothing has stored yet: the summary
+// message to append (kind summary, covering 1..CoversTo, its metadata the compaction's) and
+// the facts it records.
+type CompactPlan struct {
+	Summary carryon.NewMessage
+	Meta    carryon.CompactionMeta
+}
+
+// instructed is a Summarizer that takes the caller's instructions for one compaction.
+type instructed interface {
+	WithInstructions(instructions string) Summarizer
+}
+
+// Compact asks the summarizer for a summary of the session's conversation but its keepLast
+// newest messages (the summary before them extended, as a run's cut history is), and returns
+// what to store: it writes nothing, so a summarizer that fails or times out leaves the session
+// as it was. The cut never separates an assistant's tool calls from their results: when the
+// message after it is a tool result, or the last covered one asks for results not stored yet,
+// it moves to older messages. modelName is recorded as the summary's model and selects the
+// tokenizer of the counts. EINVALID when nothing is left to summarize, EUNAVAILABLE when the
+// summarizer fails.
+func (b *Builder) Compact(ctx context.Context, sessionID, modelName string, keepLast int, instructions string) (*CompactPlan, error) {
+	if b.summarizer == nil {
+		return nil, carryon.Errorf(carryon.ENOTIMPLEMENTED, "this server has no summarizer for session %s", sessionID)
+	}
+	if keepLast < 0 {
+		return nil, carryon.Errorf(carryon.EINVALID, "keep_last must not be negative, got %d", keepLast)
+	}
+	snap, err := b.src.ContextSnapshot(ctx, sessionID, carryon.ContextSnapshotRequest{Messages: b.cfg.Window})
+	if err != nil {
+		return nil, err
+	}
+	var summary *carryon.Message
+	for _, m := range snap.View.Messages {
+		if m.Kind == carryon.KindSummary {
+			summary = m
+		}
+	}
+	var convo []*carryon.Message
+	for _, m := range snap.View.Messages {
+		if m.Kind != carryon.KindSummary && (summary == nil || m.Seq > summary.CoversTo) && !metadataOnly(m) {
+			convo = append(convo, m)
+		}
+	}
+	n := max(len(convo)-keepLast, 0)
+	for n > 0 && (n < len(convo) && convo[n].Role == carryon.RoleTool || n == len(convo) && len(convo[n-1].ToolCalls) > 0) {
+		n--
+	}
+	if n == 0 {
+		return nil, carryon.Errorf(carryon.EINVALID, "session %s has no messages to compact: %d are newer than its last summary, and keep_last %d keeps them (with their tool calls and results together)",
+			sessionID, len(convo), keepLast)
+	}
+	counter := CounterFor(modelName)
+	out := &Context{}
+	text := ""
+	if summary != nil {
+		text, out.SummaryCoversTo = summary.Content, summary.CoversTo
+	}
+	before := counter.Count(summaryPart(text, out.SummaryCoversTo))
+	for _, m := range convo {
+		before += counter.message(m)
+	}
+	run := *b
+	if in, ok := b.summarizer.(instructed); ok && instructions != "" {
+		run.summarizer = in.WithInstructions(instructions)
+	}
+	if err := run.summarize(ctx, counter, out, &text, convo[:n]); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, carryon.Errorf(carryon.EUNAVAILABLE, "the summarizer failed, nothing was stored: %s", clip(carryon.ErrorMessage(err), 300))
+	}
+	if text == "" {
+		return nil, carryon.Errorf(carryon.EUNAVAILABLE, "the summarizer answered an empty summary, nothing was stored")
+	}
+	after := counter.Count(summaryPart(text, out.SummaryCoversTo))
+	for _, m := range convo[n:] {
+		after += counter.message(m)
+	}
+	plan := &CompactPlan{Summary: *out.NewSummary,
+		Meta: carryon.CompactionMeta{Model: modelName, Instructions: instructions, TokensBefore: before, TokensAfter: after}}
+	plan.Summary.Metadata, _ = json.Marshal(map[string]any{"compaction": plan.Meta})
+	return plan, nil
+}
