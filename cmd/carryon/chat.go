@@ -66,35 +66,7 @@ func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 		return err
 	}
 	fmt.Fprintln(stdout, "Type a message; /quit or end of input leaves; Ctrl-C stops a run.")
-	echo := !isTerminal(stdin) // show piped input after the prompt, as a terminal would
-
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdin)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	// read prompts and returns the next line; false at the end of input or on Ctrl-C.
-	read := func(prompt string) (string, bool) {
-		fmt.Fprint(stdout, prompt)
-		select {
-		case <-ctx.Done():
-			fmt.Fprintln(stdout)
-			return "", false
-		case line, open := <-lines:
-			if open && echo {
-				fmt.Fprintln(stdout, line)
-			}
-			return line, open
-		}
-	}
+	read := lineReader(ctx, stdin, stdout, !isTerminal(stdin)) // show piped input after the prompt, as a terminal would
 	for {
 		line, open := read("> ")
 		if !open && ctx.Err() != nil {
@@ -134,20 +106,12 @@ func runChat(ctx context.Context, args []string, getenv env, stdin io.Reader, st
 		if err != nil {
 			return err
 		}
-		for !end.Cancelled && (end.Status == carryon.RunRequiresAction && end.RequiredAction != nil || end.Status == carryon.RunWaitingApproval && end.Action != nil) {
-			if answered, err := answerRun(ctx, c, run.ID, end, read); err != nil {
-				return err
-			} else if !answered {
-				fmt.Fprintf(stdout, "the run waits; answer with: %s; then continue with: carryon chat --session %s\n", answerCommand(run.ID, end), id)
-				return nil
-			}
-			st, err := c.Events(ctx, run.ID, end.Seq, true)
-			if err != nil && ctx.Err() == nil {
-				return err
-			}
-			if end, err = followRun(ctx, c, run.ID, end.Seq, st, stdout); err != nil {
-				return err
-			}
+		if end, err = answerAndFollow(ctx, c, run.ID, end, read, stdout); err != nil {
+			return err
+		}
+		if waits(end) {
+			fmt.Fprintf(stdout, "the run waits; answer with: %s; then continue with: carryon chat --session %s\n", answerCommand(run.ID, end), id)
+			return nil
 		}
 		if end.Cancelled {
 			fmt.Fprintf(stdout, "continue later with: carryon chat --session %s\n", id)
@@ -189,6 +153,39 @@ func openSession(ctx context.Context, c *client.Client, id, title string, given 
 }
 
 // isTerminal reports whether r is a terminal (a character device).
+// lineReader returns a function that prompts on stdout and returns the next line of stdin; false
+// at the end of input or when ctx ends (Ctrl-C). With echo it repeats the line it read after the
+// prompt, as a terminal shows what is typed.
+func lineReader(ctx context.Context, stdin io.Reader, stdout io.Writer, echo bool) func(prompt string) (string, bool) {
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdin)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return func(prompt string) (string, bool) {
+		fmt.Fprint(stdout, prompt)
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(stdout)
+			return "", false
+		case line, open := <-lines:
+			if open && echo {
+				fmt.Fprintln(stdout, line)
+			}
+			return line, open
+		}
+	}
+}
+
+// isTerminal reports whether r is a terminal.
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	if !ok {
@@ -215,6 +212,31 @@ func readClientTools(path string) ([]carryon.ClientTool, error) {
 		return nil, usagef("--tools %s: want a JSON array of {name, description, parameters}: %v", path, err)
 	}
 	return tools, nil
+}
+
+// waits reports whether a run that ended its stream waits for an answer carryon can ask for.
+func waits(end *runEnd) bool {
+	return !end.Cancelled && (end.Status == carryon.RunRequiresAction && end.RequiredAction != nil ||
+		end.Status == carryon.RunWaitingApproval && end.Action != nil)
+}
+
+// answerAndFollow asks with read for what the run waits for, sends it and follows the run, until
+// it no longer waits or the input ends (it then still waits).
+func answerAndFollow(ctx context.Context, c *client.Client, runID string, end *runEnd, read func(string) (string, bool), w io.Writer) (*runEnd, error) {
+	for waits(end) {
+		answered, err := answerRun(ctx, c, runID, end, read)
+		if err != nil || !answered {
+			return end, err
+		}
+		st, err := c.Events(ctx, runID, end.Seq, true)
+		if err != nil && ctx.Err() == nil {
+			return nil, err
+		}
+		if end, err = followRun(ctx, c, runID, end.Seq, st, w); err != nil {
+			return nil, err
+		}
+	}
+	return end, nil
 }
 
 // answerRun asks on the chat's input for what a run waits for: each client tool call's output,

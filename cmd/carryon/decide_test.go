@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/carryon-hub/carryon/internal/poll"
 )
 
 var runLine = regexp.MustCompile(`run: (run_[a-z0-9]+)`)
@@ -89,5 +94,47 @@ func TestRunsOutputsFromTheCLI(t *testing.T) {
 	cli(t, srv, "runs", "outputs", runID, "--output", "sunny, 21 °C")
 	if run := waitRun(t, srv, key, runID); run["status"] != "succeeded" || run["reply"] != "The weather: sunny, 21 °C" {
 		t.Fatalf("run = %v", run)
+	}
+}
+
+// TestRunAsksOnATerminal: `carryon run` on a terminal (a pseudo-terminal from Python's pty
+// module) asks for the decision a run stops on, as carryon chat does, and the run goes on.
+func TestRunAsksOnATerminal(t *testing.T) {
+	t.Parallel()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 for a pseudo-terminal")
+	}
+	file := filepath.Join(t.TempDir(), "agents.yaml")
+	if err := os.WriteFile(file, []byte("providers:\n  offline: {kind: scripted}\nagents:\n  default:\n    provider: offline\n    approval: {write_file: always}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	srv := startServer(t, data, "--agents", file)
+	cmd := exec.Command(py, "-c", "import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)", binary, "run", picnic)
+	cmd.Env = append(os.Environ(), "CARRYON_SERVER="+srv.url, "CARRYON_DATA="+data, "CARRYON_KEY=")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	poll.Eventually(t, "the question on the terminal", func() bool { return strings.Contains(out.String(), "y = approve") })
+	if _, err := io.WriteString(in, "y\n"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("carryon run did not end after the answer:\n%s", out.String())
+	}
+	if err != nil || !strings.Contains(out.String(), "← write_file: succeeded") {
+		t.Fatalf("carryon run on a terminal: %v\n%s", err, out.String())
 	}
 }

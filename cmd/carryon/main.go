@@ -123,7 +123,7 @@ func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 	case "chat":
 		return runChat(ctx, rest, getenv, stdin, stdout, stderr)
 	case "run":
-		return runOnce(ctx, rest, getenv, stdout, stderr)
+		return runOnce(ctx, rest, getenv, stdin, stdout, stderr)
 	case "demo":
 		return runDemo(ctx, rest, getenv, stdout, stderr)
 	case "runs":

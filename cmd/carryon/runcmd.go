@@ -11,7 +11,9 @@ import (
 
 const runUsage = `usage: carryon run [--session ID [--expected-version N]] [--multitask reject|enqueue|interrupt] MESSAGE...
   One run: the message goes to the session (a new one without --session) and the agent's work
-  streams as it happens. The exit status is 1 unless the run succeeds; Ctrl-C cancels the run.
+  streams as it happens. When the run stops for a decision or a client tool's output, it asks on
+  a terminal (as carryon chat does) and otherwise exits with the command that answers. The exit
+  status is 1 unless the run succeeds; Ctrl-C cancels the run.
 
 Examples:
   carryon run "Task: plan a picnic: pick a park, then buy food, then invite friends"
@@ -19,7 +21,7 @@ Examples:
   carryon run --session sess_... --multitask interrupt stop, and summarise what you have`
 
 // runOnce is `carryon run`: one message, one run, streamed.
-func runOnce(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
+func runOnce(ctx context.Context, args []string, getenv env, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("run", runUsage, stdout)
 	var cf clientFlags
 	cf.register(fs.FlagSet, getenv)
@@ -60,6 +62,11 @@ func runOnce(ctx context.Context, args []string, getenv env, stdout, stderr io.W
 	end, err := followRun(ctx, c, runID, 0, st, stdout)
 	if err != nil {
 		return err
+	}
+	if isTerminal(stdin) {
+		if end, err = answerAndFollow(ctx, c, runID, end, lineReader(ctx, stdin, stdout, false), stdout); err != nil {
+			return err
+		}
 	}
 	return runFailure(runID, end)
 }
