@@ -133,6 +133,9 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	if err != nil {
 		return err
 	}
+	// Said before the database opens: a first start makes the schema, an upgrade migrates it,
+	// and a person watching sees why nothing answers yet.
+	log.Info("opening the database; migrations run first", "store", storeKind(dsn))
 	db, err := dbopen.Open(ctx, sf.data, dsn, sf.pgMaxConns, sf.synchronous)
 	if err != nil {
 		return err

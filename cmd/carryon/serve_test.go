@@ -67,7 +67,7 @@ func TestServeStartup(t *testing.T) {
 	if n := strings.Count(all, strings.TrimPrefix(url, "http://")); n != 2 {
 		t.Fatalf("the address %s is said %d times, want twice (listening, inspector):\n%s", url, n, all)
 	}
-	if !strings.Contains(stderr.String(), "carryon started") {
-		t.Fatalf("no start in the logs:\n%s", stderr)
+	if i, j := strings.Index(stderr.String(), "opening the database"), strings.Index(stderr.String(), "carryon started"); i < 0 || j < i {
+		t.Fatalf("the logs do not say the database opens, then the start:\n%s", stderr)
 	}
 }
