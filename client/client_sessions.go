@@ -19,7 +19,9 @@ func (c *Client) Create(ctx context.Context, in carryon.NewSession) (*carryon.Se
 	return sessionOrNil(&out, err)
 }
 
-// CreateSession is a synonym of Create.
+// CreateSession is Create under its older name.
+//
+// Deprecated: use Create; CreateSession goes in the next release.
 func (c *Client) CreateSession(ctx context.Context, in carryon.NewSession) (*carryon.Session, error) {
 	return c.Create(ctx, in)
 }
@@ -40,7 +42,9 @@ func (c *Client) Get(ctx context.Context, id string, opt carryon.GetOptions) (*c
 	return &out, nil
 }
 
-// GetSession is a synonym of Get.
+// GetSession is Get under its older name.
+//
+// Deprecated: use Get; GetSession goes in the next release.
 func (c *Client) GetSession(ctx context.Context, id string, opt carryon.GetOptions) (*carryon.SessionView, error) {
 	return c.Get(ctx, id, opt)
 }

@@ -77,7 +77,7 @@ func TestClientSessionRoundTrip(t *testing.T) {
 	if err != nil || len(view.Messages) != 1 || view.Messages[0].Seq != 2 || view.WorkingMemory.Goal() != "g1" || view.Version != st.Version {
 		t.Fatalf("get: %+v %v", view, err)
 	}
-	if view, err = c.GetSession(cx, s.ID, carryon.GetOptions{Messages: -1}); err != nil || len(view.Messages) != 0 {
+	if view, err = c.Get(cx, s.ID, carryon.GetOptions{Messages: -1}); err != nil || len(view.Messages) != 0 {
 		t.Fatalf("get without messages: %+v %v", view, err)
 	}
 	up, err := c.Update(cx, s.ID, carryon.SessionUpdate{Title: carryon.Ptr("renamed")})
