@@ -84,7 +84,7 @@ func TestMCPStdio(t *testing.T) {
 		names = append(names, tl.Name)
 	}
 	slices.Sort(names)
-	want := []string{"append_messages", "create_schedule", "create_session", "delete_message", "forget", "get_session", "list_schedules", "list_sessions", "recall", "remember", "start_run", "update_working_memory"}
+	want := []string{"append_messages", "compact_session", "create_schedule", "create_session", "delete_message", "forget", "get_session", "list_schedules", "list_sessions", "recall", "remember", "start_run", "update_working_memory"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}

@@ -181,6 +181,12 @@ func (h *repeatHub) mcpCases() []repeatCase {
 		{name: "mcp remember", prepare: func(x *target) request {
 			return tool(alice, "remember", map[string]any{"key": "mcp-kept", "value": map[string]any{"editor": "vim"}})
 		}, state: func(x *target) string { return h.get(alice, "/v1/memories/notes/mcp-kept") }},
+		{name: "mcp compact_session", prepare: func(x *target) request {
+			fresh(x)
+			must(t, h.srv.url, alice, "POST", "/v1/sessions/"+x.id+"/messages", map[string]any{"messages": []map[string]string{
+				{"role": "user", "content": "the plan is ZEBRA"}, {"role": "assistant", "content": "noted"}, {"role": "user", "content": "next"}}}, 201)
+			return tool(alice, "compact_session", map[string]any{"session_id": x.id, "keep_last": 1})
+		}, state: func(x *target) string { return h.get(alice, "/v1/sessions/"+x.id+"/compactions") }},
 		{name: "mcp create_schedule", prepare: func(x *target) request {
 			fresh(x)
 			return tool(alice, "create_schedule", map[string]any{"session_id": x.id, "cron": "0 8 1 1 *", "timezone": "Europe/Paris", "message": "yearly"})

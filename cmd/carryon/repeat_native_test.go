@@ -142,6 +142,12 @@ func (h *repeatHub) nativeCases() []repeatCase {
 		}, state: func(x *target) string {
 			return h.status(alice, "/v1/memories/doomed/gone") + h.get(alice, "/v1/memories?namespace=doomed")
 		}},
+		{name: "POST /v1/sessions/{id}/compact", prepare: func(x *target) request {
+			x.id = fresh(map[string]any{})
+			must(t, h.srv.url, alice, "POST", "/v1/sessions/"+x.id+"/messages", map[string]any{"messages": []map[string]string{
+				{"role": "user", "content": "the plan is ZEBRA"}, {"role": "assistant", "content": "noted"}, {"role": "user", "content": "next"}}}, 201)
+			return at(v1(alice, "POST", "/v1/sessions/"+x.id+"/compact", map[string]any{"keep_last": 1}), ver(x))
+		}, state: sessionAnd("/v1/sessions/{id}/compactions")},
 		{name: "POST /v1/sessions/{id}/schedules", prepare: func(x *target) request {
 			x.id = fresh(map[string]any{})
 			return v1(alice, "POST", "/v1/sessions/"+x.id+"/schedules", map[string]any{"cron": "0 8 1 1 *", "message": "once a year"})
