@@ -112,6 +112,9 @@ type Profile struct {
 	MaxSteps       int
 	ContextBudget  int
 	RunTokenBudget int
+	// CompactThreshold is the automatic compaction's threshold: before a model call whose
+	// context would hold more tokens, the run compacts the session first (0: never).
+	CompactThreshold int
 	// ModelLimits bound each model call of the profile's runs (each attempt, when retried).
 	ModelLimits model.Limits
 	// Digest is the digest of the profile's canonical definition (see Digest).

@@ -131,6 +131,33 @@ func TestUnknownProfile(t *testing.T) {
 	}
 }
 
+// TestCompactionThreshold: an agent's automatic compaction threshold, in tokens or as a share of
+// its context budget, resolves to tokens, changes its digest, and is off without the key (with
+// the digest it had before the key existed).
+func TestCompactionThreshold(t *testing.T) {
+	t.Parallel()
+	const src = "providers:\n  p: {kind: scripted}\nagents:\n  default: {provider: p}\n" +
+		"  tokens: {provider: p, compaction: {threshold_tokens: 12000}}\n" +
+		"  share: {provider: p, context_budget: 10000, compaction: {threshold: 0.75}}\n"
+	set, err := agents.Parse("agents.yaml", []byte(src), agents.Options{Builtin: builtin()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"default": 0, "tokens": 12000, "share": 7500} {
+		if got := set.Profiles[name].CompactThreshold; got != want {
+			t.Errorf("%s: threshold %d, want %d", name, got, want)
+		}
+	}
+	plain, err := agents.Parse("agents.yaml", []byte("providers:\n  p: {kind: scripted}\nagents:\n  default: {provider: p}\n  tokens: {provider: p}\n"), agents.Options{Builtin: builtin()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Profiles["tokens"].Digest == plain.Profiles["tokens"].Digest || set.Profiles["default"].Digest != plain.Profiles["default"].Digest {
+		t.Errorf("digests: with a threshold %s, without %s; default %s and %s", set.Profiles["tokens"].Digest, plain.Profiles["tokens"].Digest,
+			set.Profiles["default"].Digest, plain.Profiles["default"].Digest)
+	}
+}
+
 func TestFileErrors(t *testing.T) {
 	t.Parallel()
 	const good = "providers:\n  p: {kind: scripted}\nagents:\n  default:\n    provider: p\n"
@@ -152,6 +179,14 @@ func TestFileErrors(t *testing.T) {
 		{"wrong type", good + "    max_steps: many\n", nil, []string{"agents.yaml:6: agents.default.max_steps: must be a number, not a string"}},
 		{"zero steps", good + "    max_steps: 0\n", nil, []string{"agents.yaml:6: agents.default.max_steps: must be 1 or more, not 0"}},
 		{"negative budget", good + "    context_budget: -5\n", nil, []string{"agents.default.context_budget: must be 1 or more"}},
+		{"compaction both", good + "    compaction: {threshold_tokens: 100, threshold: 0.5}\n", nil,
+			[]string{"agents.yaml:6: agents.default.compaction: takes threshold_tokens (a number of tokens) or threshold (a share of context_budget), not both"}},
+		{"compaction empty", good + "    compaction: {}\n", nil, []string{"agents.default.compaction: needs threshold_tokens"}},
+		{"compaction over budget", good + "    context_budget: 1000\n    compaction: {threshold_tokens: 1001}\n", nil,
+			[]string{"agents.yaml:7: agents.default.compaction.threshold_tokens: must be from 1 to the agent's context_budget (1000), not 1001"}},
+		{"compaction share", good + "    compaction: {threshold: 1.5}\n", nil,
+			[]string{"agents.default.compaction.threshold: must be a share of context_budget above 0 and at most 1, such as 0.8, not 1.5"}},
+		{"compaction unknown key", good + "    compaction: {tokens: 5}\n", nil, []string{`unknown key "tokens"`}},
 		{"bad effect", good + "    tools: [read_file]\n    effects: {read_file: harmless}\n", nil,
 			[]string{`agents.yaml:7: agents.default.effects.read_file: must be read, idempotent, reconcilable or unsafe, not "harmless"`}},
 		{"bad approval", good + "    tools: [read_file]\n    approval: {read_file: sometimes}\n", nil,

@@ -25,8 +25,10 @@ type canonical struct {
 	MaxSteps       int                            `json:"max_steps"`
 	ContextBudget  int                            `json:"context_budget"`
 	RunTokenBudget int                            `json:"run_token_budget"`
-	ModelLimits    canonicalLimits                `json:"model_limits"`
-	MCPServers     []canonicalServer              `json:"mcp_servers"`
+	// CompactThreshold is left out when 0, so the digests of profiles without it stay as they were.
+	CompactThreshold int               `json:"compact_threshold,omitempty"`
+	ModelLimits      canonicalLimits   `json:"model_limits"`
+	MCPServers       []canonicalServer `json:"mcp_servers"`
 }
 
 type canonicalLimits struct {
@@ -60,7 +62,7 @@ func (s *Set) Digest(p *Profile) string {
 	c := canonical{
 		Provider: canonicalProvider{Name: prov.Name, Kind: prov.Kind, BaseURL: prov.BaseURL, APIKeyEnv: prov.APIKeyEnv, DelayNS: int64(prov.Delay)},
 		Model:    p.Model, Instructions: p.Instructions, Tools: p.Tools, Effects: p.Effects, Approval: p.Approval,
-		MaxSteps: p.MaxSteps, ContextBudget: p.ContextBudget, RunTokenBudget: p.RunTokenBudget,
+		MaxSteps: p.MaxSteps, ContextBudget: p.ContextBudget, RunTokenBudget: p.RunTokenBudget, CompactThreshold: p.CompactThreshold,
 		ModelLimits: canonicalLimits{FirstByteNS: int64(p.ModelLimits.FirstByte), IdleNS: int64(p.ModelLimits.Idle),
 			TotalNS: int64(p.ModelLimits.Total), MaxOutputBytes: p.ModelLimits.MaxOutputBytes},
 		MCPServers: []canonicalServer{},

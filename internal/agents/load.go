@@ -65,6 +65,8 @@ type rawAgent struct {
 	ModelIdleTimeout      *string `yaml:"model_idle_timeout"`
 	ModelTimeout          *string `yaml:"model_timeout"`
 	ModelMaxOutputBytes   *int    `yaml:"model_max_output_bytes"`
+	// Compaction is the automatic compaction (compaction.go).
+	Compaction *rawCompaction `yaml:"compaction"`
 }
 
 // Load reads and validates the agents file at path. Its errors are EINVALID and read

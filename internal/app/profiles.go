@@ -141,7 +141,8 @@ func (p *profiles) engine(ctx context.Context, pr *profileRun) (*engine.Engine, 
 		return nil, carryon.Errorf(carryon.EINVALID, "the tools of agent %s: %v", prof.Name, err)
 	}
 	return engine.New(engine.Config{
-		Model: prof.Model, MaxSteps: prof.MaxSteps, TokenBudget: prof.RunTokenBudget, Workspaces: p.workspaces, LongTerm: p.longTerm,
+		Model: prof.Model, MaxSteps: prof.MaxSteps, TokenBudget: prof.RunTokenBudget, CompactThreshold: prof.CompactThreshold,
+		Workspaces: p.workspaces, LongTerm: p.longTerm,
 		Approval:  func(tool string) bool { return prof.ApprovalOf(tool) == carryon.ApprovalAlways },
 		Telemetry: p.tel,
 	}, pr.provider, reg, pr.builder), nil

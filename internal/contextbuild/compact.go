@@ -29,11 +29,39 @@ type instructed interface {
 // tokenizer of the counts. EINVALID when nothing is left to summarize, EUNAVAILABLE when the
 // summarizer fails.
 func (b *Builder) Compact(ctx context.Context, sessionID, modelName string, keepLast int, instructions string) (*CompactPlan, error) {
-	if b.summarizer == nil {
-		return nil, carryon.Errorf(carryon.ENOTIMPLEMENTED, "this server has no summarizer for session %s", sessionID)
-	}
 	if keepLast < 0 {
 		return nil, carryon.Errorf(carryon.EINVALID, "keep_last must not be negative, got %d", keepLast)
+	}
+	return b.compact(ctx, sessionID, modelName, instructions, func(*Counter, []*carryon.Message) int { return keepLast })
+}
+
+// AutoCompact prepares the automatic compaction of a session whose context built (by Build, for
+// modelName) holds more than threshold tokens: the summary covers the conversation but its
+// newest messages that fit in KeepShare of what the threshold leaves beside the context's other
+// parts (the system prompt, the working memory, the long-term memory and the tool digest), so
+// that the next turns fit under the threshold without another compaction. Like Compact it writes
+// nothing; its errors are Compact's.
+func (b *Builder) AutoCompact(ctx context.Context, sessionID, modelName string, built *Context, threshold int) (*CompactPlan, error) {
+	fixed := 0
+	for _, p := range built.Parts {
+		if p.Name != "messages" && p.Name != "summary" {
+			fixed += p.Tokens
+		}
+	}
+	room := int(float64(threshold-fixed) * b.cfg.KeepShare)
+	return b.compact(ctx, sessionID, modelName, "", func(c *Counter, convo []*carryon.Message) int {
+		if room <= 0 {
+			return 0
+		}
+		return fit(c, convo, room)
+	})
+}
+
+// compact is Compact with keep saying how many of the newest messages of the conversation
+// (those after the newest summary) stay out of the summary.
+func (b *Builder) compact(ctx context.Context, sessionID, modelName, instructions string, keep func(*Counter, []*carryon.Message) int) (*CompactPlan, error) {
+	if b.summarizer == nil {
+		return nil, carryon.Errorf(carryon.ENOTIMPLEMENTED, "this server has no summarizer for session %s", sessionID)
 	}
 	snap, err := b.src.ContextSnapshot(ctx, sessionID, carryon.ContextSnapshotRequest{Messages: b.cfg.Window})
 	if err != nil {
@@ -51,6 +79,8 @@ func (b *Builder) Compact(ctx context.Context, sessionID, modelName string, keep
 			convo = append(convo, m)
 		}
 	}
+	counter := CounterFor(modelName)
+	keepLast := keep(counter, convo)
 	n := max(len(convo)-keepLast, 0)
 	for n > 0 && (n < len(convo) && convo[n].Role == carryon.RoleTool || n == len(convo) && len(convo[n-1].ToolCalls) > 0) {
 		n--
@@ -59,7 +89,6 @@ func (b *Builder) Compact(ctx context.Context, sessionID, modelName string, keep
 		return nil, carryon.Errorf(carryon.EINVALID, "session %s has no messages to compact: %d are newer than its last summary, and keep_last %d keeps them (with their tool calls and results together)",
 			sessionID, len(convo), keepLast)
 	}
-	counter := CounterFor(modelName)
 	out := &Context{}
 	text := ""
 	if summary != nil {

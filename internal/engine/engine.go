@@ -45,6 +45,12 @@ type Hub interface {
 	// AppendMessages appends messages for the run (the summary of cut history) with their
 	// message.appended event.
 	AppendMessages(ctx context.Context, run *carryon.Run, msgs []carryon.NewMessage) ([]carryon.Event, error)
+	// Compact stores the run's compaction of its session under requestID (one per step: the
+	// same id for every attempt), with its message.appended event: when the id was used already
+	// (an earlier attempt of the step compacted) it stores nothing and returns no event without
+	// calling plan; else plan prepares the summary outside any transaction, and nothing is stored
+	// when it fails (its error is returned).
+	Compact(ctx context.Context, run *carryon.Run, requestID string, plan func(context.Context) (carryon.NewMessage, error)) ([]carryon.Event, error)
 	// WorkingMemoryPreview returns the session's working memory as it will be once the merge
 	// patches are applied in order, storing nothing (the step's patches are stored by CommitStep).
 	WorkingMemoryPreview(ctx context.Context, run *carryon.Run, patches []json.RawMessage) (carryon.WorkingMemory, error)
@@ -97,6 +103,9 @@ type Commit struct {
 type Config struct {
 	// Model is the model name passed to the provider and the tokenizer.
 	Model string
+	// CompactThreshold, when more than 0, is the automatic compaction's threshold: before a model
+	// call whose context holds more tokens, the run compacts the session (compact.go).
+	CompactThreshold int
 	// MaxSteps bounds the model calls of one run (default 12).
 	MaxSteps int
 	// TokenBudget bounds the tokens (input and output) one run may use; 0 means no bound.
@@ -285,6 +294,9 @@ func (e *Engine) ask(ctx context.Context, hub Hub, run *carryon.Run, step int, e
 		if err := emit(evs); err != nil {
 			return model.Response{}, nil, err
 		}
+	}
+	if cctx, err = e.compact(ctx, hub, run, step, cctx, emit); err != nil {
+		return model.Response{}, nil, err
 	}
 	resp, deltas, err := e.callModel(ctx, hub, run, cctx.Request(e.specs(run)), step)
 	run.Usage.InputTokens += resp.Usage.InputTokens

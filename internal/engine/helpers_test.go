@@ -41,6 +41,12 @@ func newFixture(t *testing.T, p model.Provider, modelName string, extra ...tool.
 // newFixtureEvery is newFixture with model deltas coalesced into an event at most every deltaEvery.
 func newFixtureEvery(t *testing.T, p model.Provider, modelName string, deltaEvery time.Duration, extra ...tool.Tool) *fixture {
 	t.Helper()
+	return newFixtureConfig(t, p, engine.Config{Model: modelName, DeltaEvery: deltaEvery}, extra...)
+}
+
+// newFixtureConfig is newFixture with the engine's configuration cfg (its Workspaces set here).
+func newFixtureConfig(t *testing.T, p model.Provider, cfg engine.Config, extra ...tool.Tool) *fixture {
+	t.Helper()
 	data := t.TempDir()
 	st, err := sqlite.Open(context.Background(), filepath.Join(data, "carryon.db"))
 	if err != nil {
@@ -51,8 +57,9 @@ func newFixtureEvery(t *testing.T, p model.Provider, modelName string, deltaEver
 	if err != nil {
 		t.Fatal(err)
 	}
-	builder := contextbuild.New(contextbuild.Config{}, f.sess, contextbuild.ModelSummarizer{Provider: p, Model: modelName})
-	f.eng = engine.New(engine.Config{Model: modelName, Workspaces: filepath.Join(data, "workspaces"), DeltaEvery: deltaEvery}, p, reg, builder)
+	builder := contextbuild.New(contextbuild.Config{}, f.sess, contextbuild.ModelSummarizer{Provider: p, Model: cfg.Model})
+	cfg.Workspaces = filepath.Join(data, "workspaces")
+	f.eng = engine.New(cfg, p, reg, builder)
 	f.startRuns()
 	t.Cleanup(func() { f.stop(); st.Close() })
 	u := &carryon.User{ID: "usr_alice", Name: "alice"}

@@ -89,6 +89,13 @@ func (h *recordingHub) AppendMessages(ctx context.Context, run *carryon.Run, msg
 	return h.write("append", carryon.EventMessageAppended)
 }
 
+func (h *recordingHub) Compact(ctx context.Context, run *carryon.Run, requestID string, plan func(context.Context) (carryon.NewMessage, error)) ([]carryon.Event, error) {
+	if _, err := plan(ctx); err != nil {
+		return nil, err
+	}
+	return h.write("compact", carryon.EventMessageAppended)
+}
+
 func (h *recordingHub) WorkingMemoryPreview(ctx context.Context, run *carryon.Run, patches []json.RawMessage) (carryon.WorkingMemory, error) {
 	h.record("memory preview")
 	return carryon.WorkingMemory{}, nil

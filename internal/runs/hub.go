@@ -153,6 +153,40 @@ func (h *hub) AppendMessages(ctx context.Context, run *carryon.Run, msgs []carry
 	})
 }
 
+// Compact stores the run's compaction of its session under requestID: a used id stores nothing
+// (an earlier attempt compacted), else plan asks the summarizer outside any transaction and one
+// fenced session write appends the summary with the id, so a crash leaves the whole compaction or
+// none, and the step's next attempt finds the id used.
+func (h *hub) Compact(ctx context.Context, run *carryon.Run, requestID string, plan func(context.Context) (carryon.NewMessage, error)) ([]carryon.Event, error) {
+	if _, used, err := h.s.sess.RequestIDUsed(ctx, requestID); err != nil || used {
+		return nil, err
+	}
+	msg, err := plan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ev *events
+	input := struct {
+		Run string `json:"run"`
+	}{run.ID}
+	_, err = sessions.Write(ctx, h.s.sess, "run.compact", run.SessionID, requestID, input, func(tx store.Tx, own string, now time.Time) (struct{}, error) {
+		ev = &events{tx: tx, run: run, now: now}
+		sess, err := sessions.LoadWritable(ctx, tx, own, run.SessionID, nil, h.fence(run), now)
+		if err != nil {
+			return struct{}{}, err
+		}
+		res, err := sessions.AppendInTx(ctx, tx, sess, []carryon.NewMessage{msg}, run.ID, requestID, now)
+		if err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, ev.add(ctx, carryon.EventMessageAppended, res)
+	})
+	if err != nil || ev == nil {
+		return nil, err // ev is nil when the write replayed an earlier attempt's
+	}
+	return h.stored(run, ev), nil
+}
+
 func (h *hub) WorkingMemoryPreview(ctx context.Context, run *carryon.Run, patches []json.RawMessage) (carryon.WorkingMemory, error) {
 	st, err := h.s.sess.GetWorkingMemory(ctx, run.SessionID)
 	if err != nil {

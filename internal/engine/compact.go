@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/contextbuild"
+)
+
+// CompactRequestID is the request id of the automatic compaction of a run's step: the same for
+// every attempt of the step, so a step resumed after a crash does not compact again.
+func CompactRequestID(runID string, step int) string {
+	return fmt.Sprintf("%s/%d/compact", runID, step)
+}
+
+// compact is the automatic compaction, a durable step of the run: when the context built holds
+// more tokens than the profile's threshold, the session is compacted (Hub.Compact, under the
+// step's request id) and the context built again. A summarizer that fails or has nothing to
+// summarize leaves the history as it was, and the run goes on with the context it had (a note
+// says so); only a write the Hub refuses, or the run's end, fails the step.
+func (e *Engine) compact(ctx context.Context, hub Hub, run *carryon.Run, step int, built *contextbuild.Context, emit emitFunc) (*contextbuild.Context, error) {
+	if e.cfg.CompactThreshold <= 0 || built.Tokens <= e.cfg.CompactThreshold {
+		return built, nil
+	}
+	planned := false
+	evs, err := hub.Compact(ctx, run, CompactRequestID(run.ID, step), func(ctx context.Context) (carryon.NewMessage, error) {
+		plan, err := e.builder.AutoCompact(ctx, run.SessionID, e.cfg.Model, built, e.cfg.CompactThreshold)
+		if err != nil {
+			return carryon.NewMessage{}, errSummary{err}
+		}
+		planned = true
+		return plan.Summary, nil
+	})
+	var summaryErr errSummary
+	switch {
+	case errors.As(err, &summaryErr) && ctx.Err() == nil:
+		slog.Default().Warn("the automatic compaction did not compact; the run goes on with the history as it is",
+			"run", run.ID, "step", step, "tokens", built.Tokens, "threshold", e.cfg.CompactThreshold, "err", summaryErr.err)
+		built.Notes = append(built.Notes, "the automatic compaction failed ("+carryon.ErrorMessage(summaryErr.err)+"); the history is sent as it is")
+		return built, nil
+	case err != nil:
+		return nil, fmt.Errorf("store the compaction: %w", err)
+	}
+	if err := emit(evs); err != nil {
+		return nil, err
+	}
+	if !planned {
+		return built, nil // an earlier attempt of this step compacted: built already has it
+	}
+	again, err := e.builder.Build(ctx, run.SessionID, contextbuild.Options{Model: e.cfg.Model, Summarize: true})
+	if err != nil {
+		return nil, fmt.Errorf("build the context after the compaction: %w", err)
+	}
+	if again.NewSummary != nil {
+		evs, err := hub.AppendMessages(ctx, run, []carryon.NewMessage{*again.NewSummary})
+		if err != nil {
+			return nil, fmt.Errorf("store the summary: %w", err)
+		}
+		if err := emit(evs); err != nil {
+			return nil, err
+		}
+	}
+	return again, nil
+}
+
+// errSummary marks the summarizer's error, which leaves the run going, from the Hub's.
+type errSummary struct{ err error }
+
+func (e errSummary) Error() string { return e.err.Error() }
+func (e errSummary) Unwrap() error { return e.err }

@@ -1,0 +1,243 @@
+package engine_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/contextbuild"
+	"github.com/carryon-hub/carryon/internal/engine"
+	"github.com/carryon-hub/carryon/internal/model"
+)
+
+// compactThreshold is the automatic compaction's threshold of these tests, far under the
+// builder's budget (16000), so only the compaction keeps the contexts small.
+const compactThreshold = 600
+
+// isSummaryRequest says whether a request is the summarizer's.
+func isSummaryRequest(v view) bool { return strings.HasPrefix(v.System, contextbuild.SummarizePrompt) }
+
+// sentTokens counts a request as the builder counts a context: the system message and every
+// message with their framing. The builder counts the system message's parts one by one and the
+// request joins them with blank lines, so the two may differ by a token or two at each join:
+// slack is what that can add up to.
+func sentTokens(v view, modelName string) (n, slack int) {
+	c := contextbuild.CounterFor(modelName)
+	n = c.Count(v.System) + 4
+	for _, m := range v.Msgs {
+		n += c.Count(m.Text) + 4
+	}
+	return n, 2 * (strings.Count(v.System, "\n\n") + 1)
+}
+
+// turnText is a user message of about 60 tokens, different each turn.
+func turnText(i int) string {
+	return fmt.Sprintf("Turn %d: please look at module %d, list what it imports, say which functions are slow, "+
+		"and note what the tests of module %d cover and what they leave out, with file names and line numbers.", i, i, i)
+}
+
+// TestAutoCompactionKeepsContextsUnderThreshold: 30 turns on one session whose history grows far
+// past the threshold. Every model call (of the runs, not the summarizer's) is sent at most the
+// threshold's tokens, the session is compacted several times (each a stored compaction under its
+// step's request id), and the calls after a compaction carry its summary.
+func TestAutoCompactionKeepsContextsUnderThreshold(t *testing.T) {
+	t.Parallel()
+	w := openaiWire
+	srv := newFakeLLM(t, w.path, func(n int, body []byte, rw http.ResponseWriter) {
+		if v := w.read(t, body); isSummaryRequest(v) {
+			w.text(rw, fmt.Sprintf("- summary at request %d: the user went through modules one by one", n))
+			return
+		}
+		w.text(rw, "Module looked at: ", "it imports three packages ", "and its tests cover the parser.")
+	})
+	f := newFixtureConfig(t, model.WithRetry(w.provider(srv.URL), retryFast), engine.Config{Model: w.model, DeltaEvery: time.Nanosecond, CompactThreshold: compactThreshold})
+	s, err := f.sess.Create(f.alice, carryon.NewSession{Title: "long"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runIDs []string
+	for i := 1; i <= 30; i++ {
+		run, err := f.runs.Start(f.alice, s.ID, carryon.NewRun{Message: turnText(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run = f.wait(t, run.ID); run.Status != carryon.RunSucceeded {
+			t.Fatalf("turn %d: %s %s", i, run.Status, run.Error)
+		}
+		runIDs = append(runIDs, run.ID)
+	}
+	history := 0
+	for _, m := range f.messages(t, s.ID) {
+		if m.Kind != carryon.KindSummary {
+			history += contextbuild.CounterFor(w.model).Count(m.Content) + 4
+		}
+	}
+	if history < 3*compactThreshold {
+		t.Fatalf("the history holds %d tokens: too few to need compactions under %d", history, compactThreshold)
+	}
+	calls, withSummary, summaries := 0, 0, 0
+	for i := range srv.count() {
+		v := w.read(t, srv.body(i))
+		if isSummaryRequest(v) {
+			summaries++
+			continue
+		}
+		calls++
+		if n, slack := sentTokens(v, w.model); n > compactThreshold+slack {
+			t.Errorf("call %d was sent %d tokens, over the threshold %d", i+1, n, compactThreshold)
+		}
+		if strings.Contains(v.System, contextbuild.HeadingSummary) {
+			withSummary++
+		}
+	}
+	if calls != 30 {
+		t.Errorf("%d model calls for 30 turns", calls)
+	}
+	page, err := f.sess.ListCompactions(f.alice, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Items) < 2 || len(page.Items) != summaries {
+		t.Fatalf("%d compactions stored, %d summaries asked for", len(page.Items), summaries)
+	}
+	for _, c := range page.Items {
+		ok := false
+		for _, id := range runIDs {
+			ok = ok || c.RequestID == engine.CompactRequestID(id, 1)
+		}
+		if !ok || c.Model != w.model || c.TokensAfter <= 0 || c.TokensAfter >= c.TokensBefore {
+			t.Errorf("compaction %+v: want a run's step-1 request id, the model, and fewer tokens after than before", c)
+		}
+	}
+	if withSummary == 0 || withSummary >= calls {
+		t.Errorf("%d of %d calls carried a summary", withSummary, calls)
+	}
+}
+
+// TestAutoCompactionFailureLeavesHistory: a summarizer that fails leaves the history as it was
+// (no summary stored) and the run goes on, sending what it would have sent without compaction.
+func TestAutoCompactionFailureLeavesHistory(t *testing.T) {
+	t.Parallel()
+	w := openaiWire
+	srv := newFakeLLM(t, w.path, func(n int, body []byte, rw http.ResponseWriter) {
+		if isSummaryRequest(w.read(t, body)) {
+			w.fail(rw, http.StatusBadRequest, nil)
+			return
+		}
+		w.text(rw, "Done.")
+	})
+	f := newFixtureConfig(t, w.provider(srv.URL), engine.Config{Model: w.model, DeltaEvery: time.Nanosecond, CompactThreshold: 300})
+	s, err := f.sess.Create(f.alice, carryon.NewSession{Title: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []carryon.NewMessage
+	for i := 1; i <= 10; i++ {
+		msgs = append(msgs, carryon.NewMessage{Role: carryon.RoleUser, Content: turnText(i)}, carryon.NewMessage{Role: carryon.RoleAssistant, Content: "Noted."})
+	}
+	if _, err := f.sess.AppendMessages(f.alice, s.ID, carryon.AppendInput{Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := f.runs.Start(f.alice, s.ID, carryon.NewRun{Message: "And now?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run = f.wait(t, run.ID); run.Status != carryon.RunSucceeded || run.Reply != "Done." {
+		t.Fatalf("run: %s %q %s", run.Status, run.Reply, run.Error)
+	}
+	for _, m := range f.messages(t, s.ID) {
+		if m.Kind == carryon.KindSummary {
+			t.Errorf("a summary was stored: %+v", m)
+		}
+	}
+	if srv.count() != 2 {
+		t.Fatalf("%d requests, want the summarizer's and the run's", srv.count())
+	}
+	if v := w.read(t, srv.body(1)); len(v.Msgs) != 21 || strings.Contains(v.System, contextbuild.HeadingSummary) {
+		t.Errorf("the run sent %d messages (want all 21), system:\n%s", len(v.Msgs), v.System)
+	}
+}
+
+// TestAutoCompactionOncePerStep: a server stops during the model call that follows a step's
+// compaction, whose summary is so long that the context is still over the threshold. The next
+// runner resumes the step: it finds the step's compaction done (its request id used) and does
+// not ask the summarizer again, so the session holds one compaction.
+func TestAutoCompactionOncePerStep(t *testing.T) {
+	t.Parallel()
+	w := openaiWire
+	calling, release := make(chan struct{}), make(chan struct{})
+	srv := newFakeLLM(t, w.path, func(n int, body []byte, rw http.ResponseWriter) {
+		if isSummaryRequest(w.read(t, body)) {
+			w.text(rw, strings.Repeat("- the user asked about many modules and their tests in detail\n", 40))
+			return
+		}
+		if n == 2 {
+			close(calling)
+			<-release // the runner gave up on this call when its server stopped
+			return
+		}
+		w.text(rw, "Done.")
+	})
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	f := newFixtureConfig(t, model.WithRetry(w.provider(srv.URL), retryFast), engine.Config{Model: w.model, DeltaEvery: time.Nanosecond, CompactThreshold: 500})
+	s, err := f.sess.Create(f.alice, carryon.NewSession{Title: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []carryon.NewMessage
+	for i := 1; i <= 10; i++ {
+		msgs = append(msgs, carryon.NewMessage{Role: carryon.RoleUser, Content: turnText(i)}, carryon.NewMessage{Role: carryon.RoleAssistant, Content: "Noted."})
+	}
+	if _, err := f.sess.AppendMessages(f.alice, s.ID, carryon.AppendInput{Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := f.runs.Start(f.alice, s.ID, carryon.NewRun{Message: "And now?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-calling:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the model was never called after the compaction")
+	}
+	f.stop()
+	close(release)
+	page, err := f.sess.ListCompactions(f.alice, s.ID)
+	if err != nil || len(page.Items) != 1 || page.Items[0].RequestID != engine.CompactRequestID(run.ID, 1) {
+		t.Fatalf("after the stop: %v %+v", err, page)
+	}
+	if n, _ := sentTokens(w.read(t, srv.body(1)), w.model); n <= 500 {
+		t.Fatalf("the call after the compaction was sent %d tokens: the test needs it over the threshold", n)
+	}
+	// While no runner holds the run, a client adds to the session: the resumed step has more to
+	// compact, and still must not compact again.
+	if _, err := f.sess.AppendMessages(f.alice, s.ID, carryon.AppendInput{Messages: msgs[:6]}); err != nil {
+		t.Fatal(err)
+	}
+
+	f.startRuns()
+	if run = f.wait(t, run.ID); run.Status != carryon.RunSucceeded || run.Reply != "Done." || run.Attempt != 2 {
+		t.Fatalf("resumed run: %s %q %s attempt %d", run.Status, run.Reply, run.Error, run.Attempt)
+	}
+	summaries := 0
+	for i := range srv.count() {
+		if isSummaryRequest(w.read(t, srv.body(i))) {
+			summaries++
+		}
+	}
+	if summaries != 1 || srv.count() != 3 || len(w.read(t, srv.body(2)).Msgs) <= len(w.read(t, srv.body(1)).Msgs) {
+		t.Errorf("%d requests, %d of them the summarizer's: want 3 and 1", srv.count(), summaries)
+	}
+	if page, err = f.sess.ListCompactions(f.alice, s.ID); err != nil || len(page.Items) != 1 {
+		t.Errorf("compactions after the resume: %v %d", err, len(page.Items))
+	}
+}
