@@ -48,6 +48,10 @@ type sseStream struct {
 	// copies have not come yet: a stored copy is skipped, so a stream that reconnects in the
 	// middle of a model call yields its text once.
 	previewed []json.RawMessage
+	// resent counts the previews of this connection that were previewed already on an earlier
+	// one: after a reconnect the server sends the unstored previews again, and they are not
+	// yielded twice.
+	resent int
 
 	body     io.ReadCloser
 	rd       *bufio.Reader
@@ -77,7 +81,7 @@ func (st *sseStream) connect() error {
 		cancel()
 		return err
 	}
-	st.cancel = cancel
+	st.cancel, st.resent = cancel, 0
 	st.attach(resp)
 	return nil
 }
@@ -146,16 +150,20 @@ func (st *sseStream) Next() (*carryon.Event, bool, error) {
 		}
 		st.failures = 0
 		if e.Seq == 0 {
-			st.previewed = append(st.previewed, e.Data)
+			if st.resent < len(st.previewed) && bytes.Equal(e.Data, st.previewed[st.resent]) {
+				st.resent++ // yielded before the reconnect
+				continue
+			}
+			st.previewed, st.resent = append(st.previewed[:st.resent:st.resent], e.Data), st.resent+1
 			return e, true, nil
 		}
 		st.last = e.Seq
 		if len(st.previewed) > 0 {
 			if e.Type == carryon.EventModelDelta && bytes.Equal(e.Data, st.previewed[0]) {
-				st.previewed = st.previewed[1:]
+				st.previewed, st.resent = st.previewed[1:], max(st.resent-1, 0)
 				continue
 			}
-			st.previewed = nil
+			st.previewed, st.resent = nil, 0
 		}
 		if e.Type == carryon.EventRunFinished || e.Type == carryon.EventRunFailed {
 			st.done = true

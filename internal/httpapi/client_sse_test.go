@@ -162,6 +162,16 @@ func (f *fakeSSE) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// preview is a model delta previewed before it is stored: no id, seq 0.
+func preview(text string) string {
+	return fmt.Sprintf("event: model.delta\ndata: {\"run_id\":\"run_x\",\"seq\":0,\"type\":\"model.delta\",\"data\":{\"text\":%q}}\n\n", text)
+}
+
+// delta is the stored copy of a model delta.
+func delta(seq int64, text string) string {
+	return fmt.Sprintf("id: %d\nevent: model.delta\ndata: {\"run_id\":\"run_x\",\"seq\":%d,\"type\":\"model.delta\",\"data\":{\"text\":%q}}\n\n", seq, seq, text)
+}
+
 func ev(seq int64, typ carryon.EventType) string {
 	return fmt.Sprintf("id: %d\nevent: %s\ndata: {\"run_id\":\"run_x\",\"seq\":%d,\"type\":%q,\"data\":{}}\n\n", seq, typ, seq, typ)
 }
@@ -183,6 +193,11 @@ func TestClientEventsWire(t *testing.T) {
 		{"an error ends the stream", []string{ev(1, "run.queued") + notFound}, " run.queued", carryon.ENOTFOUND, []string{""}},
 		{"a passing error is resumed", []string{ev(1, "run.queued") + internal, ev(1, "run.queued") + ev(2, "run.started") + ev(3, "run.failed")}, " run.queued run.started run.failed", "", []string{"", "1"}},
 		{"a clean end before the last event is resumed", []string{ev(1, "run.queued"), ev(2, "run.finished")}, " run.queued run.finished", "", []string{"", "1"}},
+		// A connection dropped in the middle of a model call: the server sends the unstored
+		// previews again after the reconnect; the client yields them once, and their stored copy not at all.
+		{"previews sent again after a reconnect come once", []string{preview("hi"),
+			preview("hi") + preview(" there") + delta(1, "hi") + delta(2, " there") + ev(3, "run.finished")},
+			" model.delta model.delta run.finished", "", []string{"", ""}},
 		{"retries are bounded", []string{ev(1, "run.queued") + internal, internal}, " run.queued", carryon.EINTERNAL, []string{"", "1", "1", "1", "1", "1"}},
 	}
 	for _, tc := range cases {

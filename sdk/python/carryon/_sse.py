@@ -69,6 +69,13 @@ class Tracker:
         #: whether the run's last event was yielded
         self.done = False
         self._previewed: List[Any] = []
+        #: previews of this connection previewed already on an earlier one (after a reconnect the
+        #: server sends the previews not stored yet again; they are not yielded twice)
+        self._resent = 0
+
+    def reconnected(self) -> None:
+        """Called at each new connection: the previews it sends again are counted from here."""
+        self._resent = 0
 
     def take(self, frame: Frame) -> Optional[Event]:
         """The event of a frame to yield, or None for one already yielded."""
@@ -85,7 +92,11 @@ class Tracker:
             preview=seq == 0,
         )
         if ev.preview:
-            self._previewed.append(ev.data)
+            if self._resent < len(self._previewed) and self._previewed[self._resent] == ev.data:
+                self._resent += 1  # yielded before the reconnect
+                return None
+            self._previewed = self._previewed[: self._resent] + [ev.data]
+            self._resent += 1
             return ev
         if seq <= self.last:
             return None
@@ -93,8 +104,10 @@ class Tracker:
         if self._previewed:
             if ev.type == "model.delta" and ev.data == self._previewed[0]:
                 self._previewed.pop(0)
+                self._resent = max(self._resent - 1, 0)
                 return None
             self._previewed = []
+            self._resent = 0
         if ev.type in FINAL_EVENTS:
             self.done = True
         return ev

@@ -380,6 +380,7 @@ class AsyncEventStream(AsyncIterator[Event]):
         self._resp, self._lines, self._parser = None, None, FrameParser()
 
     async def _connect(self) -> None:
+        self._t.reconnected()
         req = api.events(self.run_id, self._t.last, self.follow)
         httpreq = self._c._http.build_request("GET", req.path, params=req.query(), headers=req.headers,
                                               timeout=STREAM_TIMEOUT)

@@ -413,6 +413,7 @@ class EventStream(Iterator[Event]):
         self._resp, self._lines, self._parser = None, None, FrameParser()
 
     def _connect(self) -> None:
+        self._t.reconnected()
         req = api.events(self.run_id, self._t.last, self.follow)
         httpreq = self._c._http.build_request("GET", req.path, params=req.query(), headers=req.headers,
                                               timeout=STREAM_TIMEOUT)

@@ -35,6 +35,17 @@ class Bookkeeping(unittest.TestCase):
         self.assertEqual([e.seq for e in first + again if e], [1, 2, 3])
         self.assertEqual(t.last, 3)
 
+    def test_previews_sent_again_after_a_reconnect_come_once(self) -> None:
+        t = Tracker(0)
+        t.reconnected()
+        first = [t.take(f) for f in frames(event(0, "model.delta", {"text": "hi"}))]
+        t.reconnected()  # the connection dropped in the middle of the model call
+        again = [t.take(f) for f in frames(event(0, "model.delta", {"text": "hi"}) + event(0, "model.delta", {"text": " there"})
+                                          + event(1, "model.delta", {"text": "hi"}) + event(2, "model.delta", {"text": " there"})
+                                          + event(3, "run.finished", {}))]
+        self.assertEqual([(e.seq, e.data) for e in first + again if e],
+                         [(0, {"text": "hi"}), (0, {"text": " there"}), (3, {})])
+
     def test_a_cut_frame_is_partial(self) -> None:
         p = FrameParser()
         p.feed("id: 4")

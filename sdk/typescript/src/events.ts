@@ -75,6 +75,9 @@ export async function* streamEvents(t: Transport, runId: string, o: EventStreamO
   let failures = 0;
   for (;;) {
     let cause: unknown;
+    // After a reconnect the server sends the previews not stored yet again: those already
+    // yielded are counted here and not yielded twice.
+    let resent = 0;
     const res = await t.send({
       method: "GET",
       path: `/v1/runs/${encodeURIComponent(runId)}/events`,
@@ -94,8 +97,14 @@ export async function* streamEvents(t: Transport, runId: string, o: EventStreamO
         }
         const e = JSON.parse(f.data) as RunEvent;
         if (!f.id && !e.seq) {
-          previewed.push(JSON.stringify(e.data ?? null)); // a model delta, before it is stored
+          const data = JSON.stringify(e.data ?? null); // a model delta, before it is stored
           failures = 0;
+          if (resent < previewed.length && previewed[resent] === data) {
+            resent++; // yielded before the reconnect
+            continue;
+          }
+          previewed = [...previewed.slice(0, resent), data];
+          resent++;
           yield e;
           continue;
         }
@@ -106,9 +115,11 @@ export async function* streamEvents(t: Transport, runId: string, o: EventStreamO
         if (previewed.length > 0) {
           if (e.type === "model.delta" && JSON.stringify(e.data ?? null) === previewed[0]) {
             previewed.shift(); // the stored copy of a preview already yielded
+            resent = Math.max(resent - 1, 0);
             continue;
           }
           previewed = [];
+          resent = 0;
         }
         yield e;
         if (e.type === "run.finished" || e.type === "run.failed") return;
