@@ -5,16 +5,16 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/app"
+	"github.com/carryon-hub/carryon/internal/dbopen"
+	"github.com/carryon-hub/carryon/internal/pgtest"
 	"github.com/carryon-hub/carryon/internal/poll"
 	"github.com/carryon-hub/carryon/internal/webhooks"
-	"github.com/carryon-hub/carryon/store/sqlite"
 )
 
 // TestScheduleFiredWebhook: a webhook subscribed to schedule.fired receives it exactly once per
@@ -22,6 +22,16 @@ import (
 // queues nothing more, and a webhook of run events only gets none of them.
 func TestScheduleFiredWebhook(t *testing.T) {
 	t.Parallel()
+	testScheduleFiredWebhook(t, "")
+}
+
+// TestScheduleFiredWebhookPostgres is TestScheduleFiredWebhook on PostgreSQL.
+func TestScheduleFiredWebhookPostgres(t *testing.T) {
+	t.Parallel()
+	testScheduleFiredWebhook(t, pgtest.NewDatabase(t))
+}
+
+func testScheduleFiredWebhook(t *testing.T, dsn string) {
 	clk := newClock()
 	var mu sync.Mutex
 	var got []map[string]any
@@ -40,7 +50,7 @@ func TestScheduleFiredWebhook(t *testing.T) {
 	}))
 	t.Cleanup(rc.Close)
 	data := t.TempDir()
-	st, err := sqlite.Open(t.Context(), filepath.Join(data, "carryon.db"))
+	st, err := dbopen.Open(t.Context(), data, dsn, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
