@@ -64,7 +64,7 @@ func TestMCPInspector(t *testing.T) {
 			for _, tl := range list["tools"].([]any) {
 				names = append(names, tl.(map[string]any)["name"].(string))
 			}
-			if len(names) != 13 || !strings.Contains(strings.Join(names, " "), "delete_message") {
+			if len(names) != 17 || !strings.Contains(strings.Join(names, " "), "delete_message") {
 				t.Fatalf("tools/list: %v", names)
 			}
 

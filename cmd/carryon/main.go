@@ -120,6 +120,8 @@ func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 		return runSessions(ctx, rest, getenv, stdout, stderr)
 	case "schedules":
 		return runSchedules(ctx, rest, getenv, stdout, stderr)
+	case "webhooks":
+		return runWebhooks(ctx, rest, getenv, stdout, stderr)
 	case "chat":
 		return runChat(ctx, rest, getenv, stdin, stdout, stderr)
 	case "run":
@@ -177,6 +179,7 @@ Usage:
   carryon stats [--json]                                     sizes per table and per user
   carryon sessions ls|show|close|restore|fork|rm|export ...  manage sessions on a server
   carryon schedules create|ls|get|pause|resume|rm|run ...    runs a session starts by itself (cron, every, at)
+  carryon webhooks create|ls|get|rm|rotate|deliveries ...    signed POSTs to a URL when runs end or wait
   carryon chat [--session ID]                                talk to the agent, line by line
   carryon run [--session ID] MESSAGE...                      one run, streamed; exit 1 unless it succeeds
   carryon demo                                               the seed's demo: continue a task from a new process

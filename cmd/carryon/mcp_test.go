@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/carryon-hub/carryon/internal/poll"
 )
 
 // mcpProcess connects the go-sdk client to a `carryon mcp` process started with args.
@@ -84,7 +86,8 @@ func TestMCPStdio(t *testing.T) {
 		names = append(names, tl.Name)
 	}
 	slices.Sort(names)
-	want := []string{"append_messages", "compact_session", "create_schedule", "create_session", "delete_message", "forget", "get_session", "list_schedules", "list_sessions", "recall", "remember", "start_run", "update_working_memory"}
+	want := []string{"append_messages", "compact_session", "create_schedule", "create_session", "delete_message", "delete_schedule", "forget", "get_session", "list_schedules", "list_sessions",
+		"pause_schedule", "recall", "remember", "resume_schedule", "run_schedule", "start_run", "update_working_memory"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
@@ -129,6 +132,44 @@ func TestMCPStdio(t *testing.T) {
 	other := mcpProcess(t, "--server", srv.url, "--key", bob)
 	if l := mcpOK(t, other, "list_schedules", map[string]any{}); len(l["items"].([]any)) != 0 {
 		t.Fatalf("bob's list_schedules: %v", l)
+	}
+	schedID := sched["id"].(string)
+	for _, name := range []string{"pause_schedule", "resume_schedule", "run_schedule", "delete_schedule"} {
+		if code := mcpErrorCode(t, other, name, map[string]any{"schedule_id": schedID}); code != "not_found" {
+			t.Fatalf("bob's %s of alice's schedule: %s", name, code)
+		}
+	}
+	pause := map[string]any{"schedule_id": schedID, "request_id": "pause-once"}
+	if p := mcpOK(t, alice, "pause_schedule", pause); p["status"] != "paused" || p["replayed"] != false {
+		t.Fatalf("pause_schedule: %v", p)
+	}
+	if p := mcpOK(t, alice, "pause_schedule", pause); p["status"] != "paused" || p["replayed"] != true {
+		t.Fatalf("pause_schedule repeated: %v", p)
+	}
+	if p := mcpOK(t, alice, "resume_schedule", map[string]any{"schedule_id": schedID}); p["status"] != "active" || p["next_fire_at"] == nil {
+		t.Fatalf("resume_schedule: %v", p)
+	}
+	sr := mcpOK(t, alice, "run_schedule", map[string]any{"schedule_id": schedID, "request_id": "run-once"})
+	if sr["session_id"] != id || sr["schedule_id"] != schedID || sr["message"] != "check the trains" || !strings.HasPrefix(sr["run_id"].(string), "run_") || sr["replayed"] != false {
+		t.Fatalf("run_schedule: %v", sr)
+	}
+	if again := mcpOK(t, alice, "run_schedule", map[string]any{"schedule_id": schedID, "request_id": "run-once"}); again["run_id"] != sr["run_id"] || again["replayed"] != true {
+		t.Fatalf("run_schedule repeated: %v, first %v", again, sr)
+	}
+	poll.Eventually(t, "the schedule's run to end", func() bool {
+		r := must(t, srv.url, localKey(t, data), "GET", "/v1/runs/"+sr["run_id"].(string), nil, 200).json(t)
+		return r["status"] == "succeeded"
+	})
+	if d := mcpOK(t, alice, "delete_schedule", map[string]any{"schedule_id": schedID}); d["deleted"] != true || d["id"] != schedID {
+		t.Fatalf("delete_schedule: %v", d)
+	}
+	if l := mcpOK(t, alice, "list_schedules", map[string]any{"session_id": id}); len(l["items"].([]any)) != 0 {
+		t.Fatalf("list_schedules after delete_schedule: %v", l)
+	}
+	for _, name := range []string{"delete_schedule", "pause_schedule", "run_schedule"} {
+		if code := mcpErrorCode(t, alice, name, map[string]any{"schedule_id": schedID}); code != "not_found" {
+			t.Fatalf("%s of a deleted schedule: %s", name, code)
+		}
 	}
 	if code := mcpErrorCode(t, other, "create_schedule", map[string]any{"session_id": id, "every": "1h", "message": "x"}); code != "not_found" {
 		t.Fatalf("bob's create_schedule on alice's session: %s", code)

@@ -150,6 +150,11 @@ func (h *repeatHub) mcpCases() []repeatCase {
 		r.body.(map[string]any)["expected_version"] = h.version(x.id)
 		return r
 	}
+	// schedule makes a yearly schedule with the overlap policy on a new session.
+	schedule := func(x *target, overlap string) string {
+		fresh(x)
+		return must(t, h.srv.url, alice, "POST", "/v1/sessions/"+x.id+"/schedules", map[string]any{"cron": "0 8 1 1 *", "message": "m", "overlap": overlap}, 201).json(t)["id"].(string)
+	}
 	cases := []repeatCase{
 		{name: "mcp create_session", prepare: func(x *target) request {
 			x.user = h.newUser("mcp-creator")
@@ -191,6 +196,24 @@ func (h *repeatHub) mcpCases() []repeatCase {
 			fresh(x)
 			return tool(alice, "create_schedule", map[string]any{"session_id": x.id, "cron": "0 8 1 1 *", "timezone": "Europe/Paris", "message": "yearly"})
 		}, state: func(x *target) string { return h.get(alice, "/v1/sessions/"+x.id+"/schedules") }},
+		{name: "mcp pause_schedule", prepare: func(x *target) request {
+			x.item = schedule(x, "skip")
+			return tool(alice, "pause_schedule", map[string]any{"schedule_id": x.item})
+		}, state: func(x *target) string { return h.get(alice, "/v1/schedules/"+x.item) }},
+		{name: "mcp resume_schedule", prepare: func(x *target) request {
+			x.item = schedule(x, "skip")
+			must(t, h.srv.url, alice, "PATCH", "/v1/schedules/"+x.item, map[string]any{"paused": true}, 200)
+			return tool(alice, "resume_schedule", map[string]any{"schedule_id": x.item})
+		}, state: func(x *target) string { return h.get(alice, "/v1/schedules/"+x.item) }},
+		{name: "mcp delete_schedule", prepare: func(x *target) request {
+			x.item = schedule(x, "skip")
+			return tool(alice, "delete_schedule", map[string]any{"schedule_id": x.item})
+		}, state: func(x *target) string { return h.status(alice, "/v1/schedules/"+x.item) }},
+		{name: "mcp run_schedule", prepare: func(x *target) request {
+			x.item = schedule(x, "enqueue")
+			return tool(alice, "run_schedule", map[string]any{"schedule_id": x.item})
+		}, settle: func(x *target, a answer) { x.run = jsonField(t, a.body, "run_id"); waitRun(t, h.srv, alice, x.run) },
+			state: func(x *target) string { return h.get(alice, "/v1/sessions/"+x.id+"/runs") }},
 		{name: "mcp forget", prepare: func(x *target) request {
 			must(t, h.srv.url, alice, "PUT", "/v1/memories/notes/mcp-gone", map[string]any{"value": "x"}, 200)
 			return tool(alice, "forget", map[string]any{"namespace": "notes", "key": "mcp-gone"})

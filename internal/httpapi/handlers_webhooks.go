@@ -118,6 +118,8 @@ func (s *server) handleWebhookRedeliver() http.HandlerFunc {
 				s.writeError(w, r, err)
 				return
 			}
+			// No route shows one delivery: Location is the log the queued delivery is in.
+			w.Header().Set("Location", "/v1/webhooks/"+d.WebhookID+"/deliveries")
 			s.writeJSON(w, r, http.StatusAccepted, d)
 		}
 	})

@@ -58,7 +58,8 @@ type Config struct {
 	// LongTerm backs remember, recall, forget and the memories resource; without it they
 	// answer not_implemented.
 	LongTerm carryon.LongTermService
-	// Schedules backs create_schedule and list_schedules; without it they are not offered.
+	// Schedules backs create_schedule, list_schedules, pause_schedule, resume_schedule,
+	// delete_schedule and run_schedule; without it they are not offered.
 	Schedules carryon.ScheduleService
 	// MaxBodyBytes limits the body of an HTTP request to Handler; 0 means the SDK's default
 	// (4 MiB), as the API's own default.

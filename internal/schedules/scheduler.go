@@ -9,6 +9,7 @@ import (
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/store"
+	"github.com/carryon-hub/carryon/internal/webhooks"
 )
 
 // EventScheduleFired is the event a tick's run journals after run.queued: the schedule, the
@@ -204,7 +205,7 @@ func (s *Service) decide(ctx context.Context, tx store.Tx, sc *carryon.Schedule,
 }
 
 // start starts the run of sc's tick in tx under the tick's request id, journals schedule.fired
-// in it, and records the request id. A tick whose request id is taken already started its run:
+// in it, queues that event for the webhooks that subscribe to it, and records the request id. A tick whose request id is taken already started its run:
 // that run is the answer, and nothing starts twice.
 func (s *Service) start(ctx context.Context, tx store.Tx, sc *carryon.Schedule, tick time.Time, late bool, now time.Time) (*carryon.Run, error) {
 	key := tickKey(sc.ID, tick)
@@ -228,6 +229,10 @@ func (s *Service) start(ctx context.Context, tx store.Tx, sc *carryon.Schedule, 
 		return nil, err
 	}
 	if err := tx.AppendEvent(ctx, sc.OwnerID, &carryon.Event{RunID: run.ID, Type: EventScheduleFired, Data: mustJSON(data), CreatedAt: now}); err != nil {
+		return nil, err
+	}
+	// The webhooks' outbox rows, in the claim's transaction: one per tick, as the run.
+	if _, err := tx.EnqueueWebhookEvent(ctx, webhooks.ScheduleEvent(sc.ID, tick, run, now)); err != nil {
 		return nil, err
 	}
 	return run, tx.PutIdempotency(ctx, &store.IdempotencyRecord{OwnerID: sc.OwnerID, Key: key, SessionID: sc.SessionID,

@@ -18,7 +18,8 @@ import (
 	"github.com/carryon-hub/carryon/internal/store"
 )
 
-// The event types a webhook may subscribe to: a run that ended, or that waits for its client.
+// The event types a webhook may subscribe to: a run that ended, or that waits for its client,
+// and a schedule's tick that started a run.
 const (
 	RunCompleted       = "run.completed"
 	RunFailed          = "run.failed"
@@ -26,10 +27,11 @@ const (
 	RunInterrupted     = "run.interrupted"
 	RunRequiresAction  = "run.requires_action"
 	RunWaitingApproval = "run.waiting_approval"
+	ScheduleFired      = "schedule.fired"
 )
 
 // EventTypes lists every event type, in the order the docs give them.
-var EventTypes = []string{RunCompleted, RunFailed, RunCancelled, RunInterrupted, RunRequiresAction, RunWaitingApproval}
+var EventTypes = []string{RunCompleted, RunFailed, RunCancelled, RunInterrupted, RunRequiresAction, RunWaitingApproval, ScheduleFired}
 
 // Known says whether typ is an event type.
 func Known(typ string) bool { return slices.Contains(EventTypes, typ) }
@@ -96,4 +98,37 @@ func RunEvent(run *carryon.Run, seq int64, now time.Time) (e store.WebhookEvent,
 		OwnerID: run.OwnerID, SessionID: run.SessionID, Type: typ, ID: fmt.Sprintf("evt_%s_%d", run.ID, seq),
 		Payload: b, At: now,
 	}, true
+}
+
+// ScheduleData is the data of a schedule.fired event: ids only (the schedule's message is read
+// with GET /v1/schedules/{id}, the run with GET /v1/runs/{id}).
+type ScheduleData struct {
+	ScheduleID string    `json:"schedule_id"`
+	Tick       time.Time `json:"tick"`
+	RunID      string    `json:"run_id"`
+	SessionID  string    `json:"session_id"`
+}
+
+// SchedulePayload is the body of a schedule.fired delivery.
+type SchedulePayload struct {
+	Type      string       `json:"type"`
+	Timestamp time.Time    `json:"timestamp"`
+	Data      ScheduleData `json:"data"`
+}
+
+// ScheduleEvent is the schedule.fired event of the tick of schedule scheduleID that started
+// run at now, for store.Webhooks.EnqueueWebhookEvent in the transaction of the claim. Its id is
+// the same whenever the same tick is reported: evt_<schedule id>_<tick in Unix microseconds>.
+func ScheduleEvent(scheduleID string, tick time.Time, run *carryon.Run, now time.Time) store.WebhookEvent {
+	p := SchedulePayload{Type: ScheduleFired, Timestamp: now.UTC(), Data: ScheduleData{
+		ScheduleID: scheduleID, Tick: tick.UTC(), RunID: run.ID, SessionID: run.SessionID,
+	}}
+	b, err := json.Marshal(p)
+	if err != nil {
+		panic(err) // not reached: strings and times
+	}
+	return store.WebhookEvent{
+		OwnerID: run.OwnerID, SessionID: run.SessionID, Type: ScheduleFired, ID: fmt.Sprintf("evt_%s_%d", scheduleID, tick.UnixMicro()),
+		Payload: b, At: now,
+	}
 }
