@@ -4,88 +4,152 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/carryon-hub/carryon/internal/npmtest"
+	"github.com/carryon-hub/carryon/internal/poll"
 )
 
 // npmBin returns the path of a tool pinned in .ci/npm (package npmtest: skipped without it,
 // failed under CARRYON_TEST_REQUIRE_NPM=1).
 func npmBin(t *testing.T, name string) string { return npmtest.Bin(t, name) }
 
-// inspector runs the MCP inspector's CLI (a client nobody here wrote) with the connection
-// arguments conn and the request args, and returns its JSON answer; failed says whether the
-// inspector exited non-zero, with its output.
-func inspector(t *testing.T, bin string, conn []string, args ...string) (answer map[string]any, failed string) {
+// mcpdo is the MCP inspector's connection CLI (a client nobody here wrote) with a daemon of its
+// own: its home directory (catalog, secrets, daemon socket) is a fresh one, and the named
+// connections come from a read-only config file.
+type mcpdo struct {
+	bin, config string
+	env         []string
+}
+
+// newMCPDo writes the config file with servers (the standard mcpServers shape) into a fresh home
+// directory and stops the daemon the first command starts when the test ends.
+func newMCPDo(t *testing.T, servers map[string]any) *mcpdo {
+	t.Helper()
+	bin := npmBin(t, "mcpdo")
+	home, err := os.MkdirTemp("", "mcpdo-") // short: the daemon's socket path is bounded
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(home, "carryon.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": servers})
+	if err := os.WriteFile(config, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + home, "MCP_INSPECTOR_SECRET_STORE=file"}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "MCP_") {
+			env = append(env, kv)
+		}
+	}
+	m := &mcpdo{bin: bin, config: config, env: env}
+	t.Cleanup(func() {
+		sock := filepath.Join(home, ".mcp-inspector", "mcpdod.sock")
+		if _, err := os.Stat(sock); err == nil {
+			if _, code, out := m.run(t, "daemon", "stop"); code != 0 {
+				t.Errorf("mcpdo daemon stop: %s", out)
+			}
+			poll.Within(10*time.Second, func() bool { _, err := os.Stat(sock); return err != nil })
+		}
+		os.RemoveAll(home)
+	})
+	return m
+}
+
+// run runs mcpdo with args and --format json, and returns its JSON answer (nil when stdout is not
+// JSON), its exit code (0 ok, 3 auth_required, 5 a tool error) and its output for messages.
+func (m *mcpdo) run(t *testing.T, args ...string) (answer map[string]any, code int, out string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append(append([]string{"--cli"}, conn...), args...)...)
+	cmd := exec.CommandContext(ctx, m.bin, append([]string{"--format", "json", "--config", m.config}, args...)...)
+	cmd.Env = m.env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, err.Error() + "\n" + stdout.String() + stderr.String()
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("mcpdo %v: %v", args, err)
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &answer); err != nil {
-		t.Fatalf("inspector %v: the answer is not JSON (%v):\n%s\n%s", args, err, stdout.String(), stderr.String())
-	}
-	return answer, ""
+	json.Unmarshal(stdout.Bytes(), &answer)
+	return answer, code, fmt.Sprintf("%s: exit %d\n%s%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
 }
 
-// TestMCPInspector drives carryon's MCP server with @modelcontextprotocol/inspector's CLI, over
-// stdio (`carryon mcp`) and over streamable HTTP (/mcp with a bearer header), against a real
-// `carryon serve`: tools/list, tools/call (get_session; append_messages twice with one request
-// id stores one message), resources/read and prompts/get.
+// ok is run for a command that must succeed with a JSON answer.
+func (m *mcpdo) ok(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	answer, code, out := m.run(t, args...)
+	if code != 0 || answer == nil {
+		t.Fatalf("mcpdo %s", out)
+	}
+	return answer
+}
+
+// TestMCPInspector drives carryon's MCP server with the MCP inspector's connection CLI (mcpdo, of
+// @modelcontextprotocol/inspector 2.x), over stdio (`carryon mcp`) and over streamable HTTP (/mcp
+// with a bearer header), against a real `carryon serve`: it connects each once, then runs
+// tools/list, tools/call (get_session, a missing session, append_messages twice with one request
+// id stores one message), resources/read and prompts/get against the named connection; a
+// connection without a key or with a wrong one is refused with carryon's 401.
 func TestMCPInspector(t *testing.T) {
 	t.Parallel()
-	bin := npmBin(t, "mcp-inspector")
 	data := t.TempDir()
 	srv := startServer(t, data)
 	key := localKey(t, data)
-	transports := map[string][]string{
-		"stdio": {"-e", "CARRYON_SERVER=" + srv.url, "-e", "CARRYON_DATA=" + data, binary, "mcp"},
-		"http":  {srv.url + "/mcp", "--transport", "http", "--header", "Authorization: Bearer " + key},
-	}
-	for name, conn := range transports {
+	mcp := newMCPDo(t, map[string]any{
+		"carryon-stdio": map[string]any{"command": binary, "args": []string{"mcp"},
+			"env": map[string]string{"CARRYON_SERVER": srv.url, "CARRYON_DATA": data}},
+		"carryon-http": map[string]any{"type": "http", "url": srv.url + "/mcp",
+			"headers": map[string]string{"Authorization": "Bearer " + key}},
+		"no-key":    map[string]any{"type": "http", "url": srv.url + "/mcp"},
+		"wrong-key": map[string]any{"type": "http", "url": srv.url + "/mcp", "headers": map[string]string{"Authorization": "Bearer ck_wrong"}},
+	})
+	for _, name := range []string{"stdio", "http"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			conn := "@carryon-" + name
+			if c := mcp.ok(t, "connect", "carryon-"+name); c["name"] != "carryon-"+name {
+				t.Fatalf("connect: %v", c)
+			}
 			id := must(t, srv.url, key, "POST", "/v1/sessions", map[string]any{"title": "over " + name,
 				"working_memory": map[string]any{"goal": "test " + name, "next_action": "append twice",
 					"plan": []any{map[string]any{"title": "connect", "status": "done"}}}}, 201).json(t)["id"].(string)
 
-			list, failed := inspector(t, bin, conn, "--method", "tools/list")
-			if failed != "" {
-				t.Fatalf("tools/list: %s", failed)
-			}
 			var names []string
-			for _, tl := range list["tools"].([]any) {
+			for _, tl := range mcp.ok(t, conn, "tools/list")["tools"].([]any) {
 				names = append(names, tl.(map[string]any)["name"].(string))
 			}
 			if len(names) != 17 || !strings.Contains(strings.Join(names, " "), "delete_message") {
 				t.Fatalf("tools/list: %v", names)
 			}
 
-			got, failed := inspector(t, bin, conn, "--method", "tools/call", "--tool-name", "get_session", "--tool-arg", "session_id="+id)
-			if failed != "" || got["isError"] == true {
-				t.Fatalf("get_session: %v %s", got, failed)
+			got := mcp.ok(t, conn, "tools/call", "get_session", "session_id:="+id)
+			if sc := got["structuredContent"].(map[string]any); got["isError"] == true || sc["id"] != id ||
+				sc["working_memory"].(map[string]any)["goal"] != "test "+name {
+				t.Fatalf("get_session: %v", got)
 			}
-			if sc := got["structuredContent"].(map[string]any); sc["id"] != id || sc["working_memory"].(map[string]any)["goal"] != "test "+name {
-				t.Fatalf("get_session: %v", sc)
+			missing, code, out := mcp.run(t, conn, "tools/call", "get_session", "session_id:=sess_missing")
+			if code != 5 || missing["isError"] != true ||
+				missing["structuredContent"].(map[string]any)["error"].(map[string]any)["code"] != "not_found" {
+				t.Fatalf("get_session of a missing session is not a not_found tool error: %s", out)
 			}
 
 			var versions []any
 			for i := range 2 {
-				res, failed := inspector(t, bin, conn, "--method", "tools/call", "--tool-name", "append_messages",
-					"--tool-arg", "session_id="+id, `messages=[{"role":"user","content":"only once"}]`, "request_id=once-"+name)
-				if failed != "" || res["isError"] == true {
-					t.Fatalf("append_messages #%d: %v %s", i+1, res, failed)
-				}
+				res := mcp.ok(t, conn, "tools/call", "append_messages", "--tool-args-json",
+					`{"session_id":"`+id+`","messages":[{"role":"user","content":"only once"}],"request_id":"once-`+name+`"}`)
 				sc := res["structuredContent"].(map[string]any)
-				if sc["replayed"] != (i == 1) {
-					t.Fatalf("append_messages #%d: replayed %v", i+1, sc["replayed"])
+				if res["isError"] == true || sc["replayed"] != (i == 1) {
+					t.Fatalf("append_messages #%d: %v", i+1, res)
 				}
 				versions = append(versions, sc["version"])
 			}
@@ -96,19 +160,13 @@ func TestMCPInspector(t *testing.T) {
 				t.Fatalf("two appends with one request id stored %v messages", n)
 			}
 
-			res, failed := inspector(t, bin, conn, "--method", "resources/read", "--uri", "carryon://sessions/"+id+"/memory")
-			if failed != "" {
-				t.Fatalf("resources/read: %s", failed)
-			}
+			res := mcp.ok(t, conn, "resources/read", "carryon://sessions/"+id+"/memory")
 			content := res["contents"].([]any)[0].(map[string]any)
 			if !strings.Contains(content["text"].(string), "append twice") || res["cacheScope"] != "private" {
 				t.Fatalf("resources/read: %v", res)
 			}
 
-			prompt, failed := inspector(t, bin, conn, "--method", "prompts/get", "--prompt-name", "continue_task", "--prompt-args", "session_id="+id)
-			if failed != "" {
-				t.Fatalf("prompts/get: %s", failed)
-			}
+			prompt := mcp.ok(t, conn, "prompts/get", "continue_task", "--prompt-args", "session_id="+id)
 			txt := prompt["messages"].([]any)[0].(map[string]any)["content"].(map[string]any)["text"].(string)
 			for _, want := range []string{"Goal: test " + name, "Next action: append twice", "1. [done] connect", "user: only once"} {
 				if !strings.Contains(txt, want) {
@@ -119,12 +177,11 @@ func TestMCPInspector(t *testing.T) {
 	}
 	t.Run("http without a key", func(t *testing.T) {
 		t.Parallel()
-		for name, conn := range map[string][]string{
-			"no key":    {srv.url + "/mcp", "--transport", "http"},
-			"wrong key": {srv.url + "/mcp", "--transport", "http", "--header", "Authorization: Bearer ck_wrong"},
-		} {
-			if _, failed := inspector(t, bin, conn, "--method", "tools/list"); !strings.Contains(failed, "401") {
-				t.Errorf("%s: the inspector was not refused with 401: %q", name, failed)
+		for name, detail := range map[string]string{"no-key": "needs an API key", "wrong-key": "not valid"} {
+			// --stored-auth-only: a 401 is reported, not answered with an interactive OAuth sign-in.
+			_, code, out := mcp.run(t, "--stored-auth-only", "connect", name)
+			if code != 3 || !strings.Contains(out, `\"status\":401`) || !strings.Contains(out, detail) {
+				t.Errorf("%s: the inspector was not refused with carryon's 401: %s", name, out)
 			}
 		}
 	})
