@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,7 +98,7 @@ func (m *mcpdo) ok(t *testing.T, args ...string) map[string]any {
 // TestMCPInspector drives carryon's MCP server with the MCP inspector's connection CLI (mcpdo, of
 // @modelcontextprotocol/inspector 2.x), over stdio (`carryon mcp`) and over streamable HTTP (/mcp
 // with a bearer header), against a real `carryon serve`: it connects each once, then runs
-// tools/list, tools/call (get_session, a missing session, append_messages twice with one request
+// tools/list, tools/call (get_session, list_webhooks, a missing session, append_messages twice with one request
 // id stores one message), resources/read and prompts/get against the named connection; a
 // connection without a key or with a wrong one is refused with carryon's 401.
 func TestMCPInspector(t *testing.T) {
@@ -128,14 +129,18 @@ func TestMCPInspector(t *testing.T) {
 			for _, tl := range mcp.ok(t, conn, "tools/list")["tools"].([]any) {
 				names = append(names, tl.(map[string]any)["name"].(string))
 			}
-			if len(names) != 17 || !strings.Contains(strings.Join(names, " "), "delete_message") {
-				t.Fatalf("tools/list: %v", names)
+			if slices.Sort(names); !slices.Equal(names, mcpTools) {
+				t.Fatalf("tools/list: %v, want %v", names, mcpTools)
 			}
 
 			got := mcp.ok(t, conn, "tools/call", "get_session", "session_id:="+id)
 			if sc := got["structuredContent"].(map[string]any); got["isError"] == true || sc["id"] != id ||
 				sc["working_memory"].(map[string]any)["goal"] != "test "+name {
 				t.Fatalf("get_session: %v", got)
+			}
+			if hooks := mcp.ok(t, conn, "tools/call", "list_webhooks"); hooks["isError"] == true ||
+				mustJSONString(t, hooks["structuredContent"]) != `{"items":[]}` {
+				t.Fatalf("list_webhooks: %v", hooks)
 			}
 			missing, code, out := mcp.run(t, conn, "tools/call", "get_session", "session_id:=sess_missing")
 			if code != 5 || missing["isError"] != true ||

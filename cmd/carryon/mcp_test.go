@@ -46,6 +46,16 @@ func mcpTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]a
 	return m, res.IsError
 }
 
+// mustJSONString is v as JSON.
+func mustJSONString(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // mcpOK calls a tool that must succeed.
 func mcpOK(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
 	t.Helper()
@@ -68,14 +78,21 @@ func mcpErrorCode(t *testing.T, cs *mcp.ClientSession, name string, args map[str
 	return code
 }
 
+// mcpTools are the tools of `carryon serve`'s MCP server (and of `carryon mcp`), sorted.
+var mcpTools = []string{"append_messages", "compact_session", "create_schedule", "create_session", "create_webhook", "delete_message",
+	"delete_schedule", "delete_webhook", "forget", "get_session", "get_webhook", "list_schedules", "list_sessions", "list_webhook_deliveries",
+	"list_webhooks", "pause_schedule", "recall", "redeliver_webhook", "remember", "resume_schedule", "rotate_webhook_secret", "run_schedule",
+	"start_run", "update_webhook", "update_working_memory"}
+
 // TestMCPStdio drives `carryon mcp`, a real process, with the go-sdk client, against a real
 // `carryon serve`: for the local key file's user, and for another user's --key.
 func TestMCPStdio(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	srv := startServer(t, data)
+	srv := startServer(t, data, "--webhook-allow-http", "--webhook-allow-private")
 	bob := addUser(t, data, "bob")
 	alice := mcpProcess(t, "--server", srv.url, "--data", data)
+	other := mcpProcess(t, "--server", srv.url, "--key", bob)
 
 	tools, err := alice.ListTools(context.Background(), nil)
 	if err != nil {
@@ -86,10 +103,8 @@ func TestMCPStdio(t *testing.T) {
 		names = append(names, tl.Name)
 	}
 	slices.Sort(names)
-	want := []string{"append_messages", "compact_session", "create_schedule", "create_session", "delete_message", "delete_schedule", "forget", "get_session", "list_schedules", "list_sessions",
-		"pause_schedule", "recall", "remember", "resume_schedule", "run_schedule", "start_run", "update_working_memory"}
-	if !slices.Equal(names, want) {
-		t.Fatalf("tools %v, want %v", names, want)
+	if !slices.Equal(names, mcpTools) {
+		t.Fatalf("tools %v, want %v", names, mcpTools)
 	}
 
 	id := mcpOK(t, alice, "create_session", map[string]any{"title": "trip", "working_memory": map[string]any{"goal": "plan the trip", "next_action": "book the train"}})["id"].(string)
@@ -104,9 +119,45 @@ func TestMCPStdio(t *testing.T) {
 	if view["message_count"] != float64(1) {
 		t.Fatalf("the server has %v messages after two appends with one request id", view["message_count"])
 	}
+	// The webhook tools go through the Go client's webhook calls to the server.
+	hook := mcpOK(t, alice, "create_webhook", map[string]any{"url": "http://127.0.0.1:9/hook", "events": []any{"run.completed"}, "session_id": id})
+	hookID, _ := hook["id"].(string)
+	if secret, _ := hook["secret"].(string); !strings.HasPrefix(hookID, "wh_") || !strings.HasPrefix(secret, "whsec_") || hook["session_id"] != id {
+		t.Fatalf("create_webhook: %v", hook)
+	}
+	if code := mcpErrorCode(t, alice, "create_webhook", map[string]any{"url": "http://127.0.0.1:9/hook", "events": []any{"run.completed", "run.completed"}}); code != "invalid_request" {
+		t.Fatalf("create_webhook with an event twice: %s", code)
+	}
+	if l := mcpOK(t, alice, "list_webhooks", nil); len(l["items"].([]any)) != 1 || strings.Contains(mustJSONString(t, l), "whsec_") {
+		t.Fatalf("list_webhooks: %v", l)
+	}
+	if code := mcpErrorCode(t, other, "get_webhook", map[string]any{"webhook_id": hookID}); code != "not_found" {
+		t.Fatalf("bob's get_webhook of alice's webhook: %s", code)
+	}
+
 	run := mcpOK(t, alice, "start_run", map[string]any{"session_id": id, "message": "continue"})
 	if run["done"] != true || !strings.Contains(run["reply"].(string), "plan the trip") {
 		t.Fatalf("start_run: %v", run)
+	}
+
+	log := mcpOK(t, alice, "list_webhook_deliveries", map[string]any{"webhook_id": hookID, "limit": 5})["items"].([]any)
+	if len(log) != 1 || log[0].(map[string]any)["event_type"] != "run.completed" {
+		t.Fatalf("list_webhook_deliveries: %v", log)
+	}
+	if d := mcpOK(t, alice, "redeliver_webhook", map[string]any{"webhook_id": hookID, "delivery_id": log[0].(map[string]any)["id"]}); d["status"] != "pending" {
+		t.Fatalf("redeliver_webhook: %v", d)
+	}
+	if u := mcpOK(t, alice, "update_webhook", map[string]any{"webhook_id": hookID, "paused": true}); u["paused"] != true || u["url"] != "http://127.0.0.1:9/hook" {
+		t.Fatalf("update_webhook: %v", u)
+	}
+	if r := mcpOK(t, alice, "rotate_webhook_secret", map[string]any{"webhook_id": hookID, "previous_valid_seconds": 60}); r["secret"] == hook["secret"] || r["previous_secret_expires_at"] == nil {
+		t.Fatalf("rotate_webhook_secret: %v", r)
+	}
+	if d := mcpOK(t, alice, "delete_webhook", map[string]any{"webhook_id": hookID}); d["deleted"] != true {
+		t.Fatalf("delete_webhook: %v", d)
+	}
+	if code := mcpErrorCode(t, alice, "get_webhook", map[string]any{"webhook_id": hookID}); code != "not_found" {
+		t.Fatalf("get_webhook after delete_webhook: %s", code)
 	}
 
 	res, err := alice.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "carryon://sessions/" + id + "/memory"})
@@ -129,7 +180,6 @@ func TestMCPStdio(t *testing.T) {
 		t.Fatalf("list_schedules: %v", l)
 	}
 
-	other := mcpProcess(t, "--server", srv.url, "--key", bob)
 	if l := mcpOK(t, other, "list_schedules", map[string]any{}); len(l["items"].([]any)) != 0 {
 		t.Fatalf("bob's list_schedules: %v", l)
 	}

@@ -230,11 +230,28 @@ func (h *repeatHub) mcpCases() []repeatCase {
 		t.Fatal(err)
 	}
 	for _, tl := range tools.Tools {
-		if (tl.Annotations == nil || !tl.Annotations.ReadOnlyHint) && !has[tl.Name] {
-			t.Errorf("MCP tool %s writes and has no case in TestRepeatEveryWrite", tl.Name)
+		switch {
+		case tl.Annotations != nil && tl.Annotations.ReadOnlyHint, has[tl.Name]:
+		case noKeyTools[tl.Name] == "":
+			t.Errorf("MCP tool %s writes and has no case in TestRepeatEveryWrite (nor a reason in noKeyTools)", tl.Name)
+		default:
+			m, isErr := mcpTool(t, h.session(alice), tl.Name, map[string]any{"request_id": "k"})
+			if e, _ := m["error"].(map[string]any); !isErr || e["code"] != "invalid_request" || !strings.Contains(e["message"].(string), "request_id") {
+				t.Errorf("MCP tool %s with request_id: %v, want invalid_request naming it", tl.Name, m)
+			}
 		}
 	}
 	return cases
+}
+
+// noKeyTools are the MCP tools that change something but take no request_id, as their /v1
+// routes take no Idempotency-Key (noKeyRoutes), and why. Each refuses the argument.
+var noKeyTools = map[string]string{
+	"create_webhook":        noKeyRoutes["POST /v1/webhooks"],
+	"rotate_webhook_secret": noKeyRoutes["POST /v1/webhooks/{id}/rotate"],
+	"update_webhook":        noKeyRoutes["PATCH /v1/webhooks/{id}"],
+	"delete_webhook":        noKeyRoutes["DELETE /v1/webhooks/{id}"],
+	"redeliver_webhook":     noKeyRoutes["POST /v1/webhooks/{id}/deliveries/{did}/redeliver"],
 }
 
 // session is an MCP client session over streamable HTTP (/mcp) as the user of key, made once per

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/carryon-hub/carryon/internal/webhooks"
@@ -9,20 +8,8 @@ import (
 
 // Webhook routes: /v1/webhooks. The caller's webhooks only: another user's is 404.
 
-// Webhooks is the webhooks service the /v1/webhooks routes call (package webhooks).
-type Webhooks interface {
-	Create(ctx context.Context, in webhooks.NewWebhook) (*webhooks.Webhook, error)
-	List(ctx context.Context) (*webhooks.WebhookList, error)
-	Get(ctx context.Context, id string) (*webhooks.Webhook, error)
-	Update(ctx context.Context, id string, p webhooks.WebhookPatch) (*webhooks.Webhook, error)
-	Rotate(ctx context.Context, id string, in webhooks.Rotate) (*webhooks.Webhook, error)
-	Delete(ctx context.Context, id string) error
-	Deliveries(ctx context.Context, id, cursor string, limit int) (*webhooks.DeliveryPage, error)
-	Redeliver(ctx context.Context, id, deliveryID string) (*webhooks.Delivery, error)
-}
-
 // withWebhooks makes a webhook route's handler; on a server without webhooks it answers 501.
-func (s *server) withWebhooks(handler func(Webhooks) http.HandlerFunc) http.HandlerFunc {
+func (s *server) withWebhooks(handler func(webhooks.API) http.HandlerFunc) http.HandlerFunc {
 	return withService(s, s.webhooks, "this server delivers no webhooks", handler)
 }
 
@@ -43,7 +30,7 @@ func bodyCall[In, Out any](s *server, o bodyOptions, status int, call func(r *ht
 }
 
 func (s *server) handleWebhookCreate() http.HandlerFunc {
-	return s.withWebhooks(func(wh Webhooks) http.HandlerFunc {
+	return s.withWebhooks(func(wh webhooks.API) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			in, err := decode[webhooks.NewWebhook](s, r, bodyOptions{})
 			var out *webhooks.Webhook
@@ -61,13 +48,13 @@ func (s *server) handleWebhookCreate() http.HandlerFunc {
 }
 
 func (s *server) handleWebhookList() http.HandlerFunc {
-	return s.withWebhooks(func(wh Webhooks) http.HandlerFunc {
+	return s.withWebhooks(func(wh webhooks.API) http.HandlerFunc {
 		return readRoute(s, func(r *http.Request, _ *query) (*webhooks.WebhookList, error) { return wh.List(r.Context()) })
 	})
 }
 
 func (s *server) handleWebhookGet() http.HandlerFunc {
-	return s.withWebhooks(func(wh Webhooks) http.HandlerFunc {
+	return s.withWebhooks(func(wh webhooks.API) http.HandlerFunc {
 		return readRoute(s, func(r *http.Request, _ *query) (*webhooks.Webhook, error) {
 			return wh.Get(r.Context(), r.PathValue("id"))
 		})
@@ -75,7 +62,7 @@ func (s *server) handleWebhookGet() http.HandlerFunc {
 }
 
 func (s *server) handleWebhookUpdate() http.HandlerFunc {
-	return s.withWebhooks(func(wh Webhooks) http.HandlerFunc {
+	return s.withWebhooks(func(wh webhooks.API) http.HandlerFunc {
 		return bodyCall(s, bodyOptions{mergePatch: true}, http.StatusOK, func(r *http.Request, in webhooks.WebhookPatch) (*webhooks.Webhook, error) {
 			return wh.Update(r.Context(), r.PathValue("id"), in)
 		})
@@ -83,7 +70,7 @@ func (s *server) handleWebhookUpdate() http.HandlerFunc {
 }
 
 func (s *server) handleWebhookRotate() http.HandlerFunc {
-	return s.withWebhooks(func(wh Webhooks) http.HandlerFunc {
+	return s.withWebhooks(func(wh webhooks.API) http.HandlerFunc {
 		return bodyCall(s, bodyOptions{optional: true}, http.StatusOK, func(r *http.Request, in webhooks.Rotate) (*webhooks.Webhook, error) {
 			return wh.Rotate(r.Context(), r.PathValue("id"), in)
 		})
@@ -91,7 +78,7 @@ func (s *server) handleWebhookRotate() http.HandlerFunc {
 }
 
 func (s *server) handleWebhookDelete() http.HandlerFunc {
-	return s.withWebhooks(func(wh Webhooks) http.HandlerFunc {
+	return s.withWebhooks(func(wh webhooks.API) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			if err := wh.Delete(r.Context(), r.PathValue("id")); err != nil {
 				s.writeError(w, r, err)
@@ -103,7 +90,7 @@ func (s *server) handleWebhookDelete() http.HandlerFunc {
 }
 
 func (s *server) handleWebhookDeliveries() http.HandlerFunc {
-	return s.withWebhooks(func(wh Webhooks) http.HandlerFunc {
+	return s.withWebhooks(func(wh webhooks.API) http.HandlerFunc {
 		return readRoute(s, func(r *http.Request, q *query) (*webhooks.DeliveryPage, error) {
 			return wh.Deliveries(r.Context(), r.PathValue("id"), q.str("cursor"), int(q.int("limit", 1, webhooks.MaxDeliveriesPerPage, 0)))
 		})
@@ -111,7 +98,7 @@ func (s *server) handleWebhookDeliveries() http.HandlerFunc {
 }
 
 func (s *server) handleWebhookRedeliver() http.HandlerFunc {
-	return s.withWebhooks(func(wh Webhooks) http.HandlerFunc {
+	return s.withWebhooks(func(wh webhooks.API) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			d, err := wh.Redeliver(r.Context(), r.PathValue("id"), r.PathValue("did"))
 			if err != nil {

@@ -38,6 +38,7 @@ import (
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/telemetry"
+	"github.com/carryon-hub/carryon/internal/webhooks"
 	"github.com/carryon-hub/carryon/internal/wire"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -82,7 +83,7 @@ type Config struct {
 	// LongTerm is the users' long-term memory; without it the /v1/memories routes answer 501.
 	LongTerm carryon.LongTermService
 	// Webhooks is the webhooks service; without it the /v1/webhooks routes answer 501.
-	Webhooks Webhooks
+	Webhooks webhooks.API
 	// Agents lists the agent profiles (GET /v1/agents); without it that route answers 501.
 	Agents carryon.AgentService
 	// Schedules owns the schedules; without it the schedule routes answer 501.
@@ -148,7 +149,7 @@ type server struct {
 	runs           carryon.RunService
 	longTerm       carryon.LongTermService
 	agents         carryon.AgentService
-	webhooks       Webhooks
+	webhooks       webhooks.API
 	schedules      carryon.ScheduleService
 	streamsDone    <-chan struct{}
 	context        func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)

@@ -23,6 +23,7 @@ import (
 	"github.com/carryon-hub/carryon/internal/tool"
 	"github.com/carryon-hub/carryon/internal/tool/longtermtool"
 	"github.com/carryon-hub/carryon/internal/users"
+	"github.com/carryon-hub/carryon/internal/webhooks"
 	"github.com/carryon-hub/carryon/store/postgres"
 	"github.com/carryon-hub/carryon/store/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,7 +31,8 @@ import (
 )
 
 // env is the real HTTP server (httpapi with its authentication) with the MCP server at /mcp,
-// over the real services, a scripted agent and an in-memory SQLite store.
+// over the real services (webhooks without a delivery worker: their deliveries stay queued), a
+// scripted agent and an in-memory SQLite store.
 type env struct {
 	t        *testing.T
 	srv      *httptest.Server
@@ -114,9 +116,12 @@ func newEnv(t *testing.T, opt options) *env {
 			})
 		}
 	}
+	// Webhooks to the tests' own receivers, on 127.0.0.1 over http.
+	wh := webhooks.NewService(db, webhooks.Policy{AllowHTTP: true, AllowPrivate: true}, nil, nil)
 	handler := httpapi.NewServer(httpapi.Config{
-		Sessions: ss, Users: us, Runs: rs, LongTerm: lt, Registry: prometheus.NewRegistry(), RequireVersion: opt.requireVersion,
-		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: lt, RunWait: opt.runWait, RequireVersion: opt.requireVersion, Writes: opt.writes, Compact: compact}),
+		Sessions: ss, Users: us, Runs: rs, LongTerm: lt, Webhooks: wh, Registry: prometheus.NewRegistry(), RequireVersion: opt.requireVersion,
+		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: lt, Webhooks: wh, RunWait: opt.runWait, RequireVersion: opt.requireVersion,
+			Writes: opt.writes, Compact: compact}),
 	})
 	e.srv = httptest.NewServer(handler)
 	t.Cleanup(e.srv.Close)

@@ -11,12 +11,14 @@
 //
 // What it serves:
 //   - Tools list_sessions, get_session, create_session, append_messages, update_working_memory,
-//     delete_message, remember, recall, forget and start_run. A result is JSON (structured
+//     delete_message, remember, recall, forget and start_run; with the services that back them,
+//     compact_session, the schedule tools and the webhook tools. A result is JSON (structured
 //     content and the same JSON as text) carrying the ids it names; a refused call is a tool
 //     error (isError) whose content is {"error": {"code", "message"}} with carryon's error code,
 //     never a protocol error. Every tool that writes takes request_id and hands it to the
 //     service as it is, before it reads anything: a repeat is answered from the first call (its
-//     result says replayed), whatever changed since.
+//     result says replayed), whatever changed since. The webhook tools are the exception, as
+//     their /v1 routes are: they take none (create and rotate show a secret once).
 //   - Resource templates carryon://sessions/{id}, carryon://sessions/{id}/memory,
 //     carryon://sessions/{id}/messages and carryon://memories/{namespace}/{key}.
 //   - The prompt continue_task {session_id}: goal, next action, plan and the last messages.
@@ -37,6 +39,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/webhooks"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -61,6 +64,10 @@ type Config struct {
 	// Schedules backs create_schedule, list_schedules, pause_schedule, resume_schedule,
 	// delete_schedule and run_schedule; without it they are not offered.
 	Schedules carryon.ScheduleService
+	// Webhooks backs create_webhook, list_webhooks, get_webhook, update_webhook,
+	// delete_webhook, rotate_webhook_secret, list_webhook_deliveries and redeliver_webhook;
+	// without it they are not offered.
+	Webhooks webhooks.API
 	// MaxBodyBytes limits the body of an HTTP request to Handler; 0 means the SDK's default
 	// (4 MiB), as the API's own default.
 	MaxBodyBytes int64
@@ -96,6 +103,7 @@ type server struct {
 	runs      carryon.RunService
 	longTerm  carryon.LongTermService
 	schedules carryon.ScheduleService
+	webhooks  webhooks.API
 	runWait   time.Duration
 	logger    *slog.Logger
 	showErrs  bool
@@ -110,7 +118,7 @@ func New(cfg Config) *mcp.Server {
 	if cfg.Sessions == nil {
 		panic("mcpserver.New: Config.Sessions is required")
 	}
-	s := &server{sessions: cfg.Sessions, runs: cfg.Runs, longTerm: cfg.LongTerm, schedules: cfg.Schedules, runWait: cfg.RunWait,
+	s := &server{sessions: cfg.Sessions, runs: cfg.Runs, longTerm: cfg.LongTerm, schedules: cfg.Schedules, webhooks: cfg.Webhooks, runWait: cfg.RunWait,
 		logger: cfg.Logger, showErrs: cfg.ShowInternalErrors, needVer: cfg.RequireVersion, writes: cfg.Writes, compact: cfg.Compact}
 	if s.runWait <= 0 {
 		s.runWait = DefaultRunWait
@@ -127,6 +135,7 @@ func New(cfg Config) *mcp.Server {
 	s.addLongTermTools(srv)
 	s.addRunTools(srv)
 	s.addScheduleTools(srv)
+	s.addWebhookTools(srv)
 	if s.compact != nil {
 		addCompact(s, srv)
 	}

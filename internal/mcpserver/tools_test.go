@@ -34,16 +34,24 @@ func TestToolsList(t *testing.T) {
 		destructive          string
 		args                 []string
 	}{
-		"list_sessions":         {true, true, "-", []string{"status", "limit", "cursor"}},
-		"get_session":           {true, true, "-", []string{"session_id", "messages"}},
-		"create_session":        {false, false, "false", []string{"title", "working_memory", "external_id", "request_id"}},
-		"append_messages":       {false, false, "false", []string{"session_id", "messages", "expected_version", "request_id"}},
-		"update_working_memory": {false, true, "false", []string{"session_id", "patch", "expected_version", "request_id"}},
-		"remember":              {false, true, "true", []string{"namespace", "key", "value", "text", "request_id"}},
-		"recall":                {true, true, "-", []string{"query", "namespace", "limit"}},
-		"forget":                {false, true, "true", []string{"namespace", "key", "request_id"}},
-		"delete_message":        {false, false, "true", []string{"session_id", "seq", "expected_version", "request_id"}},
-		"start_run":             {false, false, "true", []string{"session_id", "message", "request_id", "expected_version"}},
+		"list_sessions":           {true, true, "-", []string{"status", "limit", "cursor"}},
+		"get_session":             {true, true, "-", []string{"session_id", "messages"}},
+		"create_session":          {false, false, "false", []string{"title", "working_memory", "external_id", "request_id"}},
+		"append_messages":         {false, false, "false", []string{"session_id", "messages", "expected_version", "request_id"}},
+		"update_working_memory":   {false, true, "false", []string{"session_id", "patch", "expected_version", "request_id"}},
+		"remember":                {false, true, "true", []string{"namespace", "key", "value", "text", "request_id"}},
+		"recall":                  {true, true, "-", []string{"query", "namespace", "limit"}},
+		"forget":                  {false, true, "true", []string{"namespace", "key", "request_id"}},
+		"delete_message":          {false, false, "true", []string{"session_id", "seq", "expected_version", "request_id"}},
+		"start_run":               {false, false, "true", []string{"session_id", "message", "request_id", "expected_version"}},
+		"create_webhook":          {false, false, "false", []string{"url", "events", "session_id"}},
+		"list_webhooks":           {true, true, "-", nil},
+		"get_webhook":             {true, true, "-", []string{"webhook_id"}},
+		"update_webhook":          {false, true, "true", []string{"webhook_id", "url", "events", "paused"}},
+		"delete_webhook":          {false, true, "true", []string{"webhook_id"}},
+		"rotate_webhook_secret":   {false, false, "true", []string{"webhook_id", "previous_valid_seconds"}},
+		"list_webhook_deliveries": {true, true, "-", []string{"webhook_id", "limit", "cursor"}},
+		"redeliver_webhook":       {false, false, "false", []string{"webhook_id", "delivery_id"}},
 	}
 	if len(byName) != len(want) {
 		t.Errorf("tools: got %d, want %d", len(byName), len(want))

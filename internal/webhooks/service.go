@@ -89,6 +89,22 @@ const (
 	maxPrevValid         = 7 * 24 * time.Hour
 )
 
+// API is the webhooks calls a front door makes for the user of the context: Service, or a
+// client of a carryon server (`carryon mcp`). The /v1/webhooks routes and the MCP webhook tools
+// call it.
+type API interface {
+	Create(ctx context.Context, in NewWebhook) (*Webhook, error)
+	List(ctx context.Context) (*WebhookList, error)
+	Get(ctx context.Context, id string) (*Webhook, error)
+	Update(ctx context.Context, id string, p WebhookPatch) (*Webhook, error)
+	Rotate(ctx context.Context, id string, in Rotate) (*Webhook, error)
+	Delete(ctx context.Context, id string) error
+	Deliveries(ctx context.Context, id, cursor string, limit int) (*DeliveryPage, error)
+	Redeliver(ctx context.Context, id, deliveryID string) (*Delivery, error)
+}
+
+var _ API = (*Service)(nil)
+
 // Service is the webhooks API over a store: every call acts for the user of its context.
 type Service struct {
 	st     store.Store
