@@ -3,7 +3,13 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/carryon-hub/carryon"
 )
+
+// ErrLeaseLost is RecordAttempt's answer when the delivery no longer holds the attempt's lease:
+// its outcome is not stored.
+var ErrLeaseLost = carryon.Errorf(carryon.ECONFLICT, "lost the lease: another claim took the delivery over, so this attempt's outcome is not stored")
 
 // Webhook is a subscription of an owner (or of one of the owner's sessions, when SessionID is
 // set) to run events, delivered by POST to URL. Events is the set of event types it wants.
@@ -90,6 +96,12 @@ type Webhooks interface {
 	// UpdateDelivery stores the status, attempts, next attempt, retry bound, lease, last error, response
 	// code, delivered time and UpdatedAt of delivery d.ID of d.OwnerID. ENOTFOUND.
 	UpdateDelivery(ctx context.Context, d *Delivery) error
+	// RecordAttempt stores the outcome of an attempt at delivery d, the fields UpdateDelivery
+	// stores, only while the delivery still holds the lease its claim gave the attempt
+	// (leaseOwner until leaseUntil). When it does not (the lease ran out and another claim took
+	// the row, or a redeliver reset it) it changes nothing and returns ErrLeaseLost: the newer
+	// attempt's state stays. ENOTFOUND when the delivery is gone. For the system worker only.
+	RecordAttempt(ctx context.Context, d *Delivery, leaseOwner string, leaseUntil time.Time) error
 	// ClaimDeliveries leases to leaseOwner until leaseUntil up to limit pending deliveries, of
 	// unpaused webhooks, due at now and not leased (or whose lease expired), oldest due first.
 	// For the system worker only. Drivers that lock rows skip the rows other claims hold.

@@ -210,6 +210,7 @@ func (w *Worker) attempt(ctx context.Context, h *store.Webhook, d *store.Deliver
 		return // shutting down: the lease runs out and the next claim tries again
 	}
 	now := w.now()
+	leaseOwner, leaseUntil := d.LeaseOwner, *d.LeaseExpiresAt // the claim's: the outcome is stored only while the row holds them
 	d.Attempts++
 	d.ResponseCode, d.LastError = code, ""
 	d.LeaseOwner, d.LeaseExpiresAt, d.UpdatedAt = "", nil, now
@@ -236,9 +237,16 @@ func (w *Worker) attempt(ctx context.Context, h *store.Webhook, d *store.Deliver
 		w.attempts.WithLabelValues(outcome).Inc()
 	}
 	err = w.st.Write(context.WithoutCancel(ctx), func(ctx context.Context, tx store.Tx) error {
-		return tx.UpdateDelivery(ctx, d)
+		return tx.RecordAttempt(ctx, d, leaseOwner, leaseUntil)
 	})
-	if err != nil && carryon.ErrorCode(err) != carryon.ENOTFOUND { // gone: its webhook was deleted meanwhile
+	switch {
+	case err == nil, carryon.ErrorCode(err) == carryon.ENOTFOUND: // gone: its webhook was deleted meanwhile
+	case errors.Is(err, store.ErrLeaseLost):
+		// The attempt outlived its lease and another claim took the row (or a redeliver reset
+		// it): that attempt's state stands, and this outcome is dropped.
+		w.log.Warn("a webhook attempt ended after its lease; its outcome is not stored", "delivery", d.ID, "event", d.EventID,
+			"attempt", d.Attempts, "status", code)
+	default:
 		w.log.Warn("a webhook delivery's outcome could not be stored; it will be attempted again", "delivery", d.ID, "err", err)
 	}
 }

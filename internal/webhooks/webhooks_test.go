@@ -16,9 +16,11 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/pgtest"
 	"github.com/carryon-hub/carryon/internal/poll"
 	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/internal/webhooks"
+	"github.com/carryon-hub/carryon/store/postgres"
 	"github.com/carryon-hub/carryon/store/sqlite"
 )
 
@@ -29,8 +31,35 @@ func open(t *testing.T) store.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return withUsers(t, st)
+}
+
+// openPostgres returns a store on a fresh PostgreSQL database with users alice and bob.
+func openPostgres(t *testing.T) store.Store {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return withUsers(t, st)
+}
+
+// stores are the stores a test runs on: SQLite, and PostgreSQL when the tests have one.
+func stores(t *testing.T) map[string]func(*testing.T) store.Store {
+	out := map[string]func(*testing.T) store.Store{"sqlite": open}
+	if pgtest.Enabled() {
+		out["postgres"] = openPostgres
+	} else {
+		t.Log("PostgreSQL not configured: set " + pgtest.EnvURL + " to check it too")
+	}
+	return out
+}
+
+// withUsers adds users alice and bob to st, which is closed when the test ends.
+func withUsers(t *testing.T, st store.Store) store.Store {
+	t.Helper()
 	t.Cleanup(func() { st.Close() })
-	err = st.Write(t.Context(), func(ctx context.Context, tx store.Tx) error {
+	err := st.Write(t.Context(), func(ctx context.Context, tx store.Tx) error {
 		for _, name := range []string{"alice", "bob"} {
 			if err := tx.InsertUser(ctx, &carryon.User{ID: "usr_" + name, Name: name, CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}); err != nil {
 				return err

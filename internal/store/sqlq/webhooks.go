@@ -173,20 +173,42 @@ func (t *Tx) GetDelivery(ctx context.Context, owner, webhookID, id string) (*sto
 
 // UpdateDelivery implements store.Webhooks.
 func (t *Tx) UpdateDelivery(ctx context.Context, d *store.Delivery) error {
-	if err := t.Writable(); err != nil {
-		return err
-	}
-	n, err := t.Conn.Exec(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, retry_until = ?, lease_owner = ?,
-		lease_expires_at = ?, last_error = ?, response_code = ?, updated_at = ?, delivered_at = ? WHERE id = ? AND owner_id = ?`,
-		d.Status, d.Attempts, Micros(d.NextAttemptAt), NullMicros(d.RetryUntil), d.LeaseOwner, NullMicros(d.LeaseExpiresAt), d.LastError, d.ResponseCode,
-		Micros(d.UpdatedAt), NullMicros(d.DeliveredAt), d.ID, d.OwnerID)
-	if err != nil {
-		return t.Wrap(err, "update delivery")
-	}
-	if n == 0 {
+	n, err := t.updateDelivery(ctx, d, "")
+	if err == nil && n == 0 {
 		return NotFound("delivery", d.ID)
 	}
-	return nil
+	return err
+}
+
+// RecordAttempt implements store.Webhooks: UpdateDelivery on the condition that the row's lease
+// is still the attempt's, in the same statement, so that no claim can come in between.
+func (t *Tx) RecordAttempt(ctx context.Context, d *store.Delivery, leaseOwner string, leaseUntil time.Time) error {
+	n, err := t.updateDelivery(ctx, d, ` AND lease_owner = ? AND lease_expires_at = ?`, leaseOwner, Micros(leaseUntil))
+	if err != nil || n > 0 {
+		return err
+	}
+	var one int
+	err = t.Conn.QueryRow(ctx, `SELECT 1 FROM webhook_deliveries WHERE id = ? AND owner_id = ?`, d.ID, d.OwnerID).Scan(&one)
+	if errors.Is(err, ErrNoRows) {
+		return NotFound("delivery", d.ID)
+	}
+	if err != nil {
+		return t.Wrap(err, "record attempt")
+	}
+	return store.ErrLeaseLost
+}
+
+// updateDelivery stores the mutable fields of delivery d where cond (with its args) also holds,
+// and returns how many rows it changed.
+func (t *Tx) updateDelivery(ctx context.Context, d *store.Delivery, cond string, args ...any) (int64, error) {
+	if err := t.Writable(); err != nil {
+		return 0, err
+	}
+	n, err := t.Conn.Exec(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, retry_until = ?, lease_owner = ?,
+		lease_expires_at = ?, last_error = ?, response_code = ?, updated_at = ?, delivered_at = ? WHERE id = ? AND owner_id = ?`+cond,
+		append([]any{d.Status, d.Attempts, Micros(d.NextAttemptAt), NullMicros(d.RetryUntil), d.LeaseOwner, NullMicros(d.LeaseExpiresAt), d.LastError,
+			d.ResponseCode, Micros(d.UpdatedAt), NullMicros(d.DeliveredAt), d.ID, d.OwnerID}, args...)...)
+	return n, t.Wrap(err, "update delivery")
 }
 
 // ClaimDeliveries implements store.Webhooks.

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 
@@ -11,7 +12,8 @@ import (
 
 // testWebhooks checks the webhooks and their outbox: owner scoping, the subscription match of
 // EnqueueWebhookEvent (owner-wide and per session, by event type, not when paused, once per
-// event id), claims that lease and skip what another claim holds, and the deletions that take
+// event id), claims that lease and skip what another claim holds, an attempt's outcome stored
+// only under the lease its claim took, and the deletions that take
 // the deliveries with them (webhook, session, user).
 func testWebhooks(t *testing.T, open func(t *testing.T) store.Store) {
 	st := open(t)
@@ -142,7 +144,19 @@ func testWebhooks(t *testing.T, open func(t *testing.T) store.Store) {
 		d := ds[0]
 		now := at(62)
 		d.Status, d.Attempts, d.ResponseCode, d.LeaseOwner, d.LeaseExpiresAt, d.DeliveredAt, d.UpdatedAt = store.DeliveryDelivered, 1, 204, "", nil, &now, now
-		if err := tx.UpdateDelivery(ctx, d); err != nil {
+		// The outcome of an attempt whose lease ran out (inst's, which other's claim replaced)
+		// changes nothing; the lease the row holds records it.
+		if err := tx.RecordAttempt(ctx, d, "inst", at(60)); !errors.Is(err, store.ErrLeaseLost) {
+			t.Errorf("record with a lost lease: %v, want ErrLeaseLost", err)
+		}
+		if got, err := tx.GetDelivery(ctx, "usr_wa", d.WebhookID, d.ID); err != nil || got.Status != store.DeliveryPending || got.Attempts != 0 ||
+			got.LeaseOwner != "other" || got.LeaseExpiresAt == nil || !got.LeaseExpiresAt.Equal(at(120)) {
+			t.Errorf("after a record with a lost lease: %+v %v", got, err)
+		}
+		missing := *d
+		missing.ID = "whd_missing"
+		wantCode(t, tx.RecordAttempt(ctx, &missing, "other", at(120)), carryon.ENOTFOUND)
+		if err := tx.RecordAttempt(ctx, d, "other", at(120)); err != nil {
 			return err
 		}
 		got, err := tx.GetDelivery(ctx, "usr_wa", d.WebhookID, d.ID)
