@@ -60,6 +60,7 @@ type Tx interface {
 	Idempotency
 	Runs
 	LongTerm
+	LongTermVectors
 	Forgetting
 	Retention
 	Webhooks

@@ -1,0 +1,219 @@
+package longterm
+
+import (
+	"container/heap"
+	"container/list"
+	"context"
+	"sync"
+	"time"
+
+	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/store"
+)
+
+// The vectors of a user's memory, kept in memory for search. A semantic search scores every
+// vector of the user exactly (no approximate index: docs/BENCHMARKS.md has the measurements), so
+// it reads them all; the store is read again only when the user's memory counter moved (a write
+// on any instance), which one point read checks in the search's own transaction. Writes of this
+// instance patch the cached vectors instead of dropping them (apply).
+
+// vectorSet is one user's vectors of one model: row i is mat[i*dims:(i+1)*dims].
+type vectorSet struct {
+	owner, model string
+	gen          int64
+	dims         int
+	ns, keys     []string
+	exp          []int64 // unix micros, 0: never
+	mat          []float32
+	elem         *list.Element
+}
+
+func (v *vectorSet) bytes() int64 { return int64(len(v.mat))*4 + int64(len(v.keys))*64 }
+
+// vectorCache is a bounded LRU of vectorSets by owner.
+type vectorCache struct {
+	mu    sync.Mutex
+	max   int64
+	used  int64
+	lru   *list.List // front: most recently used
+	byOwn map[string]*vectorSet
+}
+
+func newVectorCache(max int64) *vectorCache {
+	return &vectorCache{max: max, lru: list.New(), byOwn: map[string]*vectorSet{}}
+}
+
+// get returns the owner's vectors of model as the transaction sees them: the cached set when the
+// owner's counter is where it was when it was read (prev, when the caller knows it, else read
+// here), else read from the store and cached.
+func (c *vectorCache) get(ctx context.Context, tx store.Tx, owner, model string, prev int64) (*vectorSet, error) {
+	gen := prev
+	if gen < 0 {
+		var err error
+		if gen, err = tx.LongTermGeneration(ctx, owner); err != nil {
+			return nil, err
+		}
+	}
+	c.mu.Lock()
+	if v := c.byOwn[owner]; v != nil && v.gen == gen && v.model == model {
+		c.lru.MoveToFront(v.elem)
+		c.mu.Unlock()
+		return v, nil
+	}
+	c.mu.Unlock()
+	gen2, rows, err := tx.LongTermVectors(ctx, owner, model)
+	if err != nil {
+		return nil, err
+	}
+	if prev >= 0 {
+		gen2 = prev // a locked write: its own moves of the counter are not in the rows yet
+	}
+	v := &vectorSet{owner: owner, model: model, gen: gen2}
+	for _, r := range rows {
+		if v.dims == 0 {
+			v.dims = len(r.Values)
+		}
+		if len(r.Values) != v.dims {
+			continue // made at another size by the same model name: stale
+		}
+		v.add(r.Namespace, r.Key, r.ExpiresAt, r.Values)
+	}
+	c.put(v)
+	return v, nil
+}
+
+func (v *vectorSet) add(ns, key string, exp *time.Time, vec []float32) {
+	var e int64
+	if exp != nil {
+		e = exp.UnixMicro()
+	}
+	v.ns, v.keys, v.exp = append(v.ns, ns), append(v.keys, key), append(v.exp, e)
+	v.mat = append(v.mat, vec...)
+}
+
+// put caches v in place of the owner's set, evicting the least recently used sets over the bound.
+func (c *vectorCache) put(v *vectorSet) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.byOwn[v.owner]; old != nil {
+		c.used -= old.bytes()
+		c.lru.Remove(old.elem)
+		delete(c.byOwn, v.owner)
+	}
+	if v.bytes() > c.max {
+		return
+	}
+	v.elem = c.lru.PushFront(v)
+	c.byOwn[v.owner] = v
+	c.used += v.bytes()
+	for c.used > c.max {
+		last := c.lru.Back().Value.(*vectorSet)
+		c.used -= last.bytes()
+		c.lru.Remove(last.elem)
+		delete(c.byOwn, last.owner)
+	}
+}
+
+// change is what a committed write did to one item's vector: set (vec not nil) or removed.
+type change struct {
+	ns, key string
+	exp     *time.Time
+	vec     []float32
+}
+
+// apply patches the owner's cached set with a committed write that held the owner's memory
+// (LockLongTerm) from counter before to counter after: only a set at before is patched, and it
+// is then at after; any other is left to be read again.
+func (c *vectorCache) apply(owner, model string, before, after int64, ch []change) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v := c.byOwn[owner]
+	if v == nil || v.gen != before || v.model != model {
+		return
+	}
+	// Copy on write: a search may be scoring v right now.
+	n := &vectorSet{owner: owner, model: model, gen: after, dims: v.dims, elem: v.elem}
+	drop := map[[2]string]bool{}
+	for _, x := range ch {
+		drop[[2]string{x.ns, x.key}] = true
+	}
+	n.ns, n.keys, n.exp = make([]string, 0, len(v.keys)+1), make([]string, 0, len(v.keys)+1), make([]int64, 0, len(v.keys)+1)
+	n.mat = make([]float32, 0, len(v.mat)+v.dims)
+	for i := range v.keys {
+		if !drop[[2]string{v.ns[i], v.keys[i]}] {
+			n.ns, n.keys, n.exp = append(n.ns, v.ns[i]), append(n.keys, v.keys[i]), append(n.exp, v.exp[i])
+			n.mat = append(n.mat, v.mat[i*v.dims:(i+1)*v.dims]...)
+		}
+	}
+	for _, x := range ch {
+		if x.vec != nil && (n.dims == 0 || len(x.vec) == n.dims) {
+			n.dims = len(x.vec)
+			n.add(x.ns, x.key, x.exp, x.vec)
+		}
+	}
+	c.used += n.bytes() - v.bytes()
+	n.elem.Value = n
+	c.byOwn[owner] = n
+}
+
+// hit is a vector's similarity to a query.
+type hit struct {
+	i     int
+	score float32
+}
+
+type hitHeap []hit
+
+func (h hitHeap) Len() int           { return len(h) }
+func (h hitHeap) Less(i, j int) bool { return h[i].score < h[j].score }
+func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *hitHeap) Push(x any)        { *h = append(*h, x.(hit)) }
+func (h *hitHeap) Pop() any          { old := *h; x := old[len(old)-1]; *h = old[:len(old)-1]; return x }
+
+// top returns the k rows of v most similar to q (unit length, as the rows are), best first,
+// among the unexpired rows at now in the namespace subtree ns (exact namespace when exact).
+func (v *vectorSet) top(q []float32, k int, ns string, exact bool, now time.Time) []hit {
+	if v.dims == 0 || len(q) != v.dims || k <= 0 {
+		return nil
+	}
+	nowUS := now.UnixMicro()
+	h := make(hitHeap, 0, k+1)
+	for i := range v.keys {
+		if e := v.exp[i]; e != 0 && e <= nowUS {
+			continue
+		}
+		if exact && v.ns[i] != ns || !exact && !carryon.InNamespace(v.ns[i], ns) {
+			continue
+		}
+		s := dot(q, v.mat[i*v.dims:(i+1)*v.dims])
+		if len(h) < k {
+			heap.Push(&h, hit{i, s})
+		} else if s > h[0].score {
+			h[0] = hit{i, s}
+			heap.Fix(&h, 0)
+		}
+	}
+	out := make([]hit, len(h))
+	for i := len(h) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(&h).(hit)
+	}
+	return out
+}
+
+// dot is the dot product of two vectors of the same length (the cosine similarity of unit
+// vectors), four sums at a time.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
