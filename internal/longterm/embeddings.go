@@ -132,4 +132,3 @@ func normalize(v []float32) bool {
 func semanticError(err error) error {
 	return carryon.Errorf(carryon.EUNAVAILABLE, "semantic search is unavailable: the embeddings provider failed (%v); retry, or search with mode keyword", err)
 }
-

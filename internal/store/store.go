@@ -61,6 +61,7 @@ type Tx interface {
 	Runs
 	LongTerm
 	LongTermVectors
+	Jobs
 	Forgetting
 	Retention
 	Webhooks

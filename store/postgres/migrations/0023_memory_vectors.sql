@@ -18,3 +18,10 @@ CREATE TABLE memory_versions (
 	superseded_at BIGINT NOT NULL,
 	PRIMARY KEY (owner_id, namespace, key, version)
 );
+-- Background jobs that one instance runs at a time, with where each got to (its journal).
+CREATE TABLE job_leases (
+	name       TEXT COLLATE "C" PRIMARY KEY,
+	holder     TEXT NOT NULL,
+	expires_at BIGINT NOT NULL,
+	state      TEXT NOT NULL DEFAULT ''
+);

@@ -21,3 +21,11 @@ CREATE TABLE memory_versions (
 	superseded_at INTEGER NOT NULL,
 	PRIMARY KEY (owner_id, namespace, key, version)
 ) WITHOUT ROWID;
+-- Background jobs that one instance runs at a time (the re-embedding of stale vectors): who holds
+-- each, until when, and where it got to (its journal: a job taken over resumes from there).
+CREATE TABLE job_leases (
+	name       TEXT PRIMARY KEY,
+	holder     TEXT NOT NULL,
+	expires_at INTEGER NOT NULL,
+	state      TEXT NOT NULL DEFAULT ''
+) WITHOUT ROWID;
