@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-		"net/http"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
