@@ -165,6 +165,9 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 	h.LongTerm = longterm.New(st, nil).KeepRequestIDs(opt.RequestIDTTL).OnSweep(func(n int64, err error) {
 		tel.Swept("long_term", err, map[string]int64{"long_term_items": n})
 	}).WithEmbeddings(embeddings(opt.Agents, tel, opt.Logger))
+	if opt.Agents.Embeddings != nil {
+		h.Sessions.RecallWith(h.LongTerm) // the context's memory by meaning too
+	}
 	sources, closeSources, err := mcpSources(opt.Agents, opt.Logger)
 	if err != nil {
 		raw.Close()
