@@ -4,8 +4,12 @@ import (
 	"container/heap"
 	"container/list"
 	"context"
+	"runtime"
 	"sync"
 	"time"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/store"
@@ -171,24 +175,30 @@ func (h *hitHeap) Push(x any)        { *h = append(*h, x.(hit)) }
 func (h *hitHeap) Pop() any          { old := *h; x := old[len(old)-1]; *h = old[:len(old)-1]; return x }
 
 // top returns the k rows of v most similar to q (unit length, as the rows are), best first,
-// among the unexpired rows at now in the namespace subtree ns (exact namespace when exact).
+// among the unexpired rows at now in the namespace subtree ns (exact namespace when exact). It
+// scores every row: a matrix-vector product (gonum's BLAS, SIMD on amd64), split across the
+// cores for large sets, then a heap of the best k.
 func (v *vectorSet) top(q []float32, k int, ns string, exact bool, now time.Time) []hit {
-	if v.dims == 0 || len(q) != v.dims || k <= 0 {
+	n := len(v.keys)
+	if v.dims == 0 || len(q) != v.dims || k <= 0 || n == 0 {
 		return nil
 	}
+	scores := v.scores(q)
 	nowUS := now.UnixMicro()
 	h := make(hitHeap, 0, k+1)
-	for i := range v.keys {
+	for i, s := range scores {
+		if len(h) == k && s <= h[0].score {
+			continue
+		}
 		if e := v.exp[i]; e != 0 && e <= nowUS {
 			continue
 		}
 		if exact && v.ns[i] != ns || !exact && !carryon.InNamespace(v.ns[i], ns) {
 			continue
 		}
-		s := dot(q, v.mat[i*v.dims:(i+1)*v.dims])
 		if len(h) < k {
 			heap.Push(&h, hit{i, s})
-		} else if s > h[0].score {
+		} else {
 			h[0] = hit{i, s}
 			heap.Fix(&h, 0)
 		}
@@ -200,20 +210,28 @@ func (v *vectorSet) top(q []float32, k int, ns string, exact bool, now time.Time
 	return out
 }
 
-// dot is the dot product of two vectors of the same length (the cosine similarity of unit
-// vectors), four sums at a time.
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+// parallelRows is the number of rows above which scoring is split across the cores.
+const parallelRows = 8192
+
+// scores returns the dot product of q with every row (the cosine similarity of unit vectors).
+func (v *vectorSet) scores(q []float32) []float32 {
+	n := len(v.keys)
+	out := make([]float32, n)
+	x := blas32.Vector{N: v.dims, Inc: 1, Data: q}
+	gemv := func(lo, hi int) {
+		a := blas32.General{Rows: hi - lo, Cols: v.dims, Stride: v.dims, Data: v.mat[lo*v.dims : hi*v.dims]}
+		blas32.Gemv(blas.NoTrans, 1, a, x, 0, blas32.Vector{N: hi - lo, Inc: 1, Data: out[lo:hi]})
 	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
+	parts := min(runtime.GOMAXPROCS(0), n/parallelRows)
+	if parts <= 1 {
+		gemv(0, n)
+		return out
 	}
-	return s0 + s1 + s2 + s3
+	var wg sync.WaitGroup
+	step := (n + parts - 1) / parts
+	for lo := 0; lo < n; lo += step {
+		wg.Go(func() { gemv(lo, min(lo+step, n)) })
+	}
+	wg.Wait()
+	return out
 }
