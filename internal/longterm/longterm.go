@@ -28,6 +28,9 @@ import (
 // MaxQueryBytes bounds the text of one search.
 const MaxQueryBytes = 16 << 10
 
+// vectorIdle is how long a user's vectors stay in memory without a search reading them.
+const vectorIdle = 10 * time.Minute
+
 // maxTTL bounds ttl_seconds (100 years).
 const maxTTL = 100 * 365 * 24 * 3600
 
@@ -352,6 +355,9 @@ func decodeCursor(c string) (string, string, error) {
 // read transaction first, and writes only when there is something to remove.
 func (s *Service) Sweep(ctx context.Context) (int64, error) {
 	now := s.clock()
+	if s.vectors != nil {
+		s.vectors.dropIdle(time.Now().Add(-vectorIdle))
+	}
 	expired := false
 	if err := s.st.Read(ctx, func(tx store.Tx) error {
 		var err error

@@ -30,6 +30,7 @@ type vectorSet struct {
 	exp          []int64 // unix micros, 0: never
 	mat          []float32
 	elem         *list.Element
+	used         time.Time // when a search last read it (under the cache's lock)
 }
 
 func (v *vectorSet) bytes() int64 { return int64(len(v.mat))*4 + int64(len(v.keys))*64 }
@@ -61,6 +62,7 @@ func (c *vectorCache) get(ctx context.Context, tx store.Tx, owner, model string,
 	c.mu.Lock()
 	if v := c.byOwn[owner]; v != nil && v.gen == gen && v.model == model {
 		c.lru.MoveToFront(v.elem)
+		v.used = time.Now()
 		c.mu.Unlock()
 		return v, nil
 	}
@@ -107,6 +109,7 @@ func (c *vectorCache) put(v *vectorSet) {
 	if v.bytes() > c.max {
 		return
 	}
+	v.used = time.Now()
 	v.elem = c.lru.PushFront(v)
 	c.byOwn[v.owner] = v
 	c.used += v.bytes()
@@ -115,6 +118,23 @@ func (c *vectorCache) put(v *vectorSet) {
 		c.used -= last.bytes()
 		c.lru.Remove(last.elem)
 		delete(c.byOwn, last.owner)
+	}
+}
+
+// dropIdle removes the sets no search read since before, so that the vectors of a user who
+// stopped searching (or was forgotten) do not stay in memory.
+func (c *vectorCache) dropIdle(before time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for e := c.lru.Back(); e != nil; {
+		v := e.Value.(*vectorSet)
+		prev := e.Prev()
+		if v.used.Before(before) {
+			c.used -= v.bytes()
+			c.lru.Remove(e)
+			delete(c.byOwn, v.owner)
+		}
+		e = prev
 	}
 }
 
@@ -156,6 +176,7 @@ func (c *vectorCache) apply(owner, model string, before, after int64, ch []chang
 		}
 	}
 	c.used += n.bytes() - v.bytes()
+	n.used = v.used
 	n.elem.Value = n
 	c.byOwn[owner] = n
 }
