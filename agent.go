@@ -92,6 +92,25 @@ type AgentMCPServer struct {
 // AgentList is the answer of AgentService.ListAgents.
 type AgentList struct {
 	Items []*Agent `json:"items"`
+	// Memory says how the server searches long-term memory.
+	Memory *AgentMemory `json:"memory,omitempty"`
+}
+
+// AgentMemory is how a server searches long-term memory: hybrid (keywords and vectors) with
+// the embeddings it names, or keyword only when the agents file has no embeddings.
+type AgentMemory struct {
+	Search     SearchMode       `json:"search"`
+	Embeddings *AgentEmbeddings `json:"embeddings,omitempty"`
+}
+
+// AgentEmbeddings are the embeddings of the agents file: the provider and model that make the
+// vectors of long-term memory, their size (0: the model's own) and the similarity above which
+// an added fact consolidates into its near duplicate (0: the default, 0.9).
+type AgentEmbeddings struct {
+	Provider         string  `json:"provider"`
+	Model            string  `json:"model"`
+	Dimensions       int     `json:"dimensions,omitempty"`
+	ConsolidateAbove float64 `json:"consolidate_above,omitempty"`
 }
 
 // AgentCatalog names the agent profiles a server runs.

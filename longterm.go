@@ -43,10 +43,14 @@ type LongTermItem struct {
 	// Version is 1 when the item is first put and one more at every replace; a put or delete
 	// with expected_version (or If-Match) names it.
 	Version int64 `json:"version"`
-	// Score is the relevance of a search result (higher is better); set by search only.
-	Score     float64   `json:"score,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	// Score is the relevance of a search result (higher is better); set by search only. In
+	// keyword and hybrid mode it is relative to the best result (1); in semantic mode it is the
+	// cosine similarity of the item's vector to the query's.
+	Score float64 `json:"score,omitempty"`
+	// Scores are the parts of a hybrid search's Score: each ranking the item was found by.
+	Scores    *LongTermScores `json:"scores,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
 	// ExpiresAt is when the item stops being returned (nil: never).
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
@@ -54,6 +58,69 @@ type LongTermItem struct {
 // Expired reports whether the item has expired at now.
 func (m *LongTermItem) Expired(now time.Time) bool {
 	return m.ExpiresAt != nil && !m.ExpiresAt.After(now)
+}
+
+// LongTermScores are what each ranking of a search made of an item: Keyword its full-text score
+// relative to the best keyword match, Semantic the cosine similarity of its vector to the query's;
+// nil when that ranking did not find it.
+type LongTermScores struct {
+	Keyword  *float64 `json:"keyword,omitempty"`
+	Semantic *float64 `json:"semantic,omitempty"`
+}
+
+// SearchMode says how a search of long-term memory ranks.
+type SearchMode string
+
+// Search modes.
+const (
+	// SearchHybrid fuses the keyword and the semantic ranking (reciprocal rank fusion); the
+	// default, and keyword alone on a server without embeddings.
+	SearchHybrid SearchMode = "hybrid"
+	// SearchSemantic ranks by the similarity of vectors only; it needs embeddings.
+	SearchSemantic SearchMode = "semantic"
+	// SearchKeyword ranks by shared words only (full-text search).
+	SearchKeyword SearchMode = "keyword"
+)
+
+// LongTermAdd is the input of LongTermService.Add: a fact whose key the server chooses, or the
+// key of a near duplicate of it that the write consolidates into.
+type LongTermAdd struct {
+	// Text is the fact; required.
+	Text string `json:"text"`
+	// Value is any JSON value (default: the text as a JSON string).
+	Value json.RawMessage `json:"value,omitempty"`
+	// TTLSeconds, when positive, makes the item expire that long after this write.
+	TTLSeconds int64 `json:"ttl_seconds,omitempty"`
+	// RetryOptions: a retry with the same request id answers the first answer (a consolidated
+	// write is not applied twice).
+	RetryOptions
+}
+
+// LongTermAdded is the answer of LongTermService.Add: the item as stored, and whether the fact
+// was consolidated into an item there was.
+type LongTermAdded struct {
+	LongTermItem
+	// ConsolidatedInto is the key of the existing item the fact was a near duplicate of, which
+	// the write updated instead of adding one ("" when the item is new).
+	ConsolidatedInto string `json:"consolidated_into,omitempty"`
+	// Similarity is how near the fact was to that item (1 for the same text).
+	Similarity float64 `json:"similarity,omitempty"`
+	// Supersedes is the value the write replaced, kept as an earlier version of the item (nil
+	// when nothing changed or the item is new).
+	Supersedes *LongTermVersion `json:"supersedes,omitempty"`
+}
+
+// LongTermVersion is an earlier value of an item, kept when a consolidating write replaced it.
+type LongTermVersion struct {
+	Version      int64           `json:"version"`
+	Value        json.RawMessage `json:"value"`
+	Text         string          `json:"text,omitempty"`
+	SupersededAt time.Time       `json:"superseded_at"`
+}
+
+// LongTermVersions are the kept earlier values of an item, newest first.
+type LongTermVersions struct {
+	Items []*LongTermVersion `json:"items"`
 }
 
 // LongTermPut is the input of LongTermService.Put.
@@ -96,11 +163,21 @@ type LongTermSearch struct {
 	Limit int `json:"limit,omitempty"`
 	// Cursor is the NextCursor of the previous page of the same search.
 	Cursor string `json:"cursor,omitempty"`
+	// Mode is how the search ranks (default hybrid).
+	Mode SearchMode `json:"mode,omitempty"`
+	// MinScore drops results whose Score is below it (0: none dropped).
+	MinScore float64 `json:"min_score,omitempty"`
+	// Filter keeps only items whose value is a JSON object holding each of these top-level
+	// fields with that exact JSON value.
+	Filter map[string]json.RawMessage `json:"filter,omitempty"`
 }
 
 // LongTermResults are the results of a search, most relevant first.
 type LongTermResults struct {
 	Items []*LongTermItem `json:"items"`
+	// Mode is how the results were ranked: the mode asked for, or keyword when a hybrid search
+	// had no vectors to use (a server without embeddings, or its provider failing).
+	Mode SearchMode `json:"mode"`
 	// NextCursor continues the search with its next results; empty on the last page (or at
 	// MaxLongTermSearchDepth results).
 	NextCursor string `json:"next_cursor,omitempty"`
@@ -123,6 +200,13 @@ type LongTermService interface {
 	// Search returns the items most relevant to the query, best first, a page at a time.
 	// EINVALID, EUNAUTHORIZED.
 	Search(ctx context.Context, in LongTermSearch) (*LongTermResults, error)
+	// Add stores a fact under a key the server chooses, or, when the namespace holds a near
+	// duplicate of it, updates that item instead (consolidation); concurrent adds of near
+	// duplicates end as one item. EINVALID, EUNAUTHORIZED, EKEYREUSED.
+	Add(ctx context.Context, namespace string, in LongTermAdd) (*LongTermAdded, error)
+	// Versions returns the earlier values of an item that consolidating writes replaced.
+	// ENOTFOUND, EINVALID, EUNAUTHORIZED.
+	Versions(ctx context.Context, namespace, key string) (*LongTermVersions, error)
 }
 
 // InNamespace reports whether namespace ns lies in the subtree of filter: it is filter itself or

@@ -76,3 +76,25 @@ func (m *LongTermClient) Search(ctx context.Context, in carryon.LongTermSearch) 
 	}
 	return &out, nil
 }
+
+// Add remembers a fact under a key the server chooses, or consolidates it into a near duplicate
+// (POST /v1/memories/{namespace}).
+func (m *LongTermClient) Add(ctx context.Context, namespace string, in carryon.LongTermAdd) (*carryon.LongTermAdded, error) {
+	var out carryon.LongTermAdded
+	rid := in.RequestID
+	in.RequestID = ""
+	if err := m.c.do(ctx, call{method: "POST", path: "/v1/memories/" + escape(namespace), body: in, requestID: rid}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Versions lists the earlier values of an item that consolidating writes replaced
+// (GET /v1/memories/{namespace}/{key}/versions).
+func (m *LongTermClient) Versions(ctx context.Context, namespace, key string) (*carryon.LongTermVersions, error) {
+	var out carryon.LongTermVersions
+	if err := m.c.do(ctx, call{method: "GET", path: longTermPath(namespace, key) + "/versions"}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -49,7 +49,7 @@ func runAgents(ctx context.Context, args []string, getenv env, stdout io.Writer)
 	if err != nil {
 		return err
 	}
-	list := &carryon.AgentList{}
+	list := &carryon.AgentList{Memory: set.Memory()}
 	for _, n := range set.Names() {
 		a, _ := set.Agent(n)
 		list.Items = append(list.Items, a)
@@ -70,6 +70,7 @@ func runAgents(ctx context.Context, args []string, getenv env, stdout io.Writer)
 		note = " (the MCP servers' tools not listed: --no-mcp)"
 	}
 	fmt.Fprintf(stdout, "%s: %d agent profiles, valid%s\n", pos[0], len(list.Items), note)
+	fmt.Fprintln(stdout, memoryLine(list.Memory))
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "AGENT\tPROVIDER\tMODEL\tSTEPS\tBUDGET\tMODEL LIMITS\tDIGEST")
 	for _, a := range list.Items {
@@ -166,4 +167,17 @@ func limitsOf(l *carryon.AgentModelLimits) string {
 	secs := func(f float64) string { return (time.Duration(f * float64(time.Second))).String() }
 	return fmt.Sprintf("first byte %s, idle %s, total %s, output %d KiB", secs(l.FirstByteTimeoutSeconds),
 		secs(l.IdleTimeoutSeconds), secs(l.TimeoutSeconds), l.MaxOutputBytes>>10)
+}
+
+// memoryLine says how the server the file configures searches long-term memory.
+func memoryLine(m *carryon.AgentMemory) string {
+	if m == nil || m.Embeddings == nil {
+		return "long-term memory: keyword search only (the file has no embeddings: key)"
+	}
+	e := m.Embeddings
+	dims := "the model's own size"
+	if e.Dimensions > 0 {
+		dims = fmt.Sprintf("%d dimensions", e.Dimensions)
+	}
+	return fmt.Sprintf("long-term memory: hybrid search, embeddings by %s (%s, %s)", e.Provider, e.Model, dims)
 }

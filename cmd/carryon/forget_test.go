@@ -94,6 +94,11 @@ func testForgetUnderLoad(t *testing.T, dsn string) {
 	must(t, srv.url, bobKey, "PUT", "/v1/memories/notes/diary", map[string]any{"value": forgetMarker, "text": forgetMarker + " diary"}, 200,
 		"Idempotency-Key: bob-ltm")
 	must(t, srv.url, aliceKey, "PUT", "/v1/memories/notes/diary", map[string]any{"value": "hers", "text": "giraffe diary"}, 200)
+	// A fact consolidated twice: its replaced value is kept as an earlier version, which goes too.
+	must(t, srv.url, bobKey, "POST", "/v1/memories/facts", map[string]any{"text": forgetMarker + " fact"}, 200)
+	if a := must(t, srv.url, bobKey, "POST", "/v1/memories/facts", map[string]any{"text": forgetMarker + "  Fact", "value": "changed"}, 200).json(t); a["supersedes"] == nil {
+		t.Fatalf("the second add kept no earlier version: %v", a)
+	}
 	keys := must(t, srv.url, admin, "GET", "/v1/users/bobforget/keys", nil, 200).json(t)["items"].([]any)
 	var keyIDs []string
 	for _, k := range keys {

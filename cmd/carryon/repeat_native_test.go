@@ -136,6 +136,9 @@ func (h *repeatHub) nativeCases() []repeatCase {
 		{name: "PUT /v1/memories/{namespace}/{key}", prepare: func(x *target) request {
 			return at(v1(alice, "PUT", "/v1/memories/notes/kept", map[string]any{"value": map[string]any{"editor": "vim"}}), 0)
 		}, state: func(x *target) string { return h.get(alice, "/v1/memories/notes/kept") }},
+		{name: "POST /v1/memories/{namespace}", prepare: func(x *target) request {
+			return v1(alice, "POST", "/v1/memories/added", map[string]any{"text": "likes green tea"})
+		}, state: func(x *target) string { return h.get(alice, "/v1/memories?namespace=added") }},
 		{name: "DELETE /v1/memories/{namespace}/{key}", prepare: func(x *target) request {
 			must(t, h.srv.url, alice, "PUT", "/v1/memories/doomed/gone", map[string]any{"value": "x"}, 200)
 			return at(v1(alice, "DELETE", "/v1/memories/doomed/gone", nil), 1)

@@ -157,6 +157,8 @@ type Set struct {
 	Providers  map[string]*Provider
 	MCPServers map[string]*MCPServer
 	Profiles   map[string]*Profile
+	// Embeddings make the vectors of long-term memory (nil: keyword search only).
+	Embeddings *Embeddings
 	views      map[string]*carryon.Agent
 }
 
@@ -209,7 +211,7 @@ func (s *Set) ListAgents(ctx context.Context) (*carryon.AgentList, error) {
 	if carryon.UserIDFromContext(ctx) == "" {
 		return nil, carryon.Errorf(carryon.EUNAUTHORIZED, "no authenticated user")
 	}
-	out := &carryon.AgentList{Items: []*carryon.Agent{}}
+	out := &carryon.AgentList{Items: []*carryon.Agent{}, Memory: s.Memory()}
 	for _, n := range s.Names() {
 		out.Items = append(out.Items, s.views[n])
 	}

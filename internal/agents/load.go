@@ -31,6 +31,7 @@ type rawFile struct {
 	Providers  map[string]*rawProvider `yaml:"providers"`
 	MCPServers map[string]*rawServer   `yaml:"mcp_servers"`
 	Agents     map[string]*rawAgent    `yaml:"agents"`
+	Embeddings *rawEmbeddings          `yaml:"embeddings"`
 }
 
 type rawProvider struct {

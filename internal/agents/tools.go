@@ -108,7 +108,7 @@ func Select(p *Profile, offered []tool.Tool) []tool.Tool {
 // in the file's order, every key that matches none of the tools its server lists (EINVALID, as
 // Tools), and every server that did not answer (EUNAVAILABLE when that is all that is wrong).
 func (s *Set) ListTools(ctx context.Context, builtin []tool.Tool, sources map[string]tool.Source) (*carryon.AgentList, error) {
-	out := &carryon.AgentList{Items: []*carryon.Agent{}}
+	out := &carryon.AgentList{Items: []*carryon.Agent{}, Memory: s.Memory()}
 	var wrong, down []string
 	for _, name := range s.Names() {
 		p := s.Profiles[name]

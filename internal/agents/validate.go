@@ -60,6 +60,9 @@ func (v *validator) resolve(raw *rawFile) *Set {
 			}
 		}
 	}
+	if raw.Embeddings != nil {
+		used["providers."+raw.Embeddings.Provider] = true
+	}
 	for _, name := range sortedKeys(raw.Providers) {
 		if p := v.provider("providers."+name, name, raw.Providers[name], used["providers."+name]); p != nil {
 			set.Providers[name] = p
@@ -80,6 +83,7 @@ func (v *validator) resolve(raw *rawFile) *Set {
 			set.Profiles[name] = p
 		}
 	}
+	set.Embeddings = v.embeddings(raw.Embeddings, set)
 	if len(v.errs) == 0 {
 		set.finish(v.builtin)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/agents"
 	"github.com/carryon-hub/carryon/internal/longterm"
+	"github.com/carryon-hub/carryon/internal/model"
 	"github.com/carryon-hub/carryon/internal/runs"
 	"github.com/carryon-hub/carryon/internal/schedules"
 	"github.com/carryon-hub/carryon/internal/sessions"
@@ -163,7 +164,10 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 	h.Users.ForgetWith(h.Sessions)
 	h.LongTerm = longterm.New(st, nil).KeepRequestIDs(opt.RequestIDTTL).OnSweep(func(n int64, err error) {
 		tel.Swept("long_term", err, map[string]int64{"long_term_items": n})
-	})
+	}).WithEmbeddings(embeddings(opt.Agents, tel, opt.Logger))
+	if opt.Agents.Embeddings != nil {
+		h.Sessions.RecallWith(h.LongTerm) // the context's memory by meaning too
+	}
 	sources, closeSources, err := mcpSources(opt.Agents, opt.Logger)
 	if err != nil {
 		raw.Close()
@@ -189,6 +193,7 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 	h.stop = stop
 	h.bg.Go(func() { h.Sessions.RunSweeper(bgCtx, opt.SweepInterval, opt.Logger) })
 	h.bg.Go(func() { h.LongTerm.RunSweeper(bgCtx, opt.SweepInterval, opt.Logger) })
+	h.bg.Go(func() { h.LongTerm.RunReembedder(bgCtx, carryon.NewID("inst_"), opt.SweepInterval) })
 	h.bg.Go(func() { h.Runs.Listen(bgCtx) })
 	whCfg := opt.Webhooks
 	if whCfg.Logger == nil {
@@ -294,4 +299,18 @@ func DefaultDataDir(getenv func(string) string) string {
 		return filepath.Join(h, ".local", "share", "carryon")
 	}
 	return "carryon-data"
+}
+
+// embeddings configures the long-term memory's vectors from the agents file (nil: none): the
+// provider's client with the model calls' retries and telemetry.
+func embeddings(set *agents.Set, tel *telemetry.Telemetry, log *slog.Logger) *longterm.Embeddings {
+	e := set.Embeddings
+	if e == nil {
+		return nil
+	}
+	return &longterm.Embeddings{
+		Embedder: tel.Embedder(model.WithEmbedRetry(set.OpenEmbedder(), model.RetryPolicy{})),
+		Model:    e.Model, Dimensions: e.Dimensions, BatchSize: e.BatchSize, Timeout: e.Timeout,
+		ConsolidateAbove: e.ConsolidateAbove, MaxInputBytes: e.MaxInputBytes, CacheBytes: int64(e.CacheMB) << 20, Log: log,
+	}
 }

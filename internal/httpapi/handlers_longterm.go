@@ -28,6 +28,27 @@ func (s *server) handleLongTermPut() http.HandlerFunc {
 	})
 }
 
+func (s *server) handleLongTermAdd() http.HandlerFunc {
+	return s.withLongTerm(func(ms carryon.LongTermService) http.HandlerFunc {
+		return writeRoute[carryon.LongTermAdd, *carryon.LongTermAdded]{
+			controls: retryWrite(func(in *carryon.LongTermAdd) *carryon.RetryOptions { return &in.RetryOptions }),
+			call: func(ctx context.Context, r *http.Request, in carryon.LongTermAdd) (*carryon.LongTermAdded, error) {
+				return ms.Add(ctx, r.PathValue("namespace"), in)
+			},
+			status:  http.StatusOK,
+			version: func(a *carryon.LongTermAdded) int64 { return a.Version },
+		}.handler(s)
+	})
+}
+
+func (s *server) handleLongTermVersions() http.HandlerFunc {
+	return s.withLongTerm(func(ms carryon.LongTermService) http.HandlerFunc {
+		return readRoute(s, func(r *http.Request, _ *query) (*carryon.LongTermVersions, error) {
+			return ms.Versions(r.Context(), r.PathValue("namespace"), r.PathValue("key"))
+		})
+	})
+}
+
 func (s *server) handleLongTermItemGet() http.HandlerFunc {
 	return s.withLongTerm(func(ms carryon.LongTermService) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {

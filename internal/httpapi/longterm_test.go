@@ -109,6 +109,29 @@ func TestLongTermNeverCrossesUsers(t *testing.T) {
 			}
 		}
 	}
+	// The same fact added by each user consolidates into that user's own item only, and another
+	// user's item has no versions to read.
+	var added = map[string]carryon.LongTermAdded{}
+	for range 2 {
+		for name, key := range users {
+			a := e.json("POST", "/v1/memories/facts", key, `{"text":"shared fact of the team"}`)
+			wantStatus(t, a, http.StatusOK)
+			got := decodeBody[carryon.LongTermAdded](t, a)
+			if first, ok := added[name]; ok && (got.ConsolidatedInto != first.Key || got.Key != first.Key) {
+				t.Fatalf("%s's second add %s, want consolidated into %s", name, a.body, first.Key)
+			} else if !ok {
+				added[name] = got
+			}
+			mark("POST", "/v1/memories/{namespace}")
+			wantStatus(t, e.json("GET", "/v1/memories/facts/"+got.Key+"/versions", key, ""), http.StatusOK)
+			mark("GET", "/v1/memories/{namespace}/{key}/versions")
+		}
+	}
+	if added["alice"].Key == added["bob"].Key {
+		t.Fatalf("alice and bob share the key %s", added["alice"].Key)
+	}
+	wantProblem(t, e.json("GET", "/v1/memories/facts/"+added["alice"].Key+"/versions", e.bobKey, ""), http.StatusNotFound, carryon.ENOTFOUND)
+
 	// Bob cannot read or delete Alice's item, which stays; through the client the same.
 	wantProblem(t, e.json("GET", "/v1/memories/prefs/editor", e.bobKey, ""), http.StatusNotFound, carryon.ENOTFOUND)
 	wantProblem(t, e.json("DELETE", "/v1/memories/prefs/editor", e.bobKey, ""), http.StatusNotFound, carryon.ENOTFOUND)

@@ -13,13 +13,10 @@ package longterm
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +28,9 @@ import (
 // MaxQueryBytes bounds the text of one search.
 const MaxQueryBytes = 16 << 10
 
+// vectorIdle is how long a user's vectors stay in memory without a search reading them.
+const vectorIdle = 10 * time.Minute
+
 // maxTTL bounds ttl_seconds (100 years).
 const maxTTL = 100 * 365 * 24 * 3600
 
@@ -40,6 +40,9 @@ type Service struct {
 	now     func() time.Time
 	keepID  time.Duration
 	onSweep func(items int64, err error)
+	// emb and vectors are set by WithEmbeddings (nil: keyword search only).
+	emb     *Embeddings
+	vectors *vectorCache
 }
 
 var _ carryon.LongTermService = (*Service)(nil)
@@ -145,6 +148,50 @@ func (s *Service) Put(ctx context.Context, namespace, key string, in carryon.Lon
 	if err := validItem(namespace, key); err != nil {
 		return nil, err
 	}
+	value, err := checkPut(&in)
+	if err != nil {
+		return nil, err
+	}
+	if err := validExpected(in.ExpectedVersion); err != nil {
+		return nil, err
+	}
+	vec, err := s.embedItem(ctx, store.EmbeddingText(in.Text, value))
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock()
+	it := &carryon.LongTermItem{OwnerID: own, Namespace: namespace, Key: key, Value: value, Text: in.Text, CreatedAt: now, UpdatedAt: now}
+	if in.TTLSeconds > 0 {
+		exp := now.Add(time.Duration(in.TTLSeconds) * time.Second)
+		it.ExpiresAt = &exp
+	}
+	requestID := in.RequestID
+	in.RequestID = ""
+	var w locked
+	out, err := write(ctx, s, own, "memory.put", namespace+"/"+key, requestID, in, now, func(tx store.Tx) (*carryon.LongTermItem, error) {
+		it.CreatedAt, it.Version = now, 1 // fn may run again
+		if err := s.lock(ctx, tx, own, &w); err != nil {
+			return nil, err
+		}
+		if old, err := tx.GetLongTermItem(ctx, own, namespace, key, now); err == nil {
+			it.CreatedAt, it.Version = old.CreatedAt, old.Version+1
+		} else if carryon.ErrorCode(err) != carryon.ENOTFOUND {
+			return nil, err
+		}
+		if err := checkExpected(in.ExpectedVersion, it.Version-1, namespace, key); err != nil {
+			return nil, err
+		}
+		if err := tx.PutLongTermItem(ctx, own, it); err != nil {
+			return nil, err
+		}
+		return it, s.setVector(ctx, tx, own, it, vec, &w)
+	})
+	s.committed(own, &w, err)
+	return out, err
+}
+
+// checkPut validates a put's value, text and TTL, and returns the value trimmed.
+func checkPut(in *carryon.LongTermPut) (json.RawMessage, error) {
 	value := json.RawMessage(strings.TrimSpace(string(in.Value)))
 	switch {
 	case len(value) == 0:
@@ -164,32 +211,7 @@ func (s *Service) Put(ctx context.Context, namespace, key string, in carryon.Lon
 	if err := carryon.CheckJSONText("value", value); err != nil {
 		return nil, err
 	}
-	if err := validExpected(in.ExpectedVersion); err != nil {
-		return nil, err
-	}
-	now := s.clock()
-	it := &carryon.LongTermItem{OwnerID: own, Namespace: namespace, Key: key, Value: value, Text: in.Text, CreatedAt: now, UpdatedAt: now}
-	if in.TTLSeconds > 0 {
-		exp := now.Add(time.Duration(in.TTLSeconds) * time.Second)
-		it.ExpiresAt = &exp
-	}
-	requestID := in.RequestID
-	in.RequestID = ""
-	return write(ctx, s, own, "memory.put", namespace+"/"+key, requestID, in, now, func(tx store.Tx) (*carryon.LongTermItem, error) {
-		it.CreatedAt, it.Version = now, 1 // fn may run again
-		if err := tx.LockOwner(ctx, own); err != nil {
-			return nil, err
-		}
-		if old, err := tx.GetLongTermItem(ctx, own, namespace, key, now); err == nil {
-			it.CreatedAt, it.Version = old.CreatedAt, old.Version+1
-		} else if carryon.ErrorCode(err) != carryon.ENOTFOUND {
-			return nil, err
-		}
-		if err := checkExpected(in.ExpectedVersion, it.Version-1, namespace, key); err != nil {
-			return nil, err
-		}
-		return it, tx.PutLongTermItem(ctx, own, it)
-	})
+	return value, nil
 }
 
 // Get returns the caller's item. ENOTFOUND (also when expired), EINVALID, EUNAUTHORIZED.
@@ -227,7 +249,11 @@ func (s *Service) Delete(ctx context.Context, namespace, key string, opt carryon
 	now := s.clock()
 	requestID := opt.RequestID
 	opt.RequestID = ""
+	var w locked
 	_, err = write(ctx, s, own, "memory.delete", namespace+"/"+key, requestID, opt, now, func(tx store.Tx) (struct{}, error) {
+		if err := s.lock(ctx, tx, own, &w); err != nil {
+			return struct{}{}, err
+		}
 		old, err := tx.GetLongTermItem(ctx, own, namespace, key, now)
 		if err != nil {
 			return struct{}{}, err
@@ -235,8 +261,13 @@ func (s *Service) Delete(ctx context.Context, namespace, key string, opt carryon
 		if err := checkExpected(opt.ExpectedVersion, old.Version, namespace, key); err != nil {
 			return struct{}{}, err
 		}
-		return struct{}{}, tx.DeleteLongTermItem(ctx, own, namespace, key)
+		if err := tx.DeleteLongTermItem(ctx, own, namespace, key); err != nil {
+			return struct{}{}, err
+		}
+		w.changes = append(w.changes, change{ns: namespace, key: key})
+		return struct{}{}, s.done(ctx, tx, own, &w)
 	})
+	s.committed(own, &w, err)
 	return err
 }
 
@@ -320,94 +351,13 @@ func decodeCursor(c string) (string, string, error) {
 	return v[0], v[1], nil
 }
 
-// Search returns the caller's unexpired items most relevant to in.Query, best first, with scores
-// relative to the best (1), a page of in.Limit at a time: NextCursor continues the same search
-// (another query or namespace with it is EINVALID), up to carryon.MaxLongTermSearchDepth results.
-// A page is a position in the ranking as it is when the page is read. A query without words
-// (empty, or only punctuation and symbols such as * or %) returns the most recently updated
-// items instead, without scores. EINVALID, EUNAUTHORIZED.
-func (s *Service) Search(ctx context.Context, in carryon.LongTermSearch) (*carryon.LongTermResults, error) {
-	own, err := owner(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := ValidNamespace(in.Namespace, true); err != nil {
-		return nil, err
-	}
-	switch {
-	case in.Limit < 0 || in.Limit > carryon.MaxLongTermSearchLimit:
-		return nil, carryon.Errorf(carryon.EINVALID, "limit must be between 1 and %d", carryon.MaxLongTermSearchLimit)
-	case len(in.Query) > MaxQueryBytes:
-		return nil, carryon.Errorf(carryon.EINVALID, "query is longer than %d bytes", MaxQueryBytes)
-	}
-	if err := carryon.CheckText("query", in.Query); err != nil {
-		return nil, err
-	}
-	if in.Limit == 0 {
-		in.Limit = carryon.DefaultLongTermSearchLimit
-	}
-	offset := 0
-	if in.Cursor != "" {
-		if offset, err = decodeSearchCursor(in.Cursor, in); err != nil {
-			return nil, err
-		}
-	}
-	end := min(offset+in.Limit, carryon.MaxLongTermSearchDepth)
-	var items []*carryon.LongTermItem
-	err = s.st.Read(ctx, func(tx store.Tx) error {
-		var err error
-		// Every page ranks from the top, so that scores stay relative to the best result.
-		items, err = tx.SearchLongTermItems(ctx, own, store.LongTermSearchQuery{Text: in.Query, Namespace: in.Namespace, Now: s.clock(), Limit: end + 1})
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	store.RelativeScores(items)
-	res := &carryon.LongTermResults{Items: []*carryon.LongTermItem{}}
-	if offset < len(items) {
-		res.Items = items[offset:min(end, len(items))]
-	}
-	if len(items) > end && end < carryon.MaxLongTermSearchDepth {
-		res.NextCursor = encodeSearchCursor(end, in)
-	}
-	return res, nil
-}
-
-// searchOf names a search for its cursors: a cursor continues the search it came from only.
-func searchOf(in carryon.LongTermSearch) string {
-	sum := sha256.Sum256([]byte(in.Namespace + "\x00" + in.Query))
-	return hex.EncodeToString(sum[:6])
-}
-
-func encodeSearchCursor(offset int, in carryon.LongTermSearch) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("s|" + strconv.Itoa(offset) + "|" + searchOf(in)))
-}
-
-func decodeSearchCursor(c string, in carryon.LongTermSearch) (int, error) {
-	bad := carryon.Errorf(carryon.EINVALID, "cursor is not a next_cursor of a search")
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return 0, bad
-	}
-	parts := strings.Split(string(b), "|")
-	if len(parts) != 3 || parts[0] != "s" {
-		return 0, bad
-	}
-	offset, err := strconv.Atoi(parts[1])
-	if err != nil || offset < 1 || offset >= carryon.MaxLongTermSearchDepth {
-		return 0, bad
-	}
-	if parts[2] != searchOf(in) {
-		return 0, carryon.Errorf(carryon.EINVALID, "cursor continues another search: send the same query and namespace as the search it came from")
-	}
-	return offset, nil
-}
-
 // Sweep removes the items of every user that have expired and returns how many. It looks in a
 // read transaction first, and writes only when there is something to remove.
 func (s *Service) Sweep(ctx context.Context) (int64, error) {
 	now := s.clock()
+	if s.vectors != nil {
+		s.vectors.dropIdle(time.Now().Add(-vectorIdle))
+	}
 	expired := false
 	if err := s.st.Read(ctx, func(tx store.Tx) error {
 		var err error

@@ -40,7 +40,7 @@ func TestToolsList(t *testing.T) {
 		"append_messages":         {false, false, "false", []string{"session_id", "messages", "expected_version", "request_id"}},
 		"update_working_memory":   {false, true, "false", []string{"session_id", "patch", "expected_version", "request_id"}},
 		"remember":                {false, true, "true", []string{"namespace", "key", "value", "text", "request_id"}},
-		"recall":                  {true, true, "-", []string{"query", "namespace", "limit"}},
+		"recall":                  {true, true, "-", []string{"query", "namespace", "limit", "mode", "min_score"}},
 		"forget":                  {false, true, "true", []string{"namespace", "key", "request_id"}},
 		"delete_message":          {false, false, "true", []string{"session_id", "seq", "expected_version", "request_id"}},
 		"start_run":               {false, false, "true", []string{"session_id", "message", "request_id", "expected_version"}},
@@ -192,6 +192,15 @@ func TestLongTermTools(t *testing.T) {
 		t.Fatalf("recall in prefs: %v", in)
 	}
 	toolError(t, cs, "remember", map[string]any{"namespace": "Bad NS", "key": "k", "value": 1}, "invalid_request")
+	// Without a key the fact is added, and the same fact again consolidates into it.
+	fact := ok(t, cs, "remember", map[string]any{"namespace": "facts", "text": "Works from Lisbon"})
+	again := ok(t, cs, "remember", map[string]any{"namespace": "facts", "text": "works from  lisbon"})
+	if fact["key"] == "" || again["consolidated_into"] != fact["key"] || again["version"] != float64(2) {
+		t.Fatalf("remember without a key, twice: %v then %v", fact, again)
+	}
+	toolError(t, cs, "remember", map[string]any{"namespace": "facts"}, "invalid_request")
+	toolError(t, cs, "remember", map[string]any{"key": "k"}, "invalid_request")
+	toolError(t, cs, "recall", map[string]any{"query": "x", "mode": "vector"}, "invalid_request")
 	gone := ok(t, cs, "forget", map[string]any{"namespace": "notes", "key": "editor"})
 	if gone["forgotten"] != true {
 		t.Fatalf("forget: %v", gone)

@@ -55,6 +55,23 @@ type Service struct {
 	st   store.Store
 	cfg  Config
 	runs RunEnder // ends a session's runs before a forget deletes it; nil: none
+	// recall ranks the long-term memory of a context snapshot (RecallWith); nil: the
+	// keyword search inside the snapshot's transaction.
+	recall Recaller
+}
+
+// Recaller searches the caller's long-term memory for a context build: carryon.LongTermService's
+// Search, for a server whose memory is searched by meaning too.
+type Recaller interface {
+	Search(ctx context.Context, in carryon.LongTermSearch) (*carryon.LongTermResults, error)
+}
+
+// RecallWith makes context snapshots rank long-term memory with r (hybrid search) after their
+// transaction, instead of by keywords inside it, and returns s. Long-term memory is the user's,
+// not the session's, so it needs no part of the session's snapshot.
+func (s *Service) RecallWith(r Recaller) *Service {
+	s.recall = r
+	return s
 }
 
 var _ carryon.SessionService = (*Service)(nil)

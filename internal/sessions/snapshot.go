@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"time"
+	"unicode/utf8"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/store"
@@ -23,6 +24,7 @@ func (s *Service) ContextSnapshot(ctx context.Context, id string, req carryon.Co
 		return nil, carryon.Errorf(carryon.EINVALID, "long-term items must be between 0 and %d", carryon.MaxLongTermSearchLimit)
 	}
 	snap := &carryon.ContextSnapshot{}
+	query, recall := "", false
 	err := s.read(ctx, func(tx store.Tx, own string, now time.Time) error {
 		var err error
 		if snap.View, err = readView(ctx, tx, own, id, req.Messages, now); err != nil {
@@ -34,9 +36,11 @@ func (s *Service) ContextSnapshot(ctx context.Context, id string, req carryon.Co
 			}
 		}
 		if req.LongTermItems > 0 && snap.View.OwnerID == own {
-			query := ""
 			if req.LongTermQuery != nil {
 				query = req.LongTermQuery(snap.View)
+			}
+			if recall = s.recall != nil; recall {
+				return nil
 			}
 			snap.LongTerm, err = tx.SearchLongTermItems(ctx, own, store.LongTermSearchQuery{Text: query, Now: now, Limit: req.LongTermItems})
 			if err != nil {
@@ -49,5 +53,31 @@ func (s *Service) ContextSnapshot(ctx context.Context, id string, req carryon.Co
 	if err != nil {
 		return nil, err
 	}
+	if recall {
+		own := carryon.NewContextWithUser(ctx, &carryon.User{ID: snap.View.OwnerID})
+		res, err := s.recall.Search(own, carryon.LongTermSearch{Query: clipQuery(query), Limit: req.LongTermItems})
+		switch {
+		case err == nil:
+			snap.LongTerm = res.Items
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		default: // the context goes on without memory rather than fail the run
+			s.cfg.Logger.Warn("context built without long-term memory: the search failed", "session_id", id, "err", err)
+		}
+	}
 	return snap, nil
+}
+
+// clipQuery bounds the text a context build searches long-term memory with (a long message is
+// searched by its start), at a UTF-8 boundary.
+func clipQuery(q string) string {
+	const maxQuery = 4 << 10
+	if len(q) <= maxQuery {
+		return q
+	}
+	q = q[:maxQuery]
+	for len(q) > 0 && !utf8.ValidString(q) {
+		q = q[:len(q)-1]
+	}
+	return q
 }

@@ -60,6 +60,8 @@ type Tx interface {
 	Idempotency
 	Runs
 	LongTerm
+	LongTermVectors
+	Jobs
 	Forgetting
 	Retention
 	Webhooks

@@ -132,16 +132,20 @@ func (m *metrics) runEnded(agent, status string, d time.Duration) {
 	m.runDuration.WithLabelValues(agent, status).Observe(d.Seconds())
 }
 
-func (m *metrics) modelCall(provider, reqModel, respModel, errType string, d time.Duration, u model.Usage) {
+// modelCall records a model call of operation op (chat or embeddings; an embeddings call has
+// no output tokens).
+func (m *metrics) modelCall(op, provider, reqModel, respModel, errType string, d time.Duration, u model.Usage) {
 	if m == nil {
 		return
 	}
-	m.modelDuration.WithLabelValues("chat", provider, reqModel, respModel, errType).Observe(d.Seconds())
+	m.modelDuration.WithLabelValues(op, provider, reqModel, respModel, errType).Observe(d.Seconds())
 	if errType != "" {
 		return
 	}
-	m.tokens.WithLabelValues("chat", provider, reqModel, respModel, "input").Observe(float64(u.InputTokens))
-	m.tokens.WithLabelValues("chat", provider, reqModel, respModel, "output").Observe(float64(u.OutputTokens))
+	m.tokens.WithLabelValues(op, provider, reqModel, respModel, "input").Observe(float64(u.InputTokens))
+	if op == "chat" {
+		m.tokens.WithLabelValues(op, provider, reqModel, respModel, "output").Observe(float64(u.OutputTokens))
+	}
 }
 
 func (m *metrics) toolCall(tool, effect, status string, d time.Duration) {

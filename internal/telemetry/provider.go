@@ -78,7 +78,7 @@ func (p *provider) Stream(ctx context.Context, req model.Request) iter.Seq2[mode
 		if callErr != nil {
 			errType = errorType(callErr)
 		}
-		p.t.metrics.modelCall(name, reqModel, resp.Model, errType, time.Since(start), resp.Usage)
+		p.t.metrics.modelCall("chat", name, reqModel, resp.Model, errType, time.Since(start), resp.Usage)
 		if !recording {
 			return
 		}

@@ -37,10 +37,13 @@ func (t *tx) PutLongTermItem(ctx context.Context, owner string, it *carryon.Long
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (owner_id, namespace, key) DO UPDATE SET value = excluded.value, text = excluded.text,
 		doc = excluded.doc, created_at = excluded.created_at, updated_at = excluded.updated_at, expires_at = excluded.expires_at,
-		version = excluded.version`,
+		version = excluded.version, embedding = NULL, embedding_model = NULL`,
 		owner, it.Namespace, it.Key, string(it.Value), it.Text, store.LongTermDocument(it), sqlq.Micros(it.CreatedAt),
 		sqlq.Micros(it.UpdatedAt), sqlq.NullMicros(it.ExpiresAt), it.Version)
-	return t.Wrap(err, "put memory item")
+	if err != nil {
+		return t.Wrap(err, "put memory item")
+	}
+	return t.LongTermChanged(ctx, owner)
 }
 
 // DeleteLongTermItem removes the owner's item. ENOTFOUND when there is none.
@@ -55,12 +58,15 @@ func (t *tx) DeleteLongTermItem(ctx context.Context, owner, namespace, key strin
 	if n == 0 {
 		return sqlq.NotFound("memory item", namespace+"/"+key)
 	}
-	return nil
+	return t.LongTermDeleted(ctx, owner, namespace, key)
 }
 
 // PurgeExpiredLongTermItems removes every item of any owner that expired before t and returns how many.
 func (t *tx) PurgeExpiredLongTermItems(ctx context.Context, before time.Time) (int64, error) {
 	if err := t.Writable(); err != nil {
+		return 0, err
+	}
+	if err := t.LongTermPurging(ctx, before); err != nil {
 		return 0, err
 	}
 	n, err := t.Conn.Exec(ctx, `DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at < ?`, sqlq.Micros(before))

@@ -54,7 +54,7 @@ func (t *tx) PutLongTermItem(ctx context.Context, owner string, it *carryon.Long
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (owner_id, namespace, key) DO UPDATE SET value = excluded.value, text = excluded.text,
 		created_at = excluded.created_at, updated_at = excluded.updated_at, expires_at = excluded.expires_at,
-		version = excluded.version
+		version = excluded.version, embedding = NULL, embedding_model = NULL
 		RETURNING id`,
 		owner, it.Namespace, it.Key, string(it.Value), it.Text, sqlq.Micros(it.CreatedAt), sqlq.Micros(it.UpdatedAt),
 		sqlq.NullMicros(it.ExpiresAt), it.Version).Scan(&id)
@@ -64,9 +64,11 @@ func (t *tx) PutLongTermItem(ctx context.Context, owner string, it *carryon.Long
 	if _, err := t.Conn.Exec(ctx, `DELETE FROM memories_fts WHERE rowid = ?`, id); err != nil {
 		return t.Wrap(err, "index memory item")
 	}
-	_, err = t.Conn.Exec(ctx, `INSERT INTO memories_fts (rowid, doc, owner) VALUES (?, ?, ?)`, id,
-		store.LongTermDocument(it), ownerToken(owner))
-	return t.Wrap(err, "index memory item")
+	if _, err = t.Conn.Exec(ctx, `INSERT INTO memories_fts (rowid, doc, owner) VALUES (?, ?, ?)`, id,
+		store.LongTermDocument(it), ownerToken(owner)); err != nil {
+		return t.Wrap(err, "index memory item")
+	}
+	return t.LongTermChanged(ctx, owner)
 }
 
 // DeleteLongTermItem removes the owner's item and its search document. ENOTFOUND when there is none.
@@ -82,14 +84,19 @@ func (t *tx) DeleteLongTermItem(ctx context.Context, owner, namespace, key strin
 	} else if err != nil {
 		return t.Wrap(err, "delete memory item")
 	}
-	_, err = t.Conn.Exec(ctx, `DELETE FROM memories_fts WHERE rowid = ?`, id)
-	return t.Wrap(err, "delete memory item")
+	if _, err = t.Conn.Exec(ctx, `DELETE FROM memories_fts WHERE rowid = ?`, id); err != nil {
+		return t.Wrap(err, "delete memory item")
+	}
+	return t.LongTermDeleted(ctx, owner, namespace, key)
 }
 
 // PurgeExpiredLongTermItems removes every item of any owner that expired before t, with its search
 // document, and returns how many.
 func (t *tx) PurgeExpiredLongTermItems(ctx context.Context, before time.Time) (int64, error) {
 	if err := t.Writable(); err != nil {
+		return 0, err
+	}
+	if err := t.LongTermPurging(ctx, before); err != nil {
 		return 0, err
 	}
 	if _, err := t.Conn.Exec(ctx, `DELETE FROM memories_fts WHERE rowid IN

@@ -168,13 +168,20 @@ func (t *Tx) ForgetUserRows(ctx context.Context, owner string, limit int) (carry
 		return c, err
 	}
 	left := Limit(limit)
+	if _, err := t.Conn.Exec(ctx, `DELETE FROM memory_versions WHERE owner_id = ?1 AND (namespace, key) IN
+		(SELECT namespace, key FROM memories WHERE owner_id = ?1 ORDER BY namespace, key LIMIT ?2)`, owner, left); err != nil {
+		return c, t.Wrap(err, "forget long-term memory versions")
+	}
 	n, err := t.Conn.Exec(ctx, `DELETE FROM memories WHERE owner_id = ?1 AND (namespace, key) IN
 		(SELECT namespace, key FROM memories WHERE owner_id = ?1 ORDER BY namespace, key LIMIT ?2)`, owner, left)
 	if err != nil {
 		return c, t.Wrap(err, "forget long-term memory")
 	}
 	c.LongTermItems, left = n, left-n
-	if left > 0 {
+	if left > 0 { // no items left: the counter goes too
+		if _, err := t.Conn.Exec(ctx, `DELETE FROM memory_generations WHERE owner_id = ?`, owner); err != nil {
+			return c, t.Wrap(err, "forget memory counter")
+		}
 		n, err = t.Conn.Exec(ctx, `DELETE FROM idempotency WHERE owner_id = ?1 AND key IN
 			(SELECT key FROM idempotency WHERE owner_id = ?1 LIMIT ?2)`, owner, left)
 		if err != nil {

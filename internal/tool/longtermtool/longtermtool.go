@@ -46,11 +46,11 @@ const rememberSchema = `{
     "namespace": {"type": "string", "pattern": "^[a-z0-9_-]+(\\.[a-z0-9_-]+)*$", "maxLength": 200,
       "description": "Where to file it: dot-separated segments of a-z, 0-9, _ and -, such as prefs or projects.alpha (default notes)."},
     "key": {"type": "string", "pattern": "^[A-Za-z0-9_.:@-]+$", "minLength": 1, "maxLength": 200,
-      "description": "A short stable name for the fact, such as editor or deploy-day; the same key replaces the old value."},
-    "value": {"description": "The fact as any JSON value."},
+      "description": "A short stable name for the fact, such as editor or deploy-day; the same key replaces the old value. Without a key, the text is the fact: it updates a near duplicate in the namespace, or is added under a key the server chooses."},
+    "value": {"description": "The fact as any JSON value (required with a key; default the text)."},
     "text": {"type": "string", "maxLength": 8192, "description": "The fact in one sentence; this is what recall searches."}
   },
-  "required": ["key", "value"],
+  "anyOf": [{"required": ["key", "value"]}, {"required": ["text"]}],
   "additionalProperties": false
 }`
 
@@ -89,6 +89,23 @@ func (remember) Call(ctx context.Context, c tool.Call) (tool.Result, error) {
 	if args.Namespace == "" {
 		args.Namespace = DefaultNamespace
 	}
+	if args.Key == "" {
+		// Once per call: a retry of the same call is answered from the first.
+		a, err := c.LongTerm.Add(ctx, args.Namespace, carryon.LongTermAdd{Text: args.Text, Value: args.Value,
+			RetryOptions: carryon.RetryOptions{RequestID: c.IdempotencyKey}})
+		if err != nil {
+			return tool.Result{}, err
+		}
+		res := map[string]any{"remembered": a.Namespace + "/" + a.Key, "value": a.Value}
+		if a.ConsolidatedInto != "" {
+			res["consolidated_into"] = a.ConsolidatedInto
+		}
+		out, _ := json.Marshal(res)
+		return tool.Result{Content: string(out), FingerprintAfter: tool.Fingerprint(a.Value)}, nil
+	}
+	if len(args.Value) == 0 {
+		return tool.Result{}, carryon.Errorf(carryon.EINVALID, "remember: value is required with a key (without a key, give the fact as text)")
+	}
 	it, err := c.LongTerm.Put(ctx, args.Namespace, args.Key, carryon.LongTermPut{Value: args.Value, Text: args.Text})
 	if err != nil {
 		return tool.Result{}, err
@@ -103,7 +120,9 @@ const recallSchema = `{
     "query": {"type": "string", "maxLength": 4096, "description": "What to look for, in words; an empty query lists the newest items."},
     "namespace": {"type": "string", "pattern": "^([a-z0-9_-]+(\\.[a-z0-9_-]+)*)?$", "maxLength": 200,
       "description": "Only this namespace and the namespaces under it."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "How many items (default 5)."}
+    "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "How many items (default 5)."},
+    "mode": {"type": "string", "enum": ["hybrid", "semantic", "keyword"], "description": "hybrid (default: words and meaning), semantic (meaning only) or keyword (words only)."},
+    "min_score": {"type": "number", "minimum": -1, "maximum": 1, "description": "Leave out results scoring below this."}
   },
   "required": ["query"],
   "additionalProperties": false

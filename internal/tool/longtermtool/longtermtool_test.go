@@ -63,4 +63,22 @@ func TestRememberRecallForOwnerOnly(t *testing.T) {
 	if _, err := call(bg, "remember", "usr_a", `{"namespace":"Bad","key":"k","value":1}`); err == nil {
 		t.Fatal("remember accepted a bad namespace")
 	}
+	// Without a key: the fact is added once per call (its idempotency key), and the same fact
+	// from another call consolidates into it.
+	keyed := func(key, args string) (tool.Result, error) {
+		return reg.Invoke(bg, "remember", tool.Call{Args: json.RawMessage(args), OwnerID: "usr_a", LongTerm: mem, IdempotencyKey: key})
+	}
+	first, err := keyed("run_1/1/0", `{"namespace":"facts","text":"has a cat named Miso"}`)
+	if err != nil || strings.Contains(first.Content, "consolidated_into") {
+		t.Fatalf("first fact: %q, %v", first.Content, err)
+	}
+	if again, err := keyed("run_1/1/0", `{"namespace":"facts","text":"has a cat named Miso"}`); err != nil || again.Content != first.Content {
+		t.Fatalf("the same call again: %q, %v", again.Content, err)
+	}
+	if dup, err := keyed("run_2/1/0", `{"namespace":"facts","text":"Has a cat named  Miso"}`); err != nil || !strings.Contains(dup.Content, "consolidated_into") {
+		t.Fatalf("the same fact from another call: %q, %v", dup.Content, err)
+	}
+	if _, err := keyed("run_3/1/0", `{"namespace":"facts"}`); carryon.ErrorCode(err) != carryon.EINVALID {
+		t.Fatalf("remember with neither key nor text: %v", err)
+	}
 }
