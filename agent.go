@@ -42,6 +42,9 @@ type Agent struct {
 	MCPServers    []AgentMCPServer `json:"mcp_servers,omitempty"`
 	MaxSteps      int              `json:"max_steps"`
 	ContextBudget int              `json:"context_budget"`
+	// MemoryExtraction is the namespace facts learned from the profile's sessions go to ("": the
+	// profile learns none).
+	MemoryExtraction string `json:"memory_extraction,omitempty"`
 	// ModelLimits bound each model call of the profile's runs (docs/AGENTS.md, "Model limits").
 	ModelLimits *AgentModelLimits `json:"model_limits,omitempty"`
 	// Digest is "sha256:" and the hex SHA-256 of the profile's canonical definition (provider,

@@ -123,6 +123,18 @@ type LongTermVersions struct {
 	Items []*LongTermVersion `json:"items"`
 }
 
+// Extraction is what one extraction of a session learned: the facts its turns after FromSeq up
+// to ToSeq stated, as the consolidating write stored them (each new, or consolidated into an item
+// there was), in Namespace of the owner's long-term memory.
+type Extraction struct {
+	SessionID string           `json:"session_id"`
+	FromSeq   int64            `json:"from_seq"`
+	ToSeq     int64            `json:"to_seq"`
+	Version   int64            `json:"version"`
+	Namespace string           `json:"namespace"`
+	Facts     []*LongTermAdded `json:"facts"`
+}
+
 // LongTermPut is the input of LongTermService.Put.
 type LongTermPut struct {
 	// Value is any JSON value; required.

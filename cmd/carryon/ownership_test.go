@@ -38,6 +38,7 @@ var validBodies = map[string]any{
 	"POST /v1/runs/{id}/approve":                   map[string]any{"action_id": "act_x", "decision": "skip"},
 	"POST /v1/runs/{id}/tool_outputs":              map[string]any{"outputs": []any{map[string]any{"call_id": "call_x", "output": "x"}}},
 	"POST /v1/sessions/{id}/compact":               map[string]any{"keep_last": 1},
+	"POST /v1/sessions/{id}/extract":               map[string]any{},
 	"GET /v1/sessions/{id}/compactions":            nil,
 	"POST /v1/sessions/{id}/schedules":             map[string]any{"every": "1h", "message": "hijack"},
 	"GET /v1/sessions/{id}/schedules":              nil,

@@ -14,6 +14,7 @@ var noKeyRoutes = map[string]string{
 	"POST /v1/users/{id}/keys":                          "its answer holds the key's secret, shown once and never stored, so it cannot be replayed",
 	"DELETE /v1/users/{id}":                             "the forget is many transactions and forgets the user's request ids with the rest: a repeat continues a cut-off forget or finds the user gone (404)",
 	"POST /v1/memories/search":                          "a read: its query is a body",
+	"POST /v1/sessions/{id}/extract":                    "the session's extraction mark makes it happen once per turn: a repeat learns only newer turns (none: an empty list)",
 	"POST /v1/webhooks":                                 "its answer holds the signing secret, shown once and never stored with it, so it cannot be replayed",
 	"POST /v1/webhooks/{id}/rotate":                     "its answer holds the new signing secret, shown once, so it cannot be replayed",
 	"PATCH /v1/webhooks/{id}":                           "it sets fields to values: a repeat sets them again",

@@ -186,6 +186,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Schedules:   h.Schedules,
 		Context:     h.Preview,
 		Compact:     h.Compact,
+		Extract:     h.Extract,
 		Compactions: h.Compactions,
 		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Schedules: h.Schedules, Webhooks: h.Webhooks, Logger: log, Compact: h.Compact,
 			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody, Writes: tel}),

@@ -115,6 +115,8 @@ type Profile struct {
 	// CompactThreshold is the automatic compaction's threshold: before a model call whose
 	// context would hold more tokens, the run compacts the session first (0: never).
 	CompactThreshold int
+	// Extraction, when set, learns facts from the profile's sessions into long-term memory.
+	Extraction *Extraction
 	// ModelLimits bound each model call of the profile's runs (each attempt, when retried).
 	ModelLimits model.Limits
 	// Digest is the digest of the profile's canonical definition (see Digest).

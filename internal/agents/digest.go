@@ -97,6 +97,9 @@ func (s *Set) view(p *Profile, builtin []tool.Tool) *carryon.Agent {
 			IdleTimeoutSeconds: p.ModelLimits.Idle.Seconds(), TimeoutSeconds: p.ModelLimits.Total.Seconds(),
 			MaxOutputBytes: int64(p.ModelLimits.MaxOutputBytes)},
 	}
+	if p.Extraction != nil {
+		a.MemoryExtraction = p.Extraction.Namespace
+	}
 	if len(p.Effects) > 0 {
 		a.Effects = p.Effects
 	}

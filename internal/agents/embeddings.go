@@ -2,6 +2,7 @@ package agents
 
 import (
 	"math"
+	"regexp"
 	"time"
 
 	"github.com/carryon-hub/carryon"
@@ -97,3 +98,35 @@ func (s *Set) Memory() *carryon.AgentMemory {
 	return &carryon.AgentMemory{Search: carryon.SearchHybrid, Embeddings: &carryon.AgentEmbeddings{
 		Provider: e.Provider, Model: e.Model, Dimensions: e.Dimensions, ConsolidateAbove: e.ConsolidateAbove}}
 }
+
+// Extraction is a profile's `memory_extraction`: facts learned from its sessions, by its own
+// model, written to Namespace of the owner's long-term memory.
+type Extraction struct {
+	Namespace string
+	Timeout   time.Duration
+}
+
+type rawExtraction struct {
+	Namespace string  `yaml:"namespace"`
+	Timeout   *string `yaml:"timeout"`
+}
+
+// extraction resolves a profile's memory_extraction (nil when it has none).
+func (v *validator) extraction(at string, r *rawExtraction) *Extraction {
+	if r == nil {
+		return nil
+	}
+	e := &Extraction{Namespace: r.Namespace}
+	if e.Namespace == "" {
+		e.Namespace = "facts"
+	} else if !namespaceRE.MatchString(e.Namespace) || len(e.Namespace) > carryon.MaxLongTermNamespaceLength {
+		v.fail(at+".namespace", "must be dot-separated segments of a-z, 0-9, _ and -, such as facts or prefs.learned, not %q", r.Namespace)
+	}
+	if r.Timeout != nil {
+		e.Timeout = v.duration(at+".timeout", *r.Timeout, time.Second)
+	}
+	return e
+}
+
+// namespaceRE is a long-term memory namespace (package longterm checks the same).
+var namespaceRE = regexp.MustCompile(`^[a-z0-9_-]+(\.[a-z0-9_-]+)*$`)

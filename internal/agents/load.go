@@ -68,6 +68,8 @@ type rawAgent struct {
 	ModelMaxOutputBytes   *int    `yaml:"model_max_output_bytes"`
 	// Compaction is the automatic compaction (compaction.go).
 	Compaction *rawCompaction `yaml:"compaction"`
+	// MemoryExtraction turns learning facts from the profile's sessions on (embeddings.go).
+	MemoryExtraction *rawExtraction `yaml:"memory_extraction"`
 }
 
 // Load reads and validates the agents file at path. Its errors are EINVALID and read

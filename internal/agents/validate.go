@@ -252,6 +252,7 @@ func (v *validator) agent(at, name string, r *rawAgent, raw *rawFile, set *Set) 
 	}
 	p.ModelLimits = v.modelLimits(at, r)
 	p.CompactThreshold = v.compaction(at+".compaction", r.Compaction, p.ContextBudget)
+	p.Extraction = v.extraction(at+".memory_extraction", r.MemoryExtraction)
 	p.Tools = v.globs(at+".tools", r.Tools, raw)
 	p.src = &keySource{file: v.file, pos: v.pos}
 	p.Effects = map[string]carryon.EffectClass{}

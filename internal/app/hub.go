@@ -17,6 +17,7 @@ import (
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/agents"
+	"github.com/carryon-hub/carryon/internal/extraction"
 	"github.com/carryon-hub/carryon/internal/longterm"
 	"github.com/carryon-hub/carryon/internal/model"
 	"github.com/carryon-hub/carryon/internal/runs"
@@ -117,6 +118,7 @@ type Hub struct {
 
 	raw          store.Store
 	profiles     *profiles
+	extract      *extraction.Service
 	stop         context.CancelFunc
 	bg           sync.WaitGroup
 	closeSources func()
@@ -180,6 +182,7 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 		raw.Close()
 		return nil, err
 	}
+	h.extract = extraction.New(st, h.LongTerm, h.profiles.Learner)
 	workers := opt.Workers
 	if opt.NoWorkers {
 		workers = 0
@@ -255,6 +258,12 @@ func (h *Hub) Preview(ctx context.Context, sessionID string) (*carryon.ContextPr
 // the session's agent profile.
 func (h *Hub) Compact(ctx context.Context, sessionID string, in carryon.CompactInput) (*carryon.Compaction, error) {
 	return h.profiles.Compact(ctx, h.Sessions, sessionID, in)
+}
+
+// Extract learns facts from the caller's session into their long-term memory, with the model of
+// the session's agent profile (package extraction).
+func (h *Hub) Extract(ctx context.Context, sessionID string) (*carryon.Extraction, error) {
+	return h.extract.Extract(ctx, sessionID)
 }
 
 // Compactions lists the session's compactions, oldest first, as the caller.

@@ -8,6 +8,7 @@ import (
 	"github.com/carryon-hub/carryon/internal/agents"
 	"github.com/carryon-hub/carryon/internal/contextbuild"
 	"github.com/carryon-hub/carryon/internal/engine"
+	"github.com/carryon-hub/carryon/internal/extraction"
 	"github.com/carryon-hub/carryon/internal/model"
 	"github.com/carryon-hub/carryon/internal/runs"
 	"github.com/carryon-hub/carryon/internal/sessions"
@@ -179,4 +180,15 @@ func (p *profiles) Compact(ctx context.Context, svc *sessions.Service, sessionID
 		}
 		return plan.Summary, nil
 	})
+}
+
+// Learner returns the extraction of the named profile: its model, and where its facts go
+// (false: the profile learns no facts, or there is no such profile).
+func (p *profiles) Learner(agent string) (extraction.Learner, bool) {
+	prof, err := p.Profile(agent)
+	if err != nil || prof.Extraction == nil {
+		return extraction.Learner{}, false
+	}
+	return extraction.Learner{Provider: p.byName[prof.Name].provider, Model: prof.Model,
+		Namespace: prof.Extraction.Namespace, Timeout: prof.Extraction.Timeout}, true
 }

@@ -34,3 +34,19 @@ func (s *server) handleCompactions() http.HandlerFunc {
 		return s.compactions(r.Context(), r.PathValue("id"))
 	})
 }
+
+// handleExtract serves a write without a request id: the session's extraction mark makes it
+// happen once per turn, so a repeat answers the facts of newer turns only (none: an empty list).
+func (s *server) handleExtract() http.HandlerFunc {
+	if s.extract == nil {
+		return s.notImplemented("this server learns no facts from sessions")
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		out, err := s.extract(r.Context(), r.PathValue("id"))
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeJSON(w, r, http.StatusOK, out)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/carryon-hub/carryon/internal/agents"
 	"github.com/carryon-hub/carryon/internal/contextbuild"
 	"github.com/carryon-hub/carryon/internal/engine"
+	"github.com/carryon-hub/carryon/internal/extraction"
 	"github.com/carryon-hub/carryon/internal/httpapi"
 	"github.com/carryon-hub/carryon/internal/longterm"
 	"github.com/carryon-hub/carryon/internal/model/scripted"
@@ -168,9 +169,13 @@ func newEnvOnWith(t testing.TB, db store.Store, opt envOptions, change func(*htt
 			})
 		},
 		Compactions: e.sessions.ListCompactions,
-		Logger:      slog.New(slog.NewJSONHandler(e.logs, nil)),
-		Ready:       db.Ping,
-		Registry:    prometheus.NewRegistry(),
+		// Facts learned by the scripted model, which answers no facts JSON: 503, nothing written.
+		Extract: extraction.New(db, e.longTerm, func(string) (extraction.Learner, bool) {
+			return extraction.Learner{Provider: scripted.New(0), Model: "scripted"}, true
+		}).Extract,
+		Logger:   slog.New(slog.NewJSONHandler(e.logs, nil)),
+		Ready:    db.Ping,
+		Registry: prometheus.NewRegistry(),
 	}
 	if change != nil {
 		change(&cfg)

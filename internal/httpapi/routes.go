@@ -185,6 +185,8 @@ func routes() []Route {
 			Response: carryon.ContextPreview{}, handler: (*server).handleContext}),
 		sess(write(Route{Method: "POST", Pattern: "/v1/sessions/{id}/compact", Status: 201, Summary: "Compact a session: the session's model summarizes its history but the last keep_last messages, stored as a compaction the context uses from then on (history stays)",
 			Request: carryon.CompactInput{}, BodyOptional: true, Response: carryon.Compaction{}, handler: (*server).handleCompact})),
+		sess(Route{Method: "POST", Pattern: "/v1/sessions/{id}/extract", Status: 200, Summary: "Learn facts from the session's turns since its last extraction into the owner's long-term memory (consolidated; once per turn: a repeat learns only newer turns)",
+			Response: carryon.Extraction{}, handler: (*server).handleExtract}),
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/compactions", Status: 200, Summary: "List a session's compactions, oldest first (a fork's include those its parent had when it was made)",
 			Response: carryon.CompactionPage{}, handler: (*server).handleCompactions}),
 		sess(write(Route{Method: "POST", Pattern: "/v1/sessions/{id}/runs", Status: 202, Summary: "Start a run with a user message (with Accept: text/event-stream, its events as SSE)",

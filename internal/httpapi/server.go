@@ -94,6 +94,9 @@ type Config struct {
 	// Compact stores a compaction of a session, its summary written by the session's model
 	// (POST /v1/sessions/{id}/compact); without it that route answers 501.
 	Compact func(ctx context.Context, sessionID string, in carryon.CompactInput) (*carryon.Compaction, error)
+	// Extract learns facts from a session into its owner's long-term memory
+	// (POST /v1/sessions/{id}/extract); without it that route answers 501.
+	Extract func(ctx context.Context, sessionID string) (*carryon.Extraction, error)
 	// Compactions lists a session's compactions (GET /v1/sessions/{id}/compactions); without it
 	// that route answers 501.
 	Compactions func(ctx context.Context, sessionID string) (*carryon.CompactionPage, error)
@@ -155,6 +158,7 @@ type server struct {
 	context        func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)
 	compact        func(ctx context.Context, sessionID string, in carryon.CompactInput) (*carryon.Compaction, error)
 	compactions    func(ctx context.Context, sessionID string) (*carryon.CompactionPage, error)
+	extract        func(ctx context.Context, sessionID string) (*carryon.Extraction, error)
 	logger         *slog.Logger
 	ready          func(context.Context) error
 	maxBody        int64
@@ -185,6 +189,7 @@ func NewServer(cfg Config) http.Handler {
 		context:        cfg.Context,
 		compact:        cfg.Compact,
 		compactions:    cfg.Compactions,
+		extract:        cfg.Extract,
 		logger:         cfg.Logger,
 		ready:          cfg.Ready,
 		maxBody:        cfg.MaxBodyBytes,

@@ -45,43 +45,118 @@ func (s *Service) Add(ctx context.Context, namespace string, in carryon.LongTerm
 	now := s.clock()
 	requestID := in.RequestID
 	in.RequestID = ""
-	key := carryon.NewID("m_")
+	f := fact{key: carryon.NewID("m_"), text: in.Text, value: value, ttl: in.TTLSeconds, vec: vec}
 	var w locked
 	out, err := write(ctx, s, own, "memory.add", namespace, requestID, in, now, func(tx store.Tx) (*carryon.LongTermAdded, error) {
 		if err := s.lock(ctx, tx, own, &w); err != nil {
 			return nil, err
 		}
-		dupKey, sim, err := s.duplicate(ctx, tx, own, namespace, in.Text, vec, w.before, now)
+		return s.addOne(ctx, tx, own, namespace, f, now, &w)
+	})
+	s.committed(own, &w, err)
+	return out, err
+}
+
+// fact is one fact of a consolidating write, checked and embedded (vec nil: without a vector).
+type fact struct {
+	key, text string
+	value     json.RawMessage
+	ttl       int64
+	vec       []float32
+}
+
+// addOne writes one fact in a transaction that holds the owner's memory (w): into its near
+// duplicate, or as a new item under f.key.
+func (s *Service) addOne(ctx context.Context, tx store.Tx, own, namespace string, f fact, now time.Time, w *locked) (*carryon.LongTermAdded, error) {
+	dupKey, sim, err := s.duplicate(ctx, tx, own, namespace, f.text, f.vec, w, now)
+	if err != nil {
+		return nil, err
+	}
+	it := &carryon.LongTermItem{OwnerID: own, Namespace: namespace, Key: f.key, Value: f.value, Text: f.text, CreatedAt: now, UpdatedAt: now, Version: 1}
+	if f.ttl > 0 {
+		exp := now.Add(time.Duration(f.ttl) * time.Second)
+		it.ExpiresAt = &exp
+	}
+	ans := &carryon.LongTermAdded{}
+	if dupKey != "" {
+		old, err := tx.GetLongTermItem(ctx, own, namespace, dupKey, now)
 		if err != nil {
 			return nil, err
 		}
-		it := &carryon.LongTermItem{OwnerID: own, Namespace: namespace, Key: key, Value: value, Text: in.Text, CreatedAt: now, UpdatedAt: now, Version: 1}
-		if in.TTLSeconds > 0 {
-			exp := now.Add(time.Duration(in.TTLSeconds) * time.Second)
-			it.ExpiresAt = &exp
+		ans.ConsolidatedInto, ans.Similarity = dupKey, sim
+		if old.Text == f.text && jsonEqual(old.Value, f.value) {
+			ans.LongTermItem = *old // the same fact again: nothing to change
+			return ans, s.done(ctx, tx, own, w)
 		}
-		ans := &carryon.LongTermAdded{}
-		if dupKey != "" {
-			old, err := tx.GetLongTermItem(ctx, own, namespace, dupKey, now)
-			if err != nil {
-				return nil, err
-			}
-			ans.ConsolidatedInto, ans.Similarity = dupKey, sim
-			if old.Text == in.Text && jsonEqual(old.Value, value) {
-				ans.LongTermItem = *old // the same fact again: nothing to change
-				return ans, s.done(ctx, tx, own, &w)
-			}
-			ans.Supersedes = &carryon.LongTermVersion{Version: old.Version, Value: old.Value, Text: old.Text, SupersededAt: now}
-			if err := tx.PutLongTermVersion(ctx, own, namespace, dupKey, ans.Supersedes); err != nil {
-				return nil, err
-			}
-			it.Key, it.CreatedAt, it.Version = dupKey, old.CreatedAt, old.Version+1
-		}
-		if err := tx.PutLongTermItem(ctx, own, it); err != nil {
+		ans.Supersedes = &carryon.LongTermVersion{Version: old.Version, Value: old.Value, Text: old.Text, SupersededAt: now}
+		if err := tx.PutLongTermVersion(ctx, own, namespace, dupKey, ans.Supersedes); err != nil {
 			return nil, err
 		}
-		ans.LongTermItem = *it
-		return ans, s.setVector(ctx, tx, own, it, vec, &w)
+		it.Key, it.CreatedAt, it.Version = dupKey, old.CreatedAt, old.Version+1
+	}
+	if err := tx.PutLongTermItem(ctx, own, it); err != nil {
+		return nil, err
+	}
+	ans.LongTermItem = *it
+	return ans, s.setVector(ctx, tx, own, it, f.vec, w)
+}
+
+// AddFacts writes facts of the caller to namespace in one transaction, each consolidated as Add
+// does (into an item there was, or one written just before in the same call), and runs also in
+// that transaction: the caller's own record of the write (a marker that makes it happen once),
+// which refuses it by answering false (then nothing is written, and the error is ECONFLICT).
+// Empty texts are skipped. EINVALID, EUNAUTHORIZED, ECONFLICT.
+func (s *Service) AddFacts(ctx context.Context, namespace string, texts []string, also func(context.Context, store.Tx) (bool, error)) ([]*carryon.LongTermAdded, error) {
+	own, err := owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := ValidNamespace(namespace, false); err != nil {
+		return nil, err
+	}
+	var facts []fact
+	for _, t := range texts {
+		if t = strings.TrimSpace(t); t == "" || len(t) > carryon.MaxLongTermTextBytes || carryon.CheckText("text", t) != nil {
+			continue
+		}
+		v, _ := json.Marshal(t)
+		facts = append(facts, fact{key: carryon.NewID("m_"), text: t, value: v})
+	}
+	if s.emb != nil && len(facts) > 0 {
+		in := make([]string, len(facts))
+		for i, f := range facts {
+			in[i] = f.text
+		}
+		if vecs, err := s.embed(ctx, in); err == nil {
+			for i := range facts {
+				facts[i].vec = vecs[i]
+			}
+		} else if ctx.Err() != nil {
+			return nil, ctx.Err()
+		} else {
+			s.log().Warn("facts stored without vectors: the embeddings provider failed; the re-embedding job will make them", "err", err)
+		}
+	}
+	now := s.clock()
+	var w locked
+	var out []*carryon.LongTermAdded
+	err = s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+		out = nil
+		if err := s.lock(ctx, tx, own, &w); err != nil {
+			return err
+		}
+		for _, f := range facts {
+			a, err := s.addOne(ctx, tx, own, namespace, f, now, &w)
+			if err != nil {
+				return err
+			}
+			out = append(out, a)
+		}
+		ok, err := also(ctx, tx)
+		if err == nil && !ok {
+			err = carryon.Errorf(carryon.ECONFLICT, "the facts were written by another call meanwhile")
+		}
+		return err
 	})
 	s.committed(own, &w, err)
 	return out, err
@@ -89,14 +164,25 @@ func (s *Service) Add(ctx context.Context, namespace string, in carryon.LongTerm
 
 // duplicate finds the item of namespace that a fact is a near duplicate of: by vector when the
 // fact has one, else by the same text (case and spaces aside) among its keyword matches.
-func (s *Service) duplicate(ctx context.Context, tx store.Tx, own, namespace, text string, vec []float32, gen int64, now time.Time) (string, float64, error) {
+func (s *Service) duplicate(ctx context.Context, tx store.Tx, own, namespace, text string, vec []float32, w *locked, now time.Time) (string, float64, error) {
 	if vec != nil {
-		set, err := s.vectors.get(ctx, tx, own, s.emb.Model, gen)
+		set, err := s.vectors.get(ctx, tx, own, s.emb.Model, w.before)
 		if err != nil {
 			return "", 0, err
 		}
-		if h := set.top(vec, 1, namespace, true, now); len(h) == 1 && float64(h[0].score) >= s.emb.ConsolidateAbove {
-			return set.keys[h[0].i], round3(float64(h[0].score)), nil
+		key, best := "", float32(-2)
+		if h := set.top(vec, 1, namespace, true, now); len(h) == 1 {
+			key, best = set.keys[h[0].i], h[0].score
+		}
+		for _, c := range w.changes { // written earlier in this transaction: not in the set yet
+			if c.ns == namespace && c.vec != nil {
+				if sc := dot(vec, c.vec); sc > best || c.key == key {
+					key, best = c.key, sc
+				}
+			}
+		}
+		if key != "" && float64(best) >= s.emb.ConsolidateAbove {
+			return key, round3(float64(best)), nil
 		}
 		return "", 0, nil
 	}

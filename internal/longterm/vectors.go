@@ -256,3 +256,16 @@ func (v *vectorSet) scores(q []float32) []float32 {
 	wg.Wait()
 	return out
 }
+
+// dot is the dot product of two vectors of the same length, for the few vectors a write compares
+// outside a set.
+func dot(a, b []float32) float32 {
+	if len(a) != len(b) {
+		return -2
+	}
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}

@@ -14,3 +14,14 @@ type Jobs interface {
 	// SaveJob records the job's state if holder still holds its lease, and reports whether it did.
 	SaveJob(ctx context.Context, name, holder, state string) (bool, error)
 }
+
+// Extractions records how far facts were learned from each session.
+type Extractions interface {
+	// ExtractedSeq returns the last message seq of the owner's session that facts were learned
+	// from (0: none yet).
+	ExtractedSeq(ctx context.Context, owner, sessionID string) (int64, error)
+	// SetExtracted moves the session's mark from seq from to seq to (at the session's version),
+	// and reports whether the mark was still at from (false: another extraction moved it; nothing
+	// is written).
+	SetExtracted(ctx context.Context, owner, sessionID string, from, to, version int64, at time.Time) (bool, error)
+}

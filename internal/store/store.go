@@ -62,6 +62,7 @@ type Tx interface {
 	LongTerm
 	LongTermVectors
 	Jobs
+	Extractions
 	Forgetting
 	Retention
 	Webhooks

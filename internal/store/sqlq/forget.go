@@ -182,6 +182,9 @@ func (t *Tx) ForgetUserRows(ctx context.Context, owner string, limit int) (carry
 		if _, err := t.Conn.Exec(ctx, `DELETE FROM memory_generations WHERE owner_id = ?`, owner); err != nil {
 			return c, t.Wrap(err, "forget memory counter")
 		}
+		if _, err := t.Conn.Exec(ctx, `DELETE FROM memory_extractions WHERE owner_id = ?`, owner); err != nil {
+			return c, t.Wrap(err, "forget extraction marks")
+		}
 		n, err = t.Conn.Exec(ctx, `DELETE FROM idempotency WHERE owner_id = ?1 AND key IN
 			(SELECT key FROM idempotency WHERE owner_id = ?1 LIMIT ?2)`, owner, left)
 		if err != nil {

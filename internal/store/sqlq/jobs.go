@@ -2,6 +2,7 @@ package sqlq
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -30,4 +31,33 @@ func (t *Tx) SaveJob(ctx context.Context, name, holder, state string) (bool, err
 	}
 	n, err := t.Conn.Exec(ctx, `UPDATE job_leases SET state = ? WHERE name = ? AND holder = ?`, state, name, holder)
 	return n == 1, t.Wrap(err, "save job")
+}
+
+// ExtractedSeq returns the session's extraction mark (store.Extractions).
+func (t *Tx) ExtractedSeq(ctx context.Context, owner, sessionID string) (int64, error) {
+	var seq int64
+	err := t.Conn.QueryRow(ctx, `SELECT seq FROM memory_extractions WHERE owner_id = ? AND session_id = ?`, owner, sessionID).Scan(&seq)
+	if errors.Is(err, ErrNoRows) {
+		return 0, nil
+	}
+	return seq, t.Wrap(err, "read extraction mark")
+}
+
+// SetExtracted moves the session's extraction mark from from to to: an upsert whose update
+// applies only at from.
+func (t *Tx) SetExtracted(ctx context.Context, owner, sessionID string, from, to, version int64, at time.Time) (bool, error) {
+	if err := t.WritableBy(owner); err != nil {
+		return false, err
+	}
+	n, err := t.Conn.Exec(ctx, `INSERT INTO memory_extractions (owner_id, session_id, seq, version, extracted_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (owner_id, session_id) DO UPDATE SET seq = excluded.seq, version = excluded.version, extracted_at = excluded.extracted_at
+		WHERE memory_extractions.seq = ?`, owner, sessionID, to, version, Micros(at), from)
+	if err == nil && n == 1 && from == 0 {
+		// A first mark inserts; one at 0 that another call inserted meanwhile is not "at 0".
+		var seq int64
+		if err = t.Conn.QueryRow(ctx, `SELECT seq FROM memory_extractions WHERE owner_id = ? AND session_id = ?`, owner, sessionID).Scan(&seq); err == nil && seq != to {
+			return false, nil
+		}
+	}
+	return n == 1, t.Wrap(err, "move extraction mark")
 }

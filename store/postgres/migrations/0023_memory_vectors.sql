@@ -25,3 +25,12 @@ CREATE TABLE job_leases (
 	expires_at BIGINT NOT NULL,
 	state      TEXT NOT NULL DEFAULT ''
 );
+-- How far facts were learned from each session (its extraction), as the SQLite driver's.
+CREATE TABLE memory_extractions (
+	owner_id     TEXT COLLATE "C" NOT NULL,
+	session_id   TEXT COLLATE "C" NOT NULL,
+	seq          BIGINT NOT NULL,
+	version      BIGINT NOT NULL,
+	extracted_at BIGINT NOT NULL,
+	PRIMARY KEY (owner_id, session_id)
+);

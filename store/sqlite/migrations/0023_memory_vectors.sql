@@ -29,3 +29,14 @@ CREATE TABLE job_leases (
 	expires_at INTEGER NOT NULL,
 	state      TEXT NOT NULL DEFAULT ''
 ) WITHOUT ROWID;
+-- How far facts were learned from each session (its extraction): the last message covered and
+-- the session version then. Moved on in the transaction that writes the facts, only from where
+-- the extraction started, so a session's turns are learned from once.
+CREATE TABLE memory_extractions (
+	owner_id     TEXT NOT NULL,
+	session_id   TEXT NOT NULL,
+	seq          INTEGER NOT NULL,
+	version      INTEGER NOT NULL,
+	extracted_at INTEGER NOT NULL,
+	PRIMARY KEY (owner_id, session_id)
+) WITHOUT ROWID;
