@@ -211,10 +211,27 @@ def list_items(namespace: Optional[str], limit: Optional[int]) -> Req:
     return read("/v1/memories", namespace=namespace, limit=limit)
 
 
-def search_items(query: str, namespace: Optional[str], limit: Optional[int]) -> Req:
+def add_item(namespace: str, text: str, value: Any, ttl_seconds: Optional[int], request_id: Optional[str]) -> Req:
+    """POST /v1/memories/{namespace}: a fact under a key the server chooses, or consolidated into
+    a near duplicate. The namespace ``search`` is refused here: its path is the search's."""
+    if namespace == "search":
+        raise ValueError('carryon: add cannot write to the namespace "search" (POST /v1/memories/search is the search); put to it with a key')
+    body = drop_none(text=text, value=value, ttl_seconds=ttl_seconds)
+    return write("POST", "/v1/memories/" + seg(namespace), body, request_id=request_id)
+
+
+def item_versions(namespace: str, key: str) -> Req:
+    """GET /v1/memories/{namespace}/{key}/versions."""
+    return read(memory_item_path(namespace, key) + "/versions")
+
+
+def search_items(query: str, namespace: Optional[str], mode: Optional[str], min_score: Optional[float],
+                 filter: Optional[Mapping[str, Any]], limit: Optional[int], cursor: Optional[str] = None) -> Req:
     """POST /v1/memories/search: a read, so no Idempotency-Key (the server refuses one), and
     safe to retry; the pager puts the cursor in the body."""
-    return Req("POST", "/v1/memories/search", body=drop_none(query=query, namespace=namespace, limit=limit))
+    body = drop_none(query=query, namespace=namespace, mode=mode, min_score=min_score,
+                     filter=None if filter is None else dict(filter), limit=limit, cursor=cursor)
+    return Req("POST", "/v1/memories/search", body=body)
 
 
 # Users and keys

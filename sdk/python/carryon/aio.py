@@ -471,10 +471,35 @@ class AsyncLongTermMemory(_Part):
         """Every item (under ``namespace``), by namespace and key."""
         return self._c.pages(api.list_items(namespace, page_size))
 
-    def search(self, query: str, *, namespace: Optional[str] = None,
+    def search(self, query: str, *, namespace: Optional[str] = None, mode: Optional[str] = None,
+               min_score: Optional[float] = None, filter: Optional[Mapping[str, Any]] = None,
                page_size: Optional[int] = None) -> AsyncIterator[Dict[str, Any]]:
-        """The items that match ``query``, most relevant first."""
-        return self._c.pages(api.search_items(query, namespace, page_size), cursor_in_body=True)
+        """The items most relevant to ``query``, best first (up to the 1000 best), each with its
+        ``score`` (and, in hybrid mode, ``scores``). ``mode`` is ``hybrid`` (the default),
+        ``semantic`` or ``keyword``; ``min_score`` leaves out lower scores; ``filter`` keeps the
+        items whose value is an object with each of these top-level fields at exactly this value."""
+        return self._c.pages(api.search_items(query, namespace, mode, min_score, filter, page_size), cursor_in_body=True)
+
+    async def search_page(self, query: str, *, namespace: Optional[str] = None, mode: Optional[str] = None,
+                          min_score: Optional[float] = None, filter: Optional[Mapping[str, Any]] = None,
+                          limit: Optional[int] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
+        """One page of a search as the server answers it: ``{items, mode, next_cursor?}``, where
+        ``mode`` is how the items were ranked (``keyword`` for a hybrid search on a server without
+        embeddings). Pass ``next_cursor`` as ``cursor`` for the next page."""
+        return cast(Dict[str, Any], await self._c.call(api.search_items(query, namespace, mode, min_score, filter, limit, cursor)))
+
+    async def add(self, namespace: str, text: str, *, value: Any = None, ttl_seconds: Optional[int] = None,
+                  request_id: Optional[str] = None) -> Dict[str, Any]:
+        """Remembers a fact under a key the server chooses (``value`` defaults to the text). When the
+        namespace holds a near duplicate, the add updates that item instead: the answer names it
+        (``consolidated_into``, ``similarity``) and the value it replaced (``supersedes``), kept
+        as an earlier version."""
+        return cast(Dict[str, Any], await self._c.call(api.add_item(namespace, text, value, ttl_seconds, request_id)))
+
+    async def versions(self, namespace: str, key: str) -> List[Dict[str, Any]]:
+        """The earlier values of the item that consolidating adds replaced, newest first:
+        ``{version, value, text, superseded_at}``."""
+        return cast(List[Dict[str, Any]], (await self._c.call(api.item_versions(namespace, key)))["items"])
 
 
 class AsyncUsers(_Part):

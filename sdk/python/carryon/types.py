@@ -113,3 +113,5 @@ class LongTermItem(TypedDict):
     version: NotRequired[int]
     text: NotRequired[str]
     score: NotRequired[float]
+    #: what each ranking of a hybrid search made of the item: ``keyword`` and ``semantic``
+    scores: NotRequired[Dict[str, float]]

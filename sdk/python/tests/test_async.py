@@ -112,6 +112,26 @@ class AsyncClient(unittest.IsolatedAsyncioTestCase):
         with self.assertRaises(carryon.NotFound):
             await c.memories.get(ns, "tea")
 
+    async def test_long_term_memory_add_versions_and_search_modes(self) -> None:
+        c = self.c
+        ns = "afacts" + uuid.uuid4().hex[:8]
+        fact = await c.memories.add(ns, "likes green tea", value={"kind": "preference"})
+        again = await c.memories.add(ns, "Likes green TEA", value={"kind": "preference", "sugar": False})
+        self.assertEqual((again["consolidated_into"], again["similarity"], again["version"]), (fact["key"], 1, 2))
+        self.assertEqual(again["supersedes"]["value"], {"kind": "preference"})
+        self.assertEqual([(v["version"], v["value"]) for v in await c.memories.versions(ns, fact["key"])], [(1, {"kind": "preference"})])
+        await c.memories.put(ns, "black", {"kind": "habit"}, text="drinks black tea")
+        page = await c.memories.search_page("tea", namespace=ns)
+        self.assertEqual((page["mode"], len(page["items"])), ("keyword", 2))
+        self.assertEqual([i["key"] async for i in c.memories.search("tea", namespace=ns, filter={"kind": "habit"})], ["black"])
+        self.assertEqual([i["key"] async for i in c.memories.search("green tea", namespace=ns, min_score=1)], [fact["key"]])
+        with self.assertRaises(carryon.InvalidRequest) as semantic:
+            await c.memories.search_page("what does she drink", mode="semantic")
+        self.assertEqual(semantic.exception.status, 400)
+        adds = self.rec.keys("POST", f"/v1/memories/{ns}")
+        self.assertEqual(len(adds), 2)
+        self.assertTrue(all(adds) and adds[0] != adds[1], "each add has its own Idempotency-Key")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -164,6 +164,63 @@ class SyncSessions(unittest.TestCase):
         with self.assertRaises(carryon.NotFound):
             c.memories.get(ns, "editor")
 
+    def test_long_term_memory_add_versions_and_search_modes(self) -> None:
+        # The server has no embeddings: a near duplicate is the same text but for case and spaces,
+        # and search ranks by keyword.
+        c = self.c
+        ns = "facts" + uuid.uuid4().hex[:8]
+        path = f"/v1/memories/{ns}"
+        control(f"/_test/fail?path={path}&n=1")
+        fact = c.memories.add(ns, "works from Lisbon on Fridays")
+        keys = self.rec.keys("POST", path)
+        self.assertEqual((len(keys), len(set(keys)), seen(keys[0])), (2, 1, 2), "the retried add changed its Idempotency-Key")
+        self.assertTrue(fact["key"].startswith("m_"), fact)
+        self.assertEqual((fact["version"], fact["value"], fact.get("consolidated_into")), (1, "works from Lisbon on Fridays", None))
+        again = c.memories.add(ns, "works from Lisbon on Fridays")
+        self.assertEqual((again["consolidated_into"], again["similarity"], again["version"]), (fact["key"], 1, 1),
+                         "the same fact again is consolidated into the item and changes nothing")
+        self.assertNotIn("supersedes", again)
+        self.assertEqual(c.memories.versions(ns, fact["key"]), [])
+        moved = c.memories.add(ns, "Works from  Lisbon on Fridays", value={"city": "Lisbon"}, ttl_seconds=3600)
+        self.assertEqual((moved["consolidated_into"], moved["version"], moved["value"]), (fact["key"], 2, {"city": "Lisbon"}))
+        self.assertIn("expires_at", moved)
+        self.assertEqual((moved["supersedes"]["version"], moved["supersedes"]["value"]), (1, "works from Lisbon on Fridays"))
+        earlier = c.memories.versions(ns, fact["key"])
+        self.assertEqual([(v["version"], v["value"], v["text"]) for v in earlier],
+                         [(1, "works from Lisbon on Fridays", "works from Lisbon on Fridays")])
+        self.assertEqual([i["key"] for i in c.memories.list(ns)], [fact["key"]], "three adds, one item")
+        with self.assertRaises(carryon.NotFound):
+            c.memories.versions(ns, "m_doesnotexist")
+        with Carryon(URL, bob_key()) as bob, self.assertRaises(carryon.NotFound):
+            bob.memories.versions(ns, fact["key"])
+        with self.assertRaises(carryon.InvalidRequest) as empty:
+            c.memories.add(ns, "")
+        self.assertIn("text", empty.exception.detail)
+        with self.assertRaises(ValueError):
+            c.memories.add("search", "a fact")
+
+        c.memories.put(ns, "green", {"kind": "preference", "drink": "tea"}, text="likes green tea")
+        c.memories.put(ns, "black", {"kind": "habit", "drink": "tea"}, text="drinks black tea")
+        page = c.memories.search_page("green tea", namespace=ns, mode="hybrid")
+        self.assertEqual(page["mode"], "keyword", "a hybrid search without embeddings says it ranked by keyword")
+        self.assertEqual([i["key"] for i in page["items"]], ["green", "black"])
+        self.assertEqual((page["items"][0]["score"], page["items"][0]["scores"]["keyword"]), (1, 1))
+        self.assertLess(page["items"][1]["score"], 1)
+        self.assertEqual([i["key"] for i in c.memories.search("green tea", namespace=ns, min_score=1)], ["green"])
+        self.assertEqual([i["key"] for i in c.memories.search("tea", namespace=ns, mode="keyword", filter={"kind": "habit"})],
+                         ["black"])
+        first = c.memories.search_page("tea", namespace=ns, limit=1)
+        rest = c.memories.search_page("tea", namespace=ns, limit=1, cursor=first["next_cursor"])
+        self.assertEqual({first["items"][0]["key"], rest["items"][0]["key"]}, {"green", "black"})
+        with self.assertRaises(carryon.InvalidRequest) as semantic:
+            c.memories.search_page("what does she drink", mode="semantic")
+        self.assertEqual(semantic.exception.status, 400)
+        self.assertIn("embeddings", semantic.exception.detail)
+        with self.assertRaises(carryon.InvalidRequest):
+            list(c.memories.search("what does she drink", mode="semantic"))
+        searches = [r for r in self.rec.requests if r["path"] == "/v1/memories/search"]
+        self.assertTrue(searches and not any(r["key"] for r in searches), "a search is a read: no Idempotency-Key")
+
     def test_users_and_keys(self) -> None:
         c = self.c
         me = c.me()

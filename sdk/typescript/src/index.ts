@@ -5,7 +5,7 @@ export { Sessions } from "./sessions.js";
 export { Runs } from "./runs.js";
 export type { ToolCallHandler, ApprovalDecision, FollowOptions } from "./runs.js";
 export { Memories } from "./memories.js";
-export type { UpdateOptions } from "./memories.js";
+export type { UpdateOptions, SearchOptions, SearchMode, AddOptions } from "./memories.js";
 export { CarryonError, ConnectionError, isCarryonError } from "./errors.js";
 export type { Problem, ProblemCode } from "./errors.js";
 export type { RunEvent, RunEventType, EventStreamOptions } from "./events.js";

@@ -15,16 +15,24 @@ export interface Page<T> {
   next_cursor?: string;
 }
 
-/** Paged is a listing read page by page: iterate it with for await, or read its pages. */
-export class Paged<T> implements AsyncIterable<T> {
-  private readonly fetchPage: (cursor: string | undefined) => Promise<Page<T>>;
+/**
+ * Paged is a listing read page by page: iterate it with for await, or read its pages. P is the
+ * type of a page, for listings whose answers say more than their items (a search's mode).
+ */
+export class Paged<T, P extends Page<T> = Page<T>> implements AsyncIterable<T> {
+  private readonly fetchPage: (cursor: string | undefined) => Promise<P>;
 
-  constructor(fetchPage: (cursor: string | undefined) => Promise<Page<T>>) {
+  constructor(fetchPage: (cursor: string | undefined) => Promise<P>) {
     this.fetchPage = fetchPage;
   }
 
-  /** pages yields each page, following next_cursor until the last page. */
-  async *pages(): AsyncGenerator<Page<T>> {
+  /** page reads one page: the first, or the one after cursor (a page's next_cursor). */
+  page(cursor?: string): Promise<P> {
+    return this.fetchPage(cursor);
+  }
+
+  /** pages yields each page as the server answered it, following next_cursor until the last page. */
+  async *pages(): AsyncGenerator<P> {
     let cursor: string | undefined;
     for (;;) {
       const page = await this.fetchPage(cursor);

@@ -38,6 +38,12 @@ export type ChatInput = S["ChatInput"];
 export type ChatResult = S["ChatResult"];
 /** A long-term memory item. */
 export type MemoryItem = S["MemoryItem"];
+/** The answer of a long-term memory add: the item, and what it was consolidated into. */
+export type MemoryAdded = S["LongTermAdded"];
+/** An earlier value of a long-term memory item, kept when a consolidating add replaced it. */
+export type MemoryVersion = S["LongTermVersion"];
+/** A page of a long-term memory search: its items, and the mode they were ranked in. */
+export type MemoryResults = S["MemoryResults"];
 /** The caller (GET /v1/me). */
 export type User = S["User"];
 /** An agent profile of the server. */

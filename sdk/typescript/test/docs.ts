@@ -41,5 +41,11 @@ export async function examples(carryon: Carryon, id: string, sessionId: string):
   await carryon.memories.update("stats", "visits", (n) => ({ value: ((n as number) ?? 0) + 1 }));
   await carryon.memories.delete("prefs", "editor");
 
+  const added = await carryon.memories.add("facts", "works from Lisbon on Fridays");
+  if (added.consolidated_into) console.log("a near duplicate of", added.consolidated_into, added.similarity, "replaced", added.supersedes?.value);
+  for (const v of await carryon.memories.versions("facts", added.key)) console.log(v.version, v.value, v.superseded_at);
+  const { items, mode } = await carryon.memories.search("where does she work on Fridays?", { mode: "hybrid", minScore: 0.3, filter: { kind: "preference" } }).page();
+  console.log(mode, items.map((m) => [m.key, m.score, m.scores?.keyword, m.scores?.semantic]));
+
   for await (const m of carryon.sessions.messages(id, { limit: 100 })) console.log(m.seq, m.content);
 }

@@ -278,4 +278,54 @@ assert.equal(counted.value, 11);
 await client.memories.delete("prefs", "shell");
 assert.equal(await client.memories.get("prefs", "shell"), undefined);
 
+// 10. Facts added under keys the server chooses, consolidated inside the write (this server has no
+// embeddings: a near duplicate is the same text but for case and spaces), the earlier values
+// they replaced, and search modes, a score floor and a value filter.
+let addsLost = 0;
+fault = (url, init) => (init.method === "POST" && url.endsWith("/v1/memories/facts") && addsLost++ === 0 ? "lose" : undefined);
+sent.length = 0;
+const fact = await client.memories.add("facts", "works from Lisbon on Fridays");
+fault = undefined;
+const adds = sent.filter((r) => r.method === "POST" && r.url.endsWith("/v1/memories/facts"));
+assert.equal(adds.length, 2, "the add whose answer was lost is sent again");
+assert.ok(adds[0].key && adds[0].key === adds[1].key, "the retried add carries the first attempt's key");
+assert.ok(fact.key.startsWith("m_") && fact.version === 1 && fact.value === "works from Lisbon on Fridays", JSON.stringify(fact));
+assert.equal(fact.consolidated_into, undefined, "the retry answered the first add, not a consolidation into it");
+const again = await client.memories.add("facts", "works from Lisbon on Fridays");
+assert.equal(again.consolidated_into, fact.key, "the same fact again is consolidated into the item");
+assert.equal(again.similarity, 1);
+assert.equal(again.version, 1, "the same fact again changes nothing");
+assert.equal(again.supersedes, undefined);
+const moved = await client.memories.add("facts", "Works from  Lisbon on Fridays", { value: { city: "Lisbon", days: ["fri"] }, ttlSeconds: 3600 });
+assert.equal(moved.consolidated_into, fact.key);
+assert.equal(moved.version, 2);
+assert.ok(moved.expires_at, "the add's ttl");
+assert.deepEqual(moved.value, { city: "Lisbon", days: ["fri"] });
+assert.deepEqual([moved.supersedes?.version, moved.supersedes?.value], [1, "works from Lisbon on Fridays"]);
+const earlier = await client.memories.versions("facts", fact.key);
+assert.deepEqual(earlier.map((v) => [v.version, v.value, v.text]), [[1, "works from Lisbon on Fridays", "works from Lisbon on Fridays"]]);
+assert.deepEqual(await client.memories.list({ namespace: "facts" }).toArray().then((items) => items.map((m) => m.key)), [fact.key], "one item for the three adds");
+await assert.rejects(client.memories.versions("facts", "m_doesnotexist"), (err) => isCarryonError(err, "not_found"));
+await assert.rejects(bob.memories.versions("facts", fact.key), (err) => isCarryonError(err, "not_found"), "another user's item has no versions to read");
+await assert.rejects(client.memories.add("facts", ""), (err) => isCarryonError(err, "invalid_request") && /text/.test(err.detail));
+await assert.rejects(client.memories.add("search", "a fact"), (err) => err instanceof TypeError && /search/.test(err.message));
+
+await client.memories.put("drinks", "green", { value: { kind: "preference", drink: "tea" }, text: "likes green tea" });
+await client.memories.put("drinks", "black", { value: { kind: "habit", drink: "tea" }, text: "drinks black tea" });
+const hybrid = await client.memories.search("green tea", { namespace: "drinks" }).page();
+assert.equal(hybrid.mode, "keyword", "a hybrid search on a server without embeddings says it ranked by keyword");
+assert.deepEqual(hybrid.items.map((m) => m.key), ["green", "black"], "the item with both words first");
+assert.equal(hybrid.items[0].score, 1, "the best keyword match scores 1");
+assert.ok(hybrid.items[1].score! < 1 && hybrid.items[1].score! > 0, JSON.stringify(hybrid));
+assert.equal(hybrid.items[0].scores?.keyword, 1, "each ranking's part of the score");
+const floored = await client.memories.search("green tea", { namespace: "drinks", minScore: 1 }).toArray();
+assert.deepEqual(floored.map((m) => m.key), ["green"], "min_score leaves out the lower scores");
+const keyword = await client.memories.search("tea", { namespace: "drinks", mode: "keyword", filter: { kind: "habit" } }).page();
+assert.equal(keyword.mode, "keyword");
+assert.deepEqual(keyword.items.map((m) => m.key), ["black"], "the filter keeps the items whose value has kind habit");
+await assert.rejects(client.memories.search("what does she drink", { mode: "semantic" }).toArray(), (err) => {
+  assert.ok(isCarryonError(err, "invalid_request") && err.status === 400 && /embeddings/.test(err.detail), String(err));
+  return true;
+});
+
 console.log(JSON.stringify(out));
