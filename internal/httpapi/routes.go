@@ -225,7 +225,7 @@ func routes() []Route {
 		write(Route{Method: "DELETE", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 204, Summary: "Forget a long-term memory item (If-Match or expected_version: only at that item version)",
 			Request: carryon.WriteOptions{}, BodyOptional: true, handler: (*server).handleLongTermDelete}),
 		{Method: "GET", Pattern: "/v1/memories", Auth: AuthUser, Status: 200, Summary: "List the caller's long-term memory by namespace and key",
-			Query:    []Param{{Name: "namespace", Type: "string", Description: "only this namespace and the namespaces under it (segment by segment)"}, paramLimit, paramCursor},
+			Query:  []Param{{Name: "namespace", Type: "string", Description: "only this namespace and the namespaces under it (segment by segment)"}, paramLimit, paramCursor},
 			MayLag: true, Response: carryon.LongTermPage{}, handler: (*server).handleLongTermList},
 		{Method: "POST", Pattern: "/v1/memories/search", Auth: AuthUser, Status: 200, Summary: "Search the caller's long-term memory, most relevant first, a page at a time",
 			Request: carryon.LongTermSearch{}, MayLag: true, Response: carryon.LongTermResults{}, handler: (*server).handleLongTermSearch},
