@@ -38,6 +38,10 @@
 // what is PostgreSQL's own: the row-locking clauses (sqlq.Dialect), the advisory lock on request
 // ids, full-text search, batched inserts, LISTEN/NOTIFY, retries and its error codes.
 //
+// With WithReadReplica, DB has a second pool on a streaming standby: a Read whose context the HTTP
+// door marked as tolerating staleness (store.WithStaleRead) runs there while the standby's replay
+// is within the bound (replica.go), and on the primary otherwise; nothing else ever reads there.
+//
 // DB is also a store.Notifier: Notify and Listen carry LISTEN/NOTIFY between processes, so that
 // an instance wakes the streams and runners of the others without waiting for their next poll.
 package postgres
