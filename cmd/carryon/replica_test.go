@@ -92,6 +92,10 @@ func TestReadReplicaOverHTTP(t *testing.T) {
 	must(t, srv.url, key, "POST", "/v1/sessions/"+s1+"/messages", appendBody("after resume"), 201)
 	caughtUp(s1, "after resume")
 
+	if m := must(t, srv.url, "", "GET", "/metrics", nil, 200); !strings.Contains(string(m.body), `carryon_store_tx_duration_seconds_count{kind="replica",outcome="ok"}`) {
+		t.Error("/metrics counts no read the standby answered")
+	}
+
 	pair.StopStandby()
 	poll.Eventually(t, "the primary answers the listings with the standby down", func() bool {
 		r, err := do(srv.url, key, "GET", "/v1/sessions", nil)

@@ -119,7 +119,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	txSeconds := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "carryon_store_tx_duration_seconds", Help: "Duration of store transactions by kind (read, write) and outcome.",
+		Name: "carryon_store_tx_duration_seconds", Help: "Duration of store transactions by kind (read, replica: a read the --read-dsn standby answered, write) and outcome.",
 		Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14),
 	}, []string{"kind", "outcome"})
 	reg.MustRegister(txSeconds)
