@@ -19,6 +19,8 @@ var envBindings = []binding{
 	{flag: "data", env: "CARRYON_DATA"},
 	{flag: "db", env: "CARRYON_DB"},
 	{flag: "pg-max-conns", env: "CARRYON_PG_MAX_CONNS"},
+	{flag: "read-dsn", env: "CARRYON_READ_DSN"},
+	{flag: "read-max-lag", env: "CARRYON_READ_MAX_LAG"},
 	{flag: "sqlite-synchronous", env: "CARRYON_SQLITE_SYNCHRONOUS"},
 	// the client commands
 	{flag: "server", env: "CARRYON_SERVER"},

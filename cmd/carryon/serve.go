@@ -28,6 +28,7 @@ import (
 	"github.com/carryon-hub/carryon/internal/users"
 	"github.com/carryon-hub/carryon/internal/webhooks"
 	"github.com/carryon-hub/carryon/internal/webui"
+	"github.com/carryon-hub/carryon/store/postgres"
 )
 
 const serveUsage = `usage: carryon serve [flags]
@@ -77,6 +78,8 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	whRetryFor := fs.Duration("webhook-retry-for", 24*time.Hour, "how long a failing webhook delivery is retried (exponential backoff with jitter) before it is marked failed")
 	whMinBackoff := fs.Duration("webhook-min-backoff", time.Second, "the delay before the first retry of a webhook delivery; it doubles at each retry")
 	whMaxBackoff := fs.Duration("webhook-max-backoff", 10*time.Minute, "the longest delay between two attempts of a webhook delivery")
+	readDSN := fs.String("read-dsn", "", "a streaming standby of the PostgreSQL --db: listings and the inspector's views read from it while it is within --read-max-lag (docs/SCALING.md)")
+	readMaxLag := fs.Duration("read-max-lag", postgres.DefaultReadMaxLag, "how far behind the primary the --read-dsn standby may be for its answers; further behind or unreachable, the primary answers")
 	uiLocalKey := fs.Bool("ui-local-key", false, "offer the local user's key to the inspector at /ui/ when it is opened from this machine (loopback only; see docs/INSPECTOR.md)")
 	var af agentFlags
 	af.register(fs.FlagSet)
@@ -93,6 +96,9 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	}
 	if *workers < 0 {
 		return usagef("--workers must be 0 or more")
+	}
+	if *readMaxLag <= 0 {
+		return usagef("--read-max-lag must be more than 0")
 	}
 	// The agent profiles are checked before anything opens: a mistake in the file stops the start.
 	set, err := af.load(getenv)
@@ -113,7 +119,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	txSeconds := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "carryon_store_tx_duration_seconds", Help: "Duration of store transactions by kind (read, write) and outcome.",
+		Name: "carryon_store_tx_duration_seconds", Help: "Duration of store transactions by kind (read, replica: a read the --read-dsn standby answered, write) and outcome.",
 		Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14),
 	}, []string{"kind", "outcome"})
 	reg.MustRegister(txSeconds)
@@ -136,7 +142,17 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	// Said before the database opens: a first start makes the schema, an upgrade migrates it,
 	// and a person watching sees why nothing answers yet.
 	log.Info("opening the database; migrations run first", "store", storeKind(dsn))
-	db, err := dbopen.Open(ctx, sf.data, dsn, sf.pgMaxConns, sf.synchronous)
+	var pgOpts []postgres.Option
+	if *readDSN != "" {
+		if !isPostgres(dsn) {
+			return usagef("--read-dsn needs a PostgreSQL --db (postgres://…)")
+		}
+		if !isPostgres(*readDSN) {
+			return usagef("--read-dsn must be a postgres:// URL")
+		}
+		pgOpts = append(pgOpts, postgres.WithReadReplica(*readDSN, *readMaxLag))
+	}
+	db, err := dbopen.Open(ctx, sf.data, dsn, sf.pgMaxConns, sf.synchronous, pgOpts...)
 	if err != nil {
 		return err
 	}

@@ -21,8 +21,9 @@ const DefaultPGMaxConns = 16
 // Open makes the data directory and opens (and migrates) the database dsn names: a
 // postgres:// URL, or a SQLite file path (sqlite://PATH too); an empty dsn is the SQLite file
 // carryon.db in data. pgMaxConns sizes a PostgreSQL pool (zero: DefaultPGMaxConns); synchronous
-// is SQLite's durability (FULL or NORMAL; empty: FULL).
-func Open(ctx context.Context, data, dsn string, pgMaxConns int, synchronous string) (store.Store, error) {
+// is SQLite's durability (FULL or NORMAL; empty: FULL); pgOpts are more options of a PostgreSQL
+// database (a read replica), and an error for a SQLite one.
+func Open(ctx context.Context, data, dsn string, pgMaxConns int, synchronous string, pgOpts ...postgres.Option) (store.Store, error) {
 	if dsn == "" {
 		dsn = filepath.Join(data, "carryon.db")
 	}
@@ -33,7 +34,10 @@ func Open(ctx context.Context, data, dsn string, pgMaxConns int, synchronous str
 		if pgMaxConns <= 0 {
 			pgMaxConns = DefaultPGMaxConns
 		}
-		return postgres.Open(ctx, dsn, postgres.WithMaxConns(int32(pgMaxConns)))
+		return postgres.Open(ctx, dsn, append([]postgres.Option{postgres.WithMaxConns(int32(pgMaxConns))}, pgOpts...)...)
+	}
+	if len(pgOpts) > 0 {
+		return nil, fmt.Errorf("a read replica needs a PostgreSQL database (--db postgres://…)")
 	}
 	if synchronous == "" {
 		synchronous = "FULL"

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/internal/telemetry"
 )
 
@@ -231,6 +232,10 @@ func (s *server) checkRoute(rt *Route, next http.Handler) http.Handler {
 		if err := checkControls(r, rt); err != nil {
 			s.writeError(w, r, err)
 			return
+		}
+		if rt.MayLag && !freshQuery(r, rt.Query) {
+			ctx, sr := store.WithStaleRead(r.Context())
+			r, w = r.WithContext(ctx), &replicaWriter{ResponseWriter: w, sr: sr}
 		}
 		next.ServeHTTP(w, r)
 	})

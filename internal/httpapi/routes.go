@@ -43,6 +43,9 @@ type Param struct {
 	Required    bool
 	Min, Max    int64    // bounds of an integer parameter
 	Enum        []string // allowed values of a string parameter
+	// Fresh makes a MayLag route's read go to the primary when the parameter is given: it turns
+	// a listing into a lookup a write may depend on (a session by its external id).
+	Fresh bool
 }
 
 // Route is one entry of the route table: how it is matched, who may call it, what it reads and
@@ -69,6 +72,13 @@ type Route struct {
 	BodyOptional bool
 	// Response is a value of the answer body type, or nil for an answer without a body.
 	Response any
+	// MayLag routes are reads that tolerate staleness: with a read replica (serve --read-dsn)
+	// their reads may be served by it, up to its staleness bound behind the primary, and the
+	// answer then says X-Carryon-Read: replica (store.WithStaleRead). This field is the one place
+	// that decides which reads may: listings and the inspector's views, whose answer no write
+	// depends on. Never a read that carries a version or an entity tag (a session, a working
+	// memory, a run, a long-term item), nor a run's event stream, nor anything a write reads.
+	MayLag bool
 	// AliasOf is set on a route kept under an older path for one release: the pattern of the
 	// route it is an alias of (the same handler). The OpenAPI document marks it deprecated.
 	AliasOf string
@@ -140,8 +150,8 @@ func routes() []Route {
 			Request: carryon.NewSession{}, BodyOptional: true, Response: carryon.Session{}, handler: (*server).handleSessionCreate}),
 		{Method: "GET", Pattern: "/v1/sessions", Auth: AuthUser, Status: 200, Summary: "List the caller's sessions, newest first (by creation, so paging never skips one)",
 			Query: []Param{{Name: "status", Type: "string", Enum: []string{"active", "closed", "expired"}, Description: "only sessions in this status"},
-				{Name: "external_id", Type: "string", Description: "only the session with this external id (a page of at most one)"}, paramLimit, paramCursor},
-			Response: carryon.SessionPage{}, handler: (*server).handleSessionList},
+				{Name: "external_id", Type: "string", Fresh: true, Description: "only the session with this external id (a page of at most one)"}, paramLimit, paramCursor},
+			MayLag: true, Response: carryon.SessionPage{}, handler: (*server).handleSessionList},
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}", Status: 200, Summary: "Get a session with its working memory and last messages",
 			Query:    []Param{{Name: "messages", Type: "integer", Min: 0, Max: carryon.MaxMessageWindow, Description: "how many of the last messages to include (default 20, 0 for none)"}},
 			Response: carryon.SessionView{}, handler: (*server).handleSessionGet}),
@@ -163,7 +173,7 @@ func routes() []Route {
 				{Name: "after_seq", Type: "integer", Min: 0, Max: 1<<53 - 1, Description: "only messages after this seq (an alias of cursor)"},
 				{Name: "before_seq", Type: "integer", Min: 1, Max: 1<<53 - 1, Description: "page backwards: the last messages before this seq, oldest first; next_cursor is then the next before_seq"},
 				{Name: "include_deleted", Type: "string", Enum: []string{"true", "false"}, Description: "true: list the tombstones of deleted messages too, in the seq range the page covers (deleted: true, the message's role and kind, the version and created_at of the delete, no content); they do not count against limit"}},
-			Response: carryon.MessagePage{}, handler: (*server).handleMessagesList}),
+			MayLag: true, Response: carryon.MessagePage{}, handler: (*server).handleMessagesList}),
 		sess(write(Route{Method: "DELETE", Pattern: "/v1/sessions/{id}/messages/{seq}", Status: 200, Summary: "Delete one message: a tombstone hides it from reads and the model's context (forks made before keep it)",
 			Request: carryon.WriteOptions{}, BodyOptional: true, Response: carryon.Session{}, handler: (*server).handleMessageDelete})),
 		// Working memory.
@@ -174,12 +184,12 @@ func routes() []Route {
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/working_memory/history", Status: 200, Summary: "List working memory revisions, newest first",
 			Query: []Param{paramLimit, paramCursor,
 				{Name: "before", Type: "integer", Min: 1, Max: 1<<53 - 1, Description: "only revisions before this memory_version (an alias of cursor)"}},
-			Response: carryon.RevisionPage{}, handler: (*server).handleWorkingMemoryHistory}),
+			MayLag: true, Response: carryon.RevisionPage{}, handler: (*server).handleWorkingMemoryHistory}),
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/working_memory/diff", Status: 200, Summary: "Compare two working memory revisions",
 			Query: []Param{
 				{Name: "from", Type: "integer", Required: true, Min: 0, Max: 1<<53 - 1, Description: "the older memory_version"},
 				{Name: "to", Type: "integer", Required: true, Min: 0, Max: 1<<53 - 1, Description: "the newer memory_version"}},
-			Response: carryon.WorkingMemoryDiff{}, handler: (*server).handleWorkingMemoryDiff}),
+			MayLag: true, Response: carryon.WorkingMemoryDiff{}, handler: (*server).handleWorkingMemoryDiff}),
 		// Context, runs and the short path.
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/context", Status: 200, Summary: "What the context builder would send the model now, with tokens per part",
 			Response: carryon.ContextPreview{}, handler: (*server).handleContext}),
@@ -188,11 +198,11 @@ func routes() []Route {
 		sess(Route{Method: "POST", Pattern: "/v1/sessions/{id}/extract", Status: 200, Summary: "Learn facts from the session's turns since its last extraction into the owner's long-term memory (consolidated; once per turn: a repeat learns only newer turns)",
 			Response: carryon.Extraction{}, handler: (*server).handleExtract}),
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/compactions", Status: 200, Summary: "List a session's compactions, oldest first (a fork's include those its parent had when it was made)",
-			Response: carryon.CompactionPage{}, handler: (*server).handleCompactions}),
+			MayLag: true, Response: carryon.CompactionPage{}, handler: (*server).handleCompactions}),
 		sess(write(Route{Method: "POST", Pattern: "/v1/sessions/{id}/runs", Status: 202, Summary: "Start a run with a user message (with Accept: text/event-stream, its events as SSE)",
 			Request: carryon.NewRun{}, Response: carryon.Run{}, handler: (*server).handleRunStart})),
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/runs", Status: 200, Summary: "List a session's runs, newest first",
-			Query: []Param{paramLimit, paramCursor}, Response: carryon.RunPage{}, handler: (*server).handleRunList}),
+			Query: []Param{paramLimit, paramCursor}, MayLag: true, Response: carryon.RunPage{}, handler: (*server).handleRunList}),
 		{Method: "GET", Pattern: "/v1/runs/{id}", Auth: AuthUser, Status: 200, Summary: "Get a run",
 			Response: carryon.Run{}, handler: (*server).handleRunGet},
 		{Method: "GET", Pattern: "/v1/runs/{id}/events", Auth: AuthUser, Status: 200, Summary: "The run's events as Server-Sent Events, resumable with Last-Event-ID",
@@ -200,7 +210,7 @@ func routes() []Route {
 				{Name: "follow", Type: "string", Enum: []string{"true", "false"}, Description: "false: end the stream after the events stored so far instead of following the run to its end (default true)"}},
 			handler: (*server).handleRunEvents},
 		{Method: "GET", Pattern: "/v1/runs/{id}/actions", Auth: AuthUser, Status: 200, Summary: "The run's tool journal, in order",
-			Query: []Param{paramLimit, paramCursor}, Response: ActionList{}, handler: (*server).handleRunActions},
+			Query: []Param{paramLimit, paramCursor}, MayLag: true, Response: ActionList{}, handler: (*server).handleRunActions},
 		retry(Route{Method: "POST", Pattern: "/v1/runs/{id}/cancel", Auth: AuthUser, Status: 200, Summary: "Cancel a run (it stops at its next checkpoint)",
 			Request: carryon.RetryOptions{}, BodyOptional: true, Response: carryon.Run{}, handler: (*server).handleRunCancel}),
 		retry(Route{Method: "POST", Pattern: "/v1/runs/{id}/approve", Auth: AuthUser, Status: 200, Summary: "Decide an action a waiting run stopped on (approve or reject a call that asks for approval; rerun, mark_done or skip one cut off by a crash); the run continues",
@@ -221,10 +231,10 @@ func routes() []Route {
 		write(Route{Method: "DELETE", Pattern: "/v1/memories/{namespace}/{key}", Auth: AuthUser, Status: 204, Summary: "Forget a long-term memory item (If-Match or expected_version: only at that item version)",
 			Request: carryon.WriteOptions{}, BodyOptional: true, handler: (*server).handleLongTermDelete}),
 		{Method: "GET", Pattern: "/v1/memories", Auth: AuthUser, Status: 200, Summary: "List the caller's long-term memory by namespace and key",
-			Query:    []Param{{Name: "namespace", Type: "string", Description: "only this namespace and the namespaces under it (segment by segment)"}, paramLimit, paramCursor},
-			Response: carryon.LongTermPage{}, handler: (*server).handleLongTermList},
+			Query:  []Param{{Name: "namespace", Type: "string", Description: "only this namespace and the namespaces under it (segment by segment)"}, paramLimit, paramCursor},
+			MayLag: true, Response: carryon.LongTermPage{}, handler: (*server).handleLongTermList},
 		{Method: "POST", Pattern: "/v1/memories/search", Auth: AuthUser, Status: 200, Summary: "Search the caller's long-term memory, most relevant first, a page at a time",
-			Request: carryon.LongTermSearch{}, Response: carryon.LongTermResults{}, handler: (*server).handleLongTermSearch},
+			Request: carryon.LongTermSearch{}, MayLag: true, Response: carryon.LongTermResults{}, handler: (*server).handleLongTermSearch},
 		// Webhooks: the caller's own only (docs/WEBHOOKS.md).
 		{Method: "POST", Pattern: "/v1/webhooks", Auth: AuthUser, Status: 201, Summary: "Subscribe a URL to run events, for the caller or one of their sessions (the answer shows the signing secret, once)",
 			Request: webhooks.NewWebhook{}, Response: webhooks.Webhook{}, handler: (*server).handleWebhookCreate},

@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// Observer is told how long each transaction took, by kind ("read" or "write"), and how it ended.
+// Observer is told how long each transaction took, by kind ("read", "replica" for a read a read
+// replica answered, or "write"), and how it ended.
 // A transaction cut short because its context ended (a client that went away) is reported with
 // the context's error (context.Canceled or context.DeadlineExceeded), whatever the driver said.
 type Observer func(kind string, d time.Duration, err error)
@@ -21,9 +22,15 @@ type instrumented struct {
 }
 
 func (s *instrumented) Read(ctx context.Context, fn func(Tx) error) error {
+	sr := StaleReadOf(ctx)
+	before := sr.Replica()
 	start := time.Now()
 	err := s.Store.Read(ctx, fn)
-	s.observe("read", time.Since(start), outcome(ctx, err))
+	kind := "read"
+	if !before && sr.Replica() {
+		kind = "replica"
+	}
+	s.observe(kind, time.Since(start), outcome(ctx, err))
 	return err
 }
 

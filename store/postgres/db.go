@@ -38,6 +38,10 @@
 // what is PostgreSQL's own: the row-locking clauses (sqlq.Dialect), the advisory lock on request
 // ids, full-text search, batched inserts, LISTEN/NOTIFY, retries and its error codes.
 //
+// With WithReadReplica, DB has a second pool on a streaming standby: a Read whose context the HTTP
+// door marked as tolerating staleness (store.WithStaleRead) runs there while the standby's replay
+// is within the bound (replica.go), and on the primary otherwise; nothing else ever reads there.
+//
 // DB is also a store.Notifier: Notify and Listen carry LISTEN/NOTIFY between processes, so that
 // an instance wakes the streams and runners of the others without waiting for their next poll.
 package postgres
@@ -59,6 +63,7 @@ import (
 // DB is an open PostgreSQL database (a connection pool); it implements store.Store.
 type DB struct {
 	pool      *pgxpool.Pool
+	replica   *replica // nil without WithReadReplica
 	retries   int
 	txTimeout time.Duration
 }
@@ -66,9 +71,11 @@ type DB struct {
 var _ store.Store = (*DB)(nil)
 
 type config struct {
-	maxConns  int32
-	retries   int
-	txTimeout time.Duration
+	maxConns   int32
+	retries    int
+	txTimeout  time.Duration
+	readDSN    string
+	readMaxLag time.Duration
 }
 
 // DefaultTxTimeout is how long a transaction of Read or Write may take before the driver gives up
@@ -143,12 +150,18 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
 	db := &DB{pool: pool, retries: cfg.retries, txTimeout: cfg.txTimeout}
+	if cfg.readDSN != "" {
+		if db.replica, err = openReplica(ctx, cfg.readDSN, cfg.readMaxLag, pcfg.MaxConns); err != nil {
+			pool.Close()
+			return nil, err
+		}
+	}
 	if err := db.Ping(ctx); err != nil {
-		pool.Close()
+		db.Close()
 		return nil, err
 	}
 	if err := db.Migrate(ctx); err != nil {
-		pool.Close()
+		db.Close()
 		return nil, err
 	}
 	return db, nil
@@ -179,17 +192,29 @@ func (db *DB) txContext(ctx context.Context) (context.Context, context.CancelFun
 	return context.WithTimeout(ctx, db.txTimeout)
 }
 
-// Close releases every connection of the pool, waiting for those in use to be returned.
+// Close releases every connection of the pools, waiting for those in use to be returned.
 func (db *DB) Close() error {
 	db.pool.Close()
+	if db.replica != nil {
+		db.replica.pool.Close()
+	}
 	return nil
 }
 
 // Read runs fn in a REPEATABLE READ READ ONLY transaction: it sees one snapshot.
-// A connection-level fault (see unavailable) is an EUNAVAILABLE error.
+// A connection-level fault (see unavailable) is an EUNAVAILABLE error. With a read replica
+// (WithReadReplica), a Read whose context is marked store.WithStaleRead is served by the replica
+// when it is within its bound, and the mark records it; otherwise the primary serves it, and fn
+// may then have run on the replica first.
 func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 	txCtx, cancel := db.txContext(ctx)
 	defer cancel()
+	if sr := store.StaleReadOf(ctx); sr != nil && db.replica != nil {
+		if served, err := db.replica.read(txCtx, fn); served {
+			sr.ServedByReplica()
+			return err
+		}
+	}
 	return unavailable(ctx, txCtx, db.read(txCtx, fn))
 }
 
