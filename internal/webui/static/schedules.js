@@ -2,7 +2,7 @@
 // time zone, next fire time, state and last run, and pause, resume, run now and delete; a form
 // on the session page makes one.
 import { api, q, requestID } from './api.js';
-import { h, field, when, errorBox, toast, confirmButton } from './dom.js';
+import { h, field, when, errorBox, toast, confirmButton, stacked } from './dom.js';
 
 const sid = (id) => encodeURIComponent(id);
 
@@ -44,9 +44,9 @@ export function schedulesPanel(sessionID, onRun = () => {}) {
     } catch (e) { msg.replaceChildren(errorBox(e)); return null; }
   };
 
-  const table = (items) => h('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': 'Schedules' }, h('table', { 'aria-label': 'Schedules' },
+  const table = (items) => h('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': 'Schedules' }, stacked(h('table', { 'aria-label': 'Schedules' },
     h('thead', {}, h('tr', {}, ...[sessionID ? null : 'Session', 'When', 'Message', 'State', 'Next fire', 'Last tick', 'Actions'].filter(Boolean).map((c) => h('th', { scope: 'col' }, c)))),
-    h('tbody', {}, ...items.map(row))));
+    h('tbody', {}, ...items.map(row)))));
 
   const row = (s) => {
     const path = `/v1/schedules/${sid(s.id)}`;

@@ -1,7 +1,7 @@
 // Webhooks (docs/WEBHOOKS.md): the user's subscriptions (URL, events, session scope; never a
 // secret) and each one's delivery log, newest first, with redeliver.
 import { api, q } from './api.js';
-import { h, when, errorBox, toast } from './dom.js';
+import { h, when, errorBox, toast, stacked } from './dom.js';
 
 const sid = (id) => encodeURIComponent(id);
 const PAGE = 20;
@@ -37,6 +37,7 @@ function webhookCard(w) {
       if (reset) rows.replaceChildren();
       rows.append(...page.items.map(row));
       if (reset && !page.items.length) rows.append(h('tr', {}, h('td', { colspan: 8, class: 'muted' }, 'Nothing delivered yet.')));
+      stacked(log.firstChild);
       cursor = page.next_cursor || '';
       more.hidden = !cursor;
       card.dataset.loaded = String(rows.querySelectorAll('tr[data-delivery]').length);
@@ -57,7 +58,7 @@ function webhookCard(w) {
         try {
           const again = await api('POST', `/v1/webhooks/${sid(w.id)}/deliveries/${sid(d.id)}/redeliver`);
           toast(`Delivery ${d.id} queued again`); msg.replaceChildren();
-          tr.replaceWith(row(again));
+          tr.replaceWith(row(again)); stacked(log.firstChild);
         } catch (e) { msg.replaceChildren(errorBox(e)); }
       } }, 'Redeliver')));
     return tr;
