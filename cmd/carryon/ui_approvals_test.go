@@ -68,8 +68,8 @@ func TestInspectorApprovalChoices(t *testing.T) {
 	// The run in the timeline: its journal with the edit and the fingerprints.
 	summary := `//details[contains(@class,"run")]/summary[contains(.,` + jsString(first["id"].(string)) + `)]`
 	p.do("open the run", chromedp.Click(summary))
-	p.until("its tool calls", `!!document.querySelector('table[aria-label="Tool calls"]')`)
-	journal := p.eval(`document.querySelector('table[aria-label="Tool calls"]').textContent`)
+	p.until("its tool calls", `!!document.querySelector('[aria-label="Tool calls"]')`)
+	journal := p.eval(`document.querySelector('[aria-label="Tool calls"]').textContent`)
 	fp, _ := a["fingerprint_after"].(string)
 	if fp == "" || !strings.Contains(journal, "→ "+fp) || !strings.Contains(journal, "the model proposed") || !strings.Contains(journal, "PLAN-edited.md") {
 		t.Fatalf("the run's journal shows %q; want the edited call with its fingerprint after %q", journal, fp)

@@ -25,8 +25,9 @@ import (
 // The browser tests drive Debian's chromium (headless) through the inspector at /ui/ of a real
 // server process. Each saves screenshots under $CARRYON_TEST_SCREENSHOTS/<test>/ when that is
 // set (a temporary directory otherwise), fails on any request the page makes to another origin,
-// on a script error, and on a serious or critical accessibility violation found by axe-core
-// (pinned in .ci/npm) on every page it checks.
+// on a script error, on any error in the console (a failed request included, unless the test
+// declared that it provokes it: allowConsole), and on a serious or critical accessibility
+// violation found by axe-core (pinned in .ci/npm) on every page it checks.
 
 // browserPage is one tab of a headless chromium on the inspector of the server at origin.
 type browserPage struct {
@@ -34,6 +35,31 @@ type browserPage struct {
 	ctx    context.Context
 	origin string
 	shots  string
+
+	mu      sync.Mutex
+	allowed []*regexp.Regexp // console errors the test provokes on purpose
+}
+
+// allowConsole declares that the test provokes console errors matching the regular expression
+// (matched against "text url"): a refusal it asks for (a stale edit's 409), or a stream cut by
+// a server it kills. Every other console error fails the test.
+func (p *browserPage) allowConsole(re string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.allowed = append(p.allowed, regexp.MustCompile(re))
+}
+
+// consoleError fails the test on a console error it did not allow.
+func (p *browserPage) consoleError(source, line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, re := range p.allowed {
+		if re.MatchString(line) {
+			p.t.Logf("expected console error (%s): %s", source, line)
+			return
+		}
+	}
+	p.t.Errorf("console error (%s): %s", source, line)
 }
 
 var axeSource struct {
@@ -100,11 +126,17 @@ func newBrowserPage(t *testing.T, origin string) *browserPage {
 				msg += " " + d.Exception.Description
 			}
 			t.Errorf("script error: %s (%s:%d)", msg, d.URL, d.LineNumber)
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeAssert {
+				var args []string
+				for _, a := range ev.Args {
+					args = append(args, string(a.Value)+a.Description)
+				}
+				p.consoleError("console."+string(ev.Type), strings.Join(args, " "))
+			}
 		case *log.EventEntryAdded:
-			// A refused request (a 409 the page expects) is logged by the network source; CSP
-			// violations and script errors are not.
-			if ev.Entry.Level == log.EntryLevelError && ev.Entry.Source != log.EntrySourceNetwork {
-				t.Errorf("browser error (%s): %s", ev.Entry.Source, ev.Entry.Text)
+			if ev.Entry.Level == log.EntryLevelError {
+				p.consoleError(string(ev.Entry.Source), ev.Entry.Text+" "+ev.Entry.URL)
 			}
 		}
 	}); err != nil {

@@ -63,6 +63,7 @@ func TestInspectorSessionPage(t *testing.T) {
 	p.check("memory-diff")
 
 	// A stale edit: the page's editor is based on the version it read; the session moves on.
+	p.allowConsole(`status of 409 .*/working_memory$`)
 	p.do("type a patch", chromedp.SetValue(chromedp.CSS(`textarea[name=patch]`), `{"notes":["from the page"]}`))
 	must(t, srv.url, key, "PATCH", "/v1/sessions/"+sid+"/memory", map[string]any{"patch": map[string]any{"next_action": "from elsewhere"}}, 200)
 	p.click("Save the patch")
@@ -142,6 +143,7 @@ func TestInspectorApproval(t *testing.T) {
 		t.Fatalf("the approval shows %q, want the proposed arguments", args)
 	}
 
+	p.allowConsole(`net::ERR_[A-Z_]+ `) // the page streams from the killed server
 	srv.kill()
 	srv = startServer(t, data, "--addr", addr, "--agents", file)
 	p.do("reload", chromedp.Reload())
@@ -251,6 +253,7 @@ func TestInspectorUsers(t *testing.T) {
 	if strings.Contains(p.eval(`document.body.textContent`), "secret plans") {
 		t.Fatal("carol sees the admin's session")
 	}
+	p.allowConsole(`status of 404 .*/v1/sessions/` + secret + `\?messages=0$`)
 	p.do("the admin's session by id", chromedp.Navigate(srv.url+"/ui/#/s/"+secret))
 	p.until("not found", `document.body.textContent.includes('not_found')`)
 	p.do("long-term memory", chromedp.Navigate(srv.url+"/ui/#/memories"))
@@ -293,6 +296,7 @@ func TestInspectorSessionControls(t *testing.T) {
 	p.until("the approval", `document.querySelector('#run-status')?.textContent === 'waiting_approval'`)
 	first := must(t, srv.url, key, "GET", "/v1/sessions/"+sid+"/runs", nil, 200).json(t)["items"].([]any)[0].(map[string]any)["id"].(string)
 
+	p.allowConsole(`status of 409 .*/v1/sessions/` + sid + `/runs$`) // busy, then closed: refusals the test provokes
 	send("Task: water the plants, then feed the cat")
 	p.until("the busy notice", `document.querySelector('form[aria-label="Chat"] [role=alert]')?.textContent.includes(`+jsString(first)+`)`)
 	p.check("busy")

@@ -58,6 +58,7 @@ func TestInspectorTimeline(t *testing.T) {
 	}
 
 	// A delete the API refuses: the session was closed meanwhile.
+	p.allowConsole(`status of 409 .*/messages/1$`)
 	must(t, srv.url, key, "POST", "/v1/sessions/"+sid+"/close", nil, 200)
 	msg1 := `//article[@aria-label="Message 1 (user)"]`
 	p.do("delete message 1", chromedp.Click(msg1+`//button[normalize-space()="Delete message"]`),
@@ -127,6 +128,7 @@ func crashDecision(t *testing.T, button, result string, lines int) {
 	p.do("open the session", chromedp.Navigate(srv.url+"/ui/#/s/"+sid), chromedp.WaitVisible(chromedp.CSS(`textarea[name=message]`)))
 	p.do("send the task", chromedp.SetValue(chromedp.CSS(`textarea[name=message]`), "New task: log the release\n/tool test_append {\"text\":\"released\"}"),
 		chromedp.Click(`//button[normalize-space()="Send"]`))
+	p.allowConsole(`net::ERR_[A-Z_]+ `) // the page streams from the crashed server
 	waitExit(t, srv)
 
 	srv = startServerEnv(t, data, env, "--addr", addr, "--lease-ttl", "1s")

@@ -18,8 +18,17 @@ import (
 //
 // A non-browser process on the same machine can forge the headers: this route trusts every
 // local process as much as the key file's owner, which is why it is off by default.
+//
+// GET LocalKeyPath answers {"offered": bool}, never the key: whether the route is on and the
+// connection and Host are loopback, so the sign-in page asks for the key only when it may get
+// it (a 404 it provokes would be an error in the browser's console).
 func serveLocalKey(w http.ResponseWriter, r *http.Request, key func() (string, error)) {
 	w.Header().Set("Cache-Control", "no-store")
+	if r.Method == http.MethodGet {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]bool{"offered": key != nil && loopbackRequest(r)})
+		return
+	}
 	if key == nil || r.Method != http.MethodPost || !localRequest(r) {
 		http.NotFound(w, r)
 		return
@@ -38,6 +47,12 @@ func localRequest(r *http.Request) bool {
 	if r.Header.Get("X-Carryon-Local-Key") != "1" || r.Header.Get("Sec-Fetch-Site") != "same-origin" {
 		return false
 	}
+	return loopbackRequest(r) && r.Header.Get("Origin") == "http://"+r.Host
+}
+
+// loopbackRequest reports whether r came from and reached a loopback address, with a Host
+// header that names a loopback address or localhost.
+func loopbackRequest(r *http.Request) bool {
 	if !loopbackHostPort(r.RemoteAddr) {
 		return false
 	}
@@ -48,10 +63,7 @@ func localRequest(r *http.Request) bool {
 	if err != nil {
 		host = r.Host
 	}
-	if !loopbackHost(host) {
-		return false
-	}
-	return r.Header.Get("Origin") == "http://"+r.Host
+	return loopbackHost(host)
 }
 
 // loopbackHostPort reports whether addr (host:port) is a loopback IP address.

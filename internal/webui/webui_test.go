@@ -122,13 +122,40 @@ func TestLocalKey(t *testing.T) {
 			t.Errorf("%s: %d %q, want 404", name, res.StatusCode, body)
 		}
 	}
-	if res, _ := request(t, srv, "GET", LocalKeyPath, good); res.StatusCode != 404 {
-		t.Errorf("GET = %d, want 404", res.StatusCode)
+	if res, _ := request(t, srv, "PUT", LocalKeyPath, good); res.StatusCode != 404 {
+		t.Errorf("PUT = %d, want 404", res.StatusCode)
 	}
 	off := serve(Config{})
 	defer off.Close()
 	if res, _ := request(t, off, "POST", LocalKeyPath, map[string]string{"X-Carryon-Local-Key": "1", "Sec-Fetch-Site": "same-origin", "Origin": off.URL}); res.StatusCode != 404 {
 		t.Errorf("without Config.LocalKey: %d, want 404", res.StatusCode)
+	}
+}
+
+// TestLocalKeyOffered: GET says whether the key is offered (on, loopback connection and Host)
+// with a 200 either way, so the sign-in page asks for it only when it may get it; it never
+// answers the key.
+func TestLocalKeyOffered(t *testing.T) {
+	t.Parallel()
+	on := serve(Config{LocalKey: func() (string, error) { return "ck_local", nil }})
+	defer on.Close()
+	off := serve(Config{})
+	defer off.Close()
+	port := strings.Split(on.URL, ":")[2]
+	for _, c := range []struct {
+		name    string
+		srv     *httptest.Server
+		headers map[string]string
+		want    string
+	}{
+		{"on", on, nil, `{"offered":true}`},
+		{"off", off, nil, `{"offered":false}`},
+		{"a rebinding host header", on, map[string]string{"Host": "evil.example:" + port}, `{"offered":false}`},
+	} {
+		res, body := request(t, c.srv, "GET", LocalKeyPath, c.headers)
+		if res.StatusCode != 200 || strings.TrimSpace(body) != c.want || res.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("%s: %d %q (%s), want 200 %s", c.name, res.StatusCode, body, res.Header.Get("Cache-Control"), c.want)
+		}
 	}
 }
 

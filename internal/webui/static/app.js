@@ -1,11 +1,13 @@
 // The inspector's entry point: sign-in, the navigation and the router (#/sessions, #/s/ID,
-// #/memories, #/admin).
+// #/s/ID/RUN_ID (the session with that run opened), #/schedules, #/webhooks, #/memories, #/admin).
 import { api, key, setKey, clearKey, ApiError } from './api.js';
 import { h, field, errorBox } from './dom.js';
 import { sessionsView } from './sessions.js';
 import { sessionView } from './session.js';
 import { memoriesView } from './memories.js';
 import { adminView } from './admin.js';
+import { schedulesView } from './schedules.js';
+import { webhooksView } from './webhooks.js';
 
 const main = document.getElementById('main');
 let me = null;
@@ -26,7 +28,9 @@ async function signInView() {
     h('div', { class: 'row' }, keyLabel, h('button', { type: 'submit' }, 'Sign in')), msg);
   show('Sign in', form);
   if (['127.0.0.1', 'localhost', '[::1]'].includes(location.hostname)) {
-    const res = await fetch('local-key', { method: 'POST', headers: { 'X-Carryon-Local-Key': '1' } }).catch(() => null);
+    // Asked only when offered: a refused POST would be a 404 in the console.
+    const offer = await fetch('local-key').then((r) => r.json()).catch(() => ({}));
+    const res = offer.offered ? await fetch('local-key', { method: 'POST', headers: { 'X-Carryon-Local-Key': '1' } }).catch(() => null) : null;
     if (res && res.ok) {
       const { key: local } = await res.json();
       form.append(h('p', {}, h('button', { type: 'button', class: 'secondary', onclick: () => signIn(local, msg) }, 'Sign in as the local user of this machine')));
@@ -67,9 +71,11 @@ async function route() {
   for (const a of nav.querySelectorAll('a')) {
     if (hash.startsWith(a.getAttribute('href'))) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
   }
-  const [, view, arg] = hash.split('/');
+  const [, view, arg, run] = hash.split('/');
   try {
-    if (view === 's' && arg) leave = await sessionView(decodeURIComponent(arg), show);
+    if (view === 's' && arg) leave = await sessionView(decodeURIComponent(arg), show, run && decodeURIComponent(run));
+    else if (view === 'schedules') await schedulesView(show);
+    else if (view === 'webhooks') await webhooksView(show);
     else if (view === 'memories') await memoriesView(show);
     else if (view === 'admin') await adminView(show, me);
     else await sessionsView(show);

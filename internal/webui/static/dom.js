@@ -59,3 +59,42 @@ export function confirmButton(label, question, action, cls = 'danger') {
   wrap.append(first);
   return wrap;
 }
+
+// copyable is an id with a Copy button (to the clipboard where the browser allows it; else the
+// id is selected, for Ctrl+C).
+export function copyable(id) {
+  const text = h('span', { class: 'id' }, id);
+  return h('span', { class: 'copyable' }, text, ' ', h('button', { type: 'button', class: 'copy', 'aria-label': `Copy ${id}`, onclick: async () => {
+    try { await navigator.clipboard.writeText(id); toast(`Copied ${id}`); } catch {
+      getSelection().selectAllChildren(text); toast('Selected: press Ctrl+C to copy');
+    }
+  } }, 'Copy'));
+}
+
+const FOLD_LINES = 8;
+const FOLD_CHARS = 480;
+
+// folded is a pre of text showing its first lines only when it is long, with Show all (and
+// Show less again).
+export function folded(text) {
+  const lines = text.split('\n');
+  const short = lines.length > FOLD_LINES || text.length > FOLD_CHARS ? lines.slice(0, FOLD_LINES).join('\n').slice(0, FOLD_CHARS) : null;
+  const pre = h('pre', {}, short === null ? text : `${short} …`);
+  if (short === null) return pre;
+  const more = h('button', { type: 'button', class: 'secondary fold', 'aria-expanded': 'false', onclick: () => {
+    const all = more.getAttribute('aria-expanded') === 'false';
+    pre.textContent = all ? text : `${short} …`;
+    more.setAttribute('aria-expanded', String(all));
+    more.textContent = all ? 'Show less' : `Show all (${lines.length} lines, ${text.length} characters)`;
+  } }, `Show all (${lines.length} lines, ${text.length} characters)`);
+  return h('div', { class: 'folded' }, pre, more);
+}
+
+// stacked marks a table whose rows become cards, each cell under its column's name, when its
+// region is narrow (app.css: a container query on .tablewrap), instead of clipping its columns.
+export function stacked(table) {
+  const names = [...table.querySelectorAll('thead th')].map((th) => th.textContent);
+  for (const tr of table.querySelectorAll('tbody tr')) [...tr.children].forEach((td, i) => { if (names[i]) td.dataset.label = names[i]; });
+  table.classList.add('stack');
+  return table;
+}

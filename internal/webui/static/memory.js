@@ -1,7 +1,7 @@
 // A session's working memory: the document, its version history, a diff between two versions and
 // an editor that sends a merge patch with expected_version (a conflict is shown, never overwritten).
 import { api, q, requestID } from './api.js';
-import { h, field, json, when, errorBox, toast } from './dom.js';
+import { h, field, json, when, errorBox, toast, copyable, folded, stacked } from './dom.js';
 
 export function memoryPanel(base, onWrite) {
   const doc = h('pre', { id: 'memory-doc', 'aria-label': 'Working memory document' });
@@ -35,11 +35,11 @@ export function memoryPanel(base, onWrite) {
       const rows = items.map((r, i) => h('tr', {},
         h('td', {}, h('input', { type: 'radio', name: 'diff-from', value: r.memory_version, 'aria-label': `From memory version ${r.memory_version}`, checked: i === 1 || (items.length === 1 && i === 0) })),
         h('td', {}, h('input', { type: 'radio', name: 'diff-to', value: r.memory_version, 'aria-label': `To memory version ${r.memory_version}`, checked: i === 0 })),
-        h('td', {}, r.memory_version), h('td', {}, r.version), h('td', {}, r.run_id || ''), h('td', {}, when(r.created_at)),
-        h('td', {}, h('details', {}, h('summary', {}, 'patch'), h('pre', {}, json(r.patch))))));
-      history.replaceChildren(h('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': 'Memory history' }, h('table', { 'aria-label': 'Memory history' },
+        h('td', {}, r.memory_version), h('td', {}, r.version), h('td', {}, r.run_id ? copyable(r.run_id) : ''), h('td', {}, when(r.created_at)),
+        h('td', { class: 'patch' }, folded(json(r.patch)))));
+      history.replaceChildren(h('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': 'Memory history' }, stacked(h('table', { 'aria-label': 'Memory history' },
         h('thead', {}, h('tr', {}, ...['From', 'To', 'Memory version', 'Session version', 'Run', 'When', 'Patch'].map((c) => h('th', { scope: 'col' }, c)))),
-        h('tbody', {}, ...rows))),
+        h('tbody', {}, ...rows)))),
       h('button', { type: 'button', class: 'secondary', onclick: showDiff }, 'Show the diff'));
     } catch (e) { history.replaceChildren(errorBox(e)); }
   };

@@ -1,15 +1,18 @@
 // A session page: its state and controls, the chat box with the live run, approvals and client
-// tool outputs, the timeline, the working memory (history, diff, editor) and the context preview.
+// tool outputs, the timeline, its schedules, the working memory (history, diff, editor) and the
+// context preview.
 import { api, stream, requestID } from './api.js';
 import { h, field, json, when, errorBox, toast, confirmButton } from './dom.js';
 import { memoryPanel } from './memory.js';
 import { timelinePanel } from './timeline.js';
 import { approvalCard } from './approvals.js';
+import { schedulesPanel, newScheduleForm } from './schedules.js';
 
 const FINAL = ['succeeded', 'failed', 'cancelled', 'interrupted'];
 const sid = (id) => encodeURIComponent(id);
 
-export async function sessionView(id, show) {
+// sessionView shows the session id; openRun, when given, is a run opened in the timeline.
+export async function sessionView(id, show, openRun) {
   const base = `/v1/sessions/${sid(id)}`;
   let session = await api('GET', `${base}?messages=0`);
   const abort = new AbortController();
@@ -22,7 +25,8 @@ export async function sessionView(id, show) {
   const pending = h('div', {});
   const chatMsg = h('div', {});
   const memory = memoryPanel(base, () => refreshInfo());
-  const timeline = timelinePanel(base, () => { refreshInfo(); memory.refresh(); });
+  const timeline = timelinePanel(base, () => { refreshInfo(); memory.refresh(); }, openRun);
+  const schedules = schedulesPanel(id, (run) => { refreshTimeline(); followRun(run); });
   const contextOut = h('div', {});
 
   const refreshInfo = async () => {
@@ -71,9 +75,14 @@ export async function sessionView(id, show) {
     follow = new AbortController();
     const mine = follow;
     abort.signal.addEventListener('abort', () => mine.abort(), { once: true });
-    let reply = '';
+    // Each step's words are a paragraph of their own: the steps' texts are not run together.
+    let para = null; let step = null;
     const status = h('span', { class: 'status', id: 'run-status' }, run.status);
     const text = h('div', { id: 'reply', class: 'msg assistant' });
+    const say = (s, words) => {
+      if (!para || s !== step) { para = h('p', {}); text.append(para); step = s; }
+      para.textContent += words;
+    };
     const log = h('ul', { class: 'muted', 'aria-label': 'Run events' });
     const cancel = h('button', { type: 'button', class: 'danger', onclick: async () => {
       try { await api('POST', `/v1/runs/${sid(run.id)}/cancel`, { request_id: requestID() }); toast('Cancel requested'); } catch (e) { pending.replaceChildren(errorBox(e)); }
@@ -84,7 +93,7 @@ export async function sessionView(id, show) {
     try {
       await stream(run.id, 0, (ev) => {
         switch (ev.type) {
-          case 'model.delta': reply += ev.data.text || ''; text.textContent = reply; break;
+          case 'model.delta': if (ev.data.text) say(ev.data.step, ev.data.text); break;
           case 'run.started': status.textContent = 'running'; break;
           case 'tool.started': log.append(h('li', {}, `tool ${ev.data.tool} started`)); break;
           case 'tool.finished': log.append(h('li', {}, `tool ${ev.data.tool} ${ev.data.status}`)); break;
@@ -95,7 +104,7 @@ export async function sessionView(id, show) {
           case 'run.approved': case 'run.tool_outputs': status.textContent = 'queued'; pending.replaceChildren(); break;
           case 'run.finished': case 'run.failed':
             status.textContent = ev.data.status;
-            if (ev.data.reply && !reply) text.textContent = ev.data.reply;
+            if (ev.data.reply && !para) say(null, ev.data.reply);
             if (ev.data.error) log.append(h('li', { class: 'bad' }, typeof ev.data.error === 'string' ? ev.data.error : json(ev.data.error)));
             cancel.remove(); pending.replaceChildren();
             break;
@@ -168,12 +177,16 @@ export async function sessionView(id, show) {
   } }, 'Preview the context');
 
   show(session.title || session.id, info, controls, controlsMsg,
+    h('section', { 'aria-labelledby': 'schedules-title' }, h('h2', { id: 'schedules-title' }, 'Schedules'), schedules.element,
+      h('details', {}, h('summary', {}, 'New schedule'), newScheduleForm(id, () => schedules.refresh()))),
     h('div', { class: 'grid' },
       h('div', {}, h('h2', {}, 'Chat'), chat, live, pending, h('h2', {}, 'Timeline'), timeline.element),
       h('div', {}, memory.element, h('h2', {}, 'Context preview'), h('p', { class: 'muted' }, 'What the model sees at the next run, with tokens per part.'), contextButton, contextOut)));
   await refreshInfo();
   const runs = await refreshTimeline();
   memory.refresh(true);
+  schedules.refresh();
+  if (openRun) document.getElementById(`run-${openRun}`)?.scrollIntoView();
   const active = runs.find((r) => !FINAL.includes(r.status));
   if (active) followRun(active);
   return () => abort.abort();

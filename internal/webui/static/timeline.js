@@ -2,15 +2,16 @@
 // messages they cover, tool calls with their arguments), each with a confirmed Delete, and each
 // run after the message that triggered it (status, attempt, usage; opened: its tool journal).
 import { api, q, requestID } from './api.js';
-import { h, json, when, errorBox, toast, confirmButton } from './dom.js';
-import { actionsTable, runSummary } from './runs.js';
+import { h, json, when, errorBox, toast, confirmButton, copyable, folded } from './dom.js';
+import { actionsList, runSummary, startedBy } from './runs.js';
 
 const sid = (id) => encodeURIComponent(id);
 
-// timelinePanel is the timeline of the session at base; onChange is called after a delete.
-export function timelinePanel(base, onChange) {
+// timelinePanel is the timeline of the session at base; onChange is called after a delete. The
+// run openRun (a link's) starts opened.
+export function timelinePanel(base, onChange, openRun) {
   const element = h('div', { id: 'timeline' });
-  const open = new Set(); // the ids of the runs the user opened
+  const open = new Set(openRun ? [openRun] : []); // the ids of the runs the user opened
 
   // refresh reads the messages (tombstones included) and runs again; it answers the runs.
   const refresh = async () => {
@@ -53,7 +54,7 @@ export function timelinePanel(base, onChange) {
     return h('article', { class: `msg ${m.role}${summary ? ' summary' : ''}`, 'aria-label': `Message ${m.seq} (${summary ? 'summary' : m.role})` },
       h('div', { class: 'meta' }, `#${m.seq} ${m.role}${m.name ? ` (${m.name})` : ''}${summary ? ` · summary of messages #${m.covers_from}–#${m.covers_to}` : ''} · v${m.version} · ${m.tokens} tokens · ${when(m.created_at)}${m.tool_call_id ? ` · answers ${m.tool_call_id}` : ''}`),
       h('div', { class: 'content' }, m.content),
-      ...(m.tool_calls || []).map((c) => h('div', {}, h('span', { class: 'muted' }, `calls ${c.name} (${c.id}) with`), h('pre', {}, json(c.arguments)))),
+      ...(m.tool_calls || []).map((c) => h('div', {}, h('span', { class: 'muted' }, `calls ${c.name} (${c.id}) with`), folded(json(c.arguments)))),
       h('div', { class: 'row' }, del), msg);
   };
   return { element, refresh };
@@ -70,14 +71,14 @@ function tombstoneItem(m) {
 // drawn again (it is, whenever a run moves on).
 function runItem(r, open) {
   const body = h('div', {});
-  const d = h('details', { class: 'card run', open: open.has(r.id) }, h('summary', {}, runSummary(r)), body);
+  const d = h('details', { class: 'card run', id: `run-${r.id}`, open: open.has(r.id) }, h('summary', {}, runSummary(r)), body);
   let loaded = false;
   const load = async () => {
     if (loaded) return;
     loaded = true;
-    body.append(r.reply ? h('div', {}, 'Reply: ', r.reply) : '', r.error ? h('div', { class: 'bad' }, 'Error: ', typeof r.error === 'string' ? r.error : json(r.error)) : '');
+    body.append(h('div', { class: 'muted' }, 'run ', copyable(r.id), r.trace_id ? [' · trace ', copyable(r.trace_id)] : ''), startedBy(r), r.reply ? h('div', {}, 'Reply: ', r.reply) : '', r.error ? h('div', { class: 'bad' }, 'Error: ', typeof r.error === 'string' ? r.error : json(r.error)) : '');
     try {
-      body.append(actionsTable((await api('GET', `/v1/runs/${sid(r.id)}/actions${q({ limit: 1000 })}`)).items));
+      body.append(actionsList((await api('GET', `/v1/runs/${sid(r.id)}/actions${q({ limit: 1000 })}`)).items));
     } catch (e) { body.append(errorBox(e)); }
   };
   d.addEventListener('toggle', () => {
