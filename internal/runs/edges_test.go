@@ -358,3 +358,34 @@ func TestClaimsFetchOnlyFreeWorkers(t *testing.T) {
 		t.Fatalf("with one free worker a claim asked for %d runs (%v)", last, cs.limits)
 	}
 }
+
+// TestCancelBeforeApproval: a cancel that comes while the model answers, with a call that asks
+// for approval, ends the run cancelled: it does not park waiting for a decision that the cancel
+// already made. (Before, the run stopped in waiting_approval and the cancel was lost.)
+func TestCancelBeforeApproval(t *testing.T) {
+	t.Parallel()
+	e := newHubEnv(t, drivers()[0].open(t), sessions.Config{})
+	var svc *runs.Service
+	var runID string
+	m := &caller{tool: "slow_step", before: func() {
+		if _, err := svc.Cancel(e.alice, runID, carryon.RetryOptions{}); err != nil {
+			t.Error(err)
+		}
+	}}
+	ran := false
+	step := &probe{name: "slow_step", fn: func(context.Context, tool.Call) { ran = true }}
+	svc = toolRunner(t, e.st, e.sess, e.data, m, runs.Config{Heartbeat: time.Hour}, []string{"slow_step"}, step)
+	s, err := e.sess.Create(e.alice, carryon.NewSession{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := svc.Start(e.alice, s.ID, carryon.NewRun{Message: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runID = run.ID
+	work(t, svc)
+	if got := waitRun(t, svc, e.alice, run.ID); got.Status != carryon.RunCancelled || ran {
+		t.Fatalf("run: %s (%s), tool ran: %v", got.Status, got.Error, ran)
+	}
+}
