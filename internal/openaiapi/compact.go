@@ -148,15 +148,22 @@ func (h *Handler) compactResponse(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	id := "cmp_" + strings.TrimPrefix(sessionID, carryon.SessionIDPrefix) + "_" + strconv.FormatInt(c.Seq, 10)
-	output = append(output, map[string]any{"type": "compaction", "id": id,
-		"encrypted_content": h.sign(compactRef{Owner: carryon.UserIDFromContext(ctx), Session: sessionID, Seq: c.Seq})})
+	cmp := h.compactionItem(carryon.UserIDFromContext(ctx), sessionID, c.Seq)
+	id := cmp["id"]
+	output = append(output, cmp)
 	out := (len(c.Summary) + 3) / 4 // the summary the model wrote, estimated
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": id, "object": "response.compaction", "created_at": c.CreatedAt.Unix(), "output": output,
 		"usage": map[string]any{"input_tokens": c.TokensBefore, "input_tokens_details": map[string]any{"cached_tokens": 0},
 			"output_tokens": out, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": c.TokensBefore + out},
 	})
+}
+
+// compactionItem is the compaction item of the compaction stored at seq of the owner's session:
+// its id (cmp_<session>_<seq>) and its encrypted_content, the signed reference to it.
+func (h *Handler) compactionItem(owner, sessionID string, seq int64) map[string]any {
+	id := "cmp_" + strings.TrimPrefix(sessionID, carryon.SessionIDPrefix) + "_" + strconv.FormatInt(seq, 10)
+	return map[string]any{"type": "compaction", "id": id, "encrypted_content": h.sign(compactRef{Owner: owner, Session: sessionID, Seq: seq})}
 }
 
 // coveredUserItems returns the user messages of the session up to seq upTo, as message items.
@@ -212,7 +219,24 @@ func (h *Handler) compactedInput(ctx context.Context, raw json.RawMessage) (stri
 	if err != nil {
 		return "", nil, err
 	}
-	rest, _ := json.Marshal(items[last+1:])
+	// A response that compacted on its own (context_management) has the compaction item first
+	// in its output: the output items after it, which a client chaining statelessly sends back,
+	// are stored already in the compaction's conversation and are skipped too.
+	next := last + 1
+	for ; next < len(items); next++ {
+		var head struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(items[next], &head)
+		run := runOfItem(head.ID)
+		if run == "" {
+			break
+		}
+		if r, err := h.runs.GetRun(ctx, run); err != nil || r.SessionID != ref.Session {
+			break
+		}
+	}
+	rest, _ := json.Marshal(items[next:])
 	return ref.Session, rest, nil
 }
 

@@ -1392,6 +1392,7 @@ export interface components {
         };
         NewRun: {
             agent?: string;
+            compact_threshold?: number;
             /** Format: int64 */
             expected_version?: number;
             input?: components["schemas"]["NewMessage"][];
@@ -1483,6 +1484,7 @@ export interface components {
             agent: string;
             agent_digest: string;
             attempt: number;
+            compact_threshold?: number;
             /** Format: date-time */
             created_at: string;
             error?: string;
