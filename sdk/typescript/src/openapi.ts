@@ -1005,6 +1005,7 @@ export interface components {
             approval?: {
                 [key: string]: string;
             };
+            compact_threshold?: number;
             context_budget: number;
             digest: string;
             effects?: {
