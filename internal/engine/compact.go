@@ -8,6 +8,7 @@ import (
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/contextbuild"
+	"github.com/carryon-hub/carryon/internal/failpoint"
 )
 
 // CompactRequestID is the request id of the automatic compaction of a run's step: the same for
@@ -61,6 +62,7 @@ func (e *Engine) compact(ctx context.Context, hub Hub, run *carryon.Run, step in
 	if !planned {
 		return built, nil // an earlier attempt of this step compacted: built already has it
 	}
+	failpoint.Hit(failpoint.CompactStored)
 	again, err := e.builder.Build(ctx, run.SessionID, contextbuild.Options{Model: e.cfg.Model, Summarize: true})
 	if err != nil {
 		return nil, fmt.Errorf("build the context after the compaction: %w", err)
