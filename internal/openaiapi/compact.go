@@ -219,25 +219,89 @@ func (h *Handler) compactedInput(ctx context.Context, raw json.RawMessage) (stri
 	if err != nil {
 		return "", nil, err
 	}
-	// A response that compacted on its own (context_management) has the compaction item first
-	// in its output: the output items after it, which a client chaining statelessly sends back,
-	// are stored already in the compaction's conversation and are skipped too.
+	// The items after the compaction item that the conversation holds already after the
+	// compaction, in the same order (a stateless client sends back what it sent and was answered
+	// since: the output of a response that compacted on its own, context_management, or the turns
+	// after a /v1/responses/compact), are skipped too: they are stored.
+	stored, err := h.storedAfter(ctx, ref.Session, ref.Seq, len(items)-last-1)
+	if err != nil {
+		return "", nil, err
+	}
 	next := last + 1
-	for ; next < len(items); next++ {
-		var head struct {
-			ID string `json:"id"`
-		}
-		_ = json.Unmarshal(items[next], &head)
-		run := runOfItem(head.ID)
-		if run == "" {
+	for _, k := range stored {
+		if next == len(items) || keyOfRaw(items[next]) != k {
 			break
 		}
-		if r, err := h.runs.GetRun(ctx, run); err != nil || r.SessionID != ref.Session {
-			break
-		}
+		next++
 	}
 	rest, _ := json.Marshal(items[next:])
 	return ref.Session, rest, nil
+}
+
+// storedAfter returns the keys (repeatKey) of the items of the session's messages after seq, at
+// most n of them.
+func (h *Handler) storedAfter(ctx context.Context, sessionID string, seq int64, n int) ([]string, error) {
+	var keys []string
+	after := seq
+	for len(keys) < n {
+		page, err := h.sessions.ListMessages(ctx, sessionID, carryon.MessageFilter{AfterSeq: after, Limit: 200})
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range page.Items {
+			for _, it := range itemsOf(m) {
+				keys = append(keys, repeatKey(it.body))
+			}
+			after = m.Seq
+		}
+		if page.NextCursor == "" {
+			break
+		}
+	}
+	return keys, nil
+}
+
+// keyOfRaw is the repeatKey of an input item.
+func keyOfRaw(raw json.RawMessage) string {
+	var body map[string]any
+	if json.Unmarshal(raw, &body) != nil {
+		return ""
+	}
+	return repeatKey(body)
+}
+
+// repeatKey is what tells an item from another when an input repeats stored ones: its type, and
+// its role and text (a message), its call id (a function call or its output) or its output.
+func repeatKey(body map[string]any) string {
+	typ, _ := body["type"].(string)
+	role, _ := body["role"].(string)
+	if typ == "" && role != "" {
+		typ = typeMessage
+	}
+	switch typ {
+	case typeMessage:
+		text := ""
+		switch c := body["content"].(type) {
+		case string:
+			text = c
+		case []any:
+			for _, p := range c {
+				if part, ok := p.(map[string]any); ok {
+					t, _ := part["text"].(string)
+					text += t
+				}
+			}
+		}
+		return typ + "\x00" + role + "\x00" + text
+	case typeFunctionCall:
+		id, _ := body["call_id"].(string)
+		return typ + "\x00" + id
+	case typeFunctionOut:
+		id, _ := body["call_id"].(string)
+		out, _ := json.Marshal(body["output"])
+		return typ + "\x00" + id + "\x00" + string(out)
+	}
+	return typ
 }
 
 // newCompactKey is the key of a server that was given none: compaction items it signs are

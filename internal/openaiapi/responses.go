@@ -396,14 +396,6 @@ func runOfCallItem(id string) string {
 	return ""
 }
 
-// runOfItem is the run whose response named an output item id (msg_<run>_<n> or fc_<run>_<n>),
-// or "".
-func runOfItem(id string) string {
-	if rest, ok := strings.CutPrefix(id, "msg_"); ok {
-		id = "fc_" + rest
-	}
-	return runOfCallItem(id)
-}
 
 // continueAt returns the session a response that continues prevID runs on: the previous
 // response's session, or a fork of it at the end of that response when a later run came. A
