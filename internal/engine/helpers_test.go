@@ -51,7 +51,7 @@ func newFixtureConfig(t *testing.T, p model.Provider, cfg engine.Config, extra .
 }
 
 // newFixtureBuilder is newFixtureConfig with the context builder's configuration.
-func newFixtureBuilder(t *testing.T, p model.Provider, cfg engine.Config, bcfg contextbuild.Config, extra ...tool.Tool) *fixture {
+func newFixtureBuilder(t testing.TB, p model.Provider, cfg engine.Config, bcfg contextbuild.Config, extra ...tool.Tool) *fixture {
 	t.Helper()
 	data := t.TempDir()
 	st, err := sqlite.Open(context.Background(), filepath.Join(data, "carryon.db"))
@@ -99,7 +99,7 @@ func (f *fixture) start(t *testing.T, message string) (string, *carryon.Run) {
 	return s.ID, run
 }
 
-func (f *fixture) wait(t *testing.T, runID string) *carryon.Run {
+func (f *fixture) wait(t testing.TB, runID string) *carryon.Run {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(f.alice, 30*time.Second)
 	defer cancel()

@@ -396,7 +396,6 @@ func runOfCallItem(id string) string {
 	return ""
 }
 
-
 // continueAt returns the session a response that continues prevID runs on: the previous
 // response's session, or a fork of it at the end of that response when a later run came. A
 // repeat of the request (its Idempotency-Key used) runs where the first one did, the session its
