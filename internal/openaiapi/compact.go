@@ -197,7 +197,8 @@ func (h *Handler) coveredUserItems(ctx context.Context, sessionID string, upTo i
 // request continues the compaction's conversation with the items after the last one (those
 // before it are what it covers, already stored). It returns the conversation ("" for none) and
 // the input to go on with.
-func (h *Handler) compactedInput(ctx context.Context, raw json.RawMessage) (string, json.RawMessage, error) {
+func (h *Handler) compactedInput(r *http.Request, raw json.RawMessage) (string, json.RawMessage, error) {
+	ctx := r.Context()
 	var items []json.RawMessage
 	if json.Unmarshal(raw, &items) != nil {
 		return "", raw, nil
@@ -223,9 +224,17 @@ func (h *Handler) compactedInput(ctx context.Context, raw json.RawMessage) (stri
 	// compaction, in the same order (a stateless client sends back what it sent and was answered
 	// since: the output of a response that compacted on its own, context_management, or the turns
 	// after a /v1/responses/compact), are skipped too: they are stored.
-	stored, err := h.storedAfter(ctx, ref.Session, ref.Seq, len(items)-last-1)
+	// A repeat (its Idempotency-Key used) is the first request again, whose input is stored now:
+	// nothing is skipped, and the repeat answers the first response.
+	_, repeated, err := h.repeat(r)
 	if err != nil {
 		return "", nil, err
+	}
+	var stored []string
+	if !repeated {
+		if stored, err = h.storedAfter(ctx, ref.Session, ref.Seq, len(items)-last-1); err != nil {
+			return "", nil, err
+		}
 	}
 	next := last + 1
 	for _, k := range stored {

@@ -144,3 +144,38 @@ func TestContextManagementStream(t *testing.T) {
 		t.Fatalf("the completed response's output: %v", out)
 	}
 }
+
+// A request that continues a compaction, repeated with its Idempotency-Key, answers the first
+// response: the repeat's input, stored by the first request, is not taken for items sent back.
+func TestCompactedInputRepeat(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	status, c := e.post(t, e.aliceKey, "/v1/responses/compact", `{"model":"fake","input":"the code word is ZEBRA"}`)
+	if status != 200 {
+		t.Fatalf("compact answered %d %v", status, c)
+	}
+	output := c["output"].([]any)
+	item, _ := json.Marshal(output[len(output)-1])
+	next := `{"model":"fake","input":[` + string(item) + `,{"role":"user","content":"go on"}]}`
+	var ids []any
+	for range 2 {
+		req, _ := http.NewRequest("POST", e.url+"/v1/responses", strings.NewReader(next))
+		req.Header.Set("Authorization", "Bearer "+e.aliceKey)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "turn-1")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&r)
+		res.Body.Close()
+		if res.StatusCode != 200 || r["status"] != "completed" {
+			t.Fatalf("answered %d %v", res.StatusCode, r)
+		}
+		ids = append(ids, r["id"])
+	}
+	if ids[0] != ids[1] {
+		t.Fatalf("the repeat answered %v, the first %v", ids[1], ids[0])
+	}
+}

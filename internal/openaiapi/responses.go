@@ -242,7 +242,7 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	conv, input, err := h.compactedInput(r.Context(), in.Input)
+	conv, input, err := h.compactedInput(r, in.Input)
 	switch {
 	case err != nil:
 	case conv != "" && (rec.PreviousResponseID != "" || rec.Conversation != "" && rec.Conversation != conv):
