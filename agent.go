@@ -45,6 +45,10 @@ type Agent struct {
 	// MemoryExtraction is the namespace facts learned from the profile's sessions go to ("": the
 	// profile learns none).
 	MemoryExtraction string `json:"memory_extraction,omitempty"`
+	// CompactThreshold is the profile's automatic compaction threshold in tokens (the agents
+	// file's compaction, a share resolved against ContextBudget), 0 for none (docs/AGENTS.md,
+	// "Automatic compaction"). A run's own threshold (NewRun.CompactThreshold) takes its place.
+	CompactThreshold int `json:"compact_threshold,omitempty"`
 	// ModelLimits bound each model call of the profile's runs (docs/AGENTS.md, "Model limits").
 	ModelLimits *AgentModelLimits `json:"model_limits,omitempty"`
 	// Digest is "sha256:" and the hex SHA-256 of the profile's canonical definition (provider,

@@ -88,6 +88,9 @@ type Run struct {
 	Takeovers int `json:"takeovers"`
 	// Tools are the client-side tools the run may call (NewRun.Tools).
 	Tools []ClientTool `json:"tools,omitempty"`
+	// CompactThreshold is the run's own automatic compaction threshold (NewRun.CompactThreshold),
+	// 0 when the run compacts as its profile says.
+	CompactThreshold int `json:"compact_threshold,omitempty"`
 	// RequiredAction lists the client tool calls the run waits for, while it is requires_action.
 	RequiredAction *RequiredAction `json:"required_action,omitempty"`
 	// PendingAction is the action a waiting_approval run waits for a decision on: a call whose
@@ -147,8 +150,15 @@ type NewRun struct {
 	// Metadata is the client's JSON about the run, kept as it came in the run's first event
 	// (run.queued, under "metadata"); carryon does not read it.
 	Metadata json.RawMessage `json:"metadata,omitempty"`
+	// CompactThreshold, when more than 0, is the run's automatic compaction threshold in tokens,
+	// in place of its profile's (docs/AGENTS.md, "Automatic compaction"): before each model call
+	// whose context holds more, the session is compacted. At most MaxCompactThreshold.
+	CompactThreshold int `json:"compact_threshold,omitempty"`
 	WriteOptions
 }
+
+// MaxCompactThreshold bounds NewRun.CompactThreshold, in tokens.
+const MaxCompactThreshold = 10_000_000
 
 // Limits of client-side tools.
 const (

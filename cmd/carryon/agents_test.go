@@ -273,6 +273,8 @@ agents:
     provider: claude
     tools: [list_files, "counter__*"]
     approval: {"*": always, "counter__p*": never}
+    context_budget: 20000
+    compaction: {threshold: 0.75}
 `
 	file := writeFile(t, dir, "agents.yaml", "providers:\n  claude: {kind: anthropic, api_key_env: MY_CLAUDE_KEY}\nmcp_servers:\n  "+entry+profiles)
 	check := func(file string, args ...string) (string, error) {
@@ -300,7 +302,7 @@ agents:
 			t.Fatalf("check output lacks the row %q:\n%s", want, out)
 		}
 	}
-	for _, want := range []string{"2 agent profiles, valid\n", "claude (anthropic)", "claude-sonnet-4-5", "sha256:"} {
+	for _, want := range []string{"2 agent profiles, valid\n", "claude (anthropic)", "claude-sonnet-4-5", "sha256:", "COMPACTION", " over 15000 ", " off "} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("check output lacks %q:\n%s", want, out)
 		}
@@ -314,8 +316,9 @@ agents:
 	}
 	var list struct {
 		Items []struct {
-			Name  string
-			Tools []struct {
+			Name             string
+			CompactThreshold int `json:"compact_threshold"`
+			Tools            []struct {
 				Name, Effect, Approval string
 				MCPServer              string `json:"mcp_server"`
 			}
@@ -328,6 +331,7 @@ agents:
 	}
 	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Items) != 2 || len(list.Items[0].MCPServers) != 1 ||
 		list.Items[0].MCPServers[0].CallTimeoutSeconds != 10 || !slices.Equal(list.Items[0].MCPServers[0].EnvKeys, []string{counterServerEnv}) ||
+		list.Items[0].CompactThreshold != 0 || list.Items[1].CompactThreshold != 15000 ||
 		len(list.Items[0].Tools) != 3 || list.Items[0].Tools[1].Name != "counter__bump" || list.Items[0].Tools[1].MCPServer != "counter" || list.Items[0].Tools[1].Approval != "always" {
 		t.Fatalf("check --json: %v %s", err, out)
 	}

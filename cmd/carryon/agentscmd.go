@@ -72,9 +72,13 @@ func runAgents(ctx context.Context, args []string, getenv env, stdout io.Writer)
 	fmt.Fprintf(stdout, "%s: %d agent profiles, valid%s\n", pos[0], len(list.Items), note)
 	fmt.Fprintln(stdout, memoryLine(list.Memory))
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "AGENT\tPROVIDER\tMODEL\tSTEPS\tBUDGET\tMODEL LIMITS\tDIGEST")
+	fmt.Fprintln(tw, "AGENT\tPROVIDER\tMODEL\tSTEPS\tBUDGET\tCOMPACTION\tMODEL LIMITS\tDIGEST")
 	for _, a := range list.Items {
-		fmt.Fprintf(tw, "%s\t%s (%s)\t%s\t%d\t%d\t%s\t%s\n", a.Name, a.Provider, a.ProviderKind, a.Model, a.MaxSteps, a.ContextBudget, limitsOf(a.ModelLimits), a.Digest)
+		compaction := "off"
+		if a.CompactThreshold > 0 {
+			compaction = fmt.Sprintf("over %d", a.CompactThreshold)
+		}
+		fmt.Fprintf(tw, "%s\t%s (%s)\t%s\t%d\t%d\t%s\t%s\t%s\n", a.Name, a.Provider, a.ProviderKind, a.Model, a.MaxSteps, a.ContextBudget, compaction, limitsOf(a.ModelLimits), a.Digest)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -132,7 +132,7 @@ func TestUnknownProfile(t *testing.T) {
 }
 
 // TestCompactionThreshold: an agent's automatic compaction threshold, in tokens or as a share of
-// its context budget, resolves to tokens, changes its digest, and is off without the key (with
+// its context budget, resolves to tokens (in its public view too), changes its digest, and is off without the key (with
 // the digest it had before the key existed).
 func TestCompactionThreshold(t *testing.T) {
 	t.Parallel()
@@ -146,6 +146,10 @@ func TestCompactionThreshold(t *testing.T) {
 	for name, want := range map[string]int{"default": 0, "tokens": 12000, "share": 7500} {
 		if got := set.Profiles[name].CompactThreshold; got != want {
 			t.Errorf("%s: threshold %d, want %d", name, got, want)
+		}
+		// GET /v1/agents answers the views.
+		if a, err := set.Agent(name); err != nil || a.CompactThreshold != want {
+			t.Errorf("%s: the view's threshold %v, want %d (%v)", name, a, want, err)
 		}
 	}
 	plain, err := agents.Parse("agents.yaml", []byte("providers:\n  p: {kind: scripted}\nagents:\n  default: {provider: p}\n  tokens: {provider: p}\n"), agents.Options{Builtin: builtin()})

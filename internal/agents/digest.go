@@ -92,7 +92,7 @@ func (s *Set) view(p *Profile, builtin []tool.Tool) *carryon.Agent {
 	a := &carryon.Agent{
 		Name: p.Name, Provider: prov.Name, ProviderKind: prov.Kind, Model: p.Model, Instructions: p.Instructions,
 		ToolPatterns: slices.Clone(p.Tools),
-		MaxSteps:     p.MaxSteps, ContextBudget: p.ContextBudget, Digest: p.Digest,
+		MaxSteps:     p.MaxSteps, ContextBudget: p.ContextBudget, CompactThreshold: p.CompactThreshold, Digest: p.Digest,
 		ModelLimits: &carryon.AgentModelLimits{FirstByteTimeoutSeconds: p.ModelLimits.FirstByte.Seconds(),
 			IdleTimeoutSeconds: p.ModelLimits.Idle.Seconds(), TimeoutSeconds: p.ModelLimits.Total.Seconds(),
 			MaxOutputBytes: int64(p.ModelLimits.MaxOutputBytes)},

@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/carryon-hub/carryon"
 )
@@ -35,7 +36,8 @@ type Source interface {
 
 // Summarizer condenses cut history into a summary; previous is the summary it extends, if any.
 type Summarizer interface {
-	Summarize(ctx context.Context, previous string, msgs []*carryon.Message) (string, error)
+	// Summarize extends previous with msgs and says what the call used (zero when not known).
+	Summarize(ctx context.Context, previous string, msgs []*carryon.Message) (string, carryon.Usage, error)
 }
 
 // Config shapes the builder; zero values take the defaults.
@@ -62,6 +64,10 @@ type Config struct {
 	// history that does not fit in one is summarized in chunks, each extending the summary of
 	// the chunks before it.
 	SummaryBudget int
+	// SummaryTimeout bounds the summarizer's calls of one summary (every chunk of it) together
+	// (default 2 minutes): one that takes longer fails as a failing summarizer does, storing
+	// nothing.
+	SummaryTimeout time.Duration
 }
 
 // Builder builds contexts.
@@ -96,6 +102,9 @@ func New(cfg Config, src Source, summarizer Summarizer) *Builder {
 	}
 	if cfg.SummaryBudget <= 0 {
 		cfg.SummaryBudget = cfg.Budget
+	}
+	if cfg.SummaryTimeout <= 0 {
+		cfg.SummaryTimeout = 2 * time.Minute
 	}
 	return &Builder{cfg: cfg, src: src, summarizer: summarizer}
 }

@@ -13,6 +13,8 @@ import (
 type CompactPlan struct {
 	Summary carryon.NewMessage
 	Meta    carryon.CompactionMeta
+	// Usage is what the summarizer's calls used.
+	Usage carryon.Usage
 }
 
 // instructed is a Summarizer that takes the caller's instructions for one compaction.
@@ -115,7 +117,7 @@ func (b *Builder) compact(ctx context.Context, sessionID, modelName, instruction
 	for _, m := range convo[n:] {
 		after += counter.message(m)
 	}
-	plan := &CompactPlan{Summary: *out.NewSummary,
+	plan := &CompactPlan{Summary: *out.NewSummary, Usage: out.SummaryUsage,
 		Meta: carryon.CompactionMeta{Model: modelName, Instructions: instructions, TokensBefore: before, TokensAfter: after}}
 	plan.Summary.Metadata, _ = json.Marshal(map[string]any{"compaction": plan.Meta})
 	return plan, nil

@@ -13,6 +13,9 @@ type Context struct {
 	carryon.ContextPreview
 	// NewSummary is the summary message the caller must store before sending (nil: none).
 	NewSummary *carryon.NewMessage `json:"-"`
+	// SummaryUsage is what the summarizer's calls of this build used (a run counts it in its
+	// usage), whether or not they gave a summary.
+	SummaryUsage carryon.Usage `json:"-"`
 	// WorkingMemory is the document rendered into the context.
 	WorkingMemory carryon.WorkingMemory `json:"-"`
 	OwnerID       string                `json:"-"`

@@ -110,9 +110,9 @@ func TestBuildLeavesOutBrokenToolPairs(t *testing.T) {
 // failingSummarizer fails every request.
 type failingSummarizer struct{ calls int }
 
-func (s *failingSummarizer) Summarize(context.Context, string, []*carryon.Message) (string, error) {
+func (s *failingSummarizer) Summarize(context.Context, string, []*carryon.Message) (string, carryon.Usage, error) {
 	s.calls++
-	return "", errors.New("model is overloaded")
+	return "", carryon.Usage{}, errors.New("model is overloaded")
 }
 
 // When summarizing fails, the build does not: it answers the window that fits, unsummarized,
@@ -157,7 +157,7 @@ type recordingSummarizer struct {
 	longest int
 }
 
-func (s *recordingSummarizer) Summarize(_ context.Context, previous string, msgs []*carryon.Message) (string, error) {
+func (s *recordingSummarizer) Summarize(_ context.Context, previous string, msgs []*carryon.Message) (string, carryon.Usage, error) {
 	n := s.counter.Count(previous)
 	for _, m := range msgs {
 		n += s.counter.Count(m.Content) + s.counter.Count(string(m.ToolCalls)) + 4
@@ -165,7 +165,7 @@ func (s *recordingSummarizer) Summarize(_ context.Context, previous string, msgs
 		s.longest = max(s.longest, len(m.Content))
 	}
 	s.inputs = append(s.inputs, n)
-	return previous + " +" + strconv.Itoa(len(msgs)), nil
+	return previous + " +" + strconv.Itoa(len(msgs)), carryon.Usage{}, nil
 }
 
 // The summarizer's input is bounded by the summary budget: long cut history goes in chunks, in

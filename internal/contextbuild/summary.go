@@ -20,9 +20,12 @@ const summaryOverhead = 200
 // the summary the caller must store. No request to the summarizer is over the summary budget:
 // the cut messages go in chunks that fit beside the summary so far (a message too long for a
 // chunk of its own is clipped, and the summary so far is clipped to half the budget), each
-// chunk extending the summary of the ones before. Nothing is recorded unless every chunk
-// succeeds.
+// chunk extending the summary of the ones before, all of them within the SummaryTimeout. Nothing
+// is recorded unless every chunk succeeds; what the calls used is added to out.SummaryUsage
+// either way.
 func (b *Builder) summarize(ctx context.Context, counter *Counter, out *Context, summaryText *string, cut []*carryon.Message) error {
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.SummaryTimeout)
+	defer cancel()
 	previous := *summaryText
 	if gap := cut[0].Seq - out.SummaryCoversTo - 1; gap > 0 {
 		// Messages older than the window that no summary covers: say so rather than pretend.
@@ -45,8 +48,13 @@ func (b *Builder) summarize(ctx context.Context, counter *Counter, out *Context,
 			}
 			chunk, used, rest = append(chunk, m), used+n, rest[1:]
 		}
-		text, err := b.summarizer.Summarize(ctx, previous, chunk)
+		text, spent, err := b.summarizer.Summarize(ctx, previous, chunk)
+		out.SummaryUsage.InputTokens += spent.InputTokens
+		out.SummaryUsage.OutputTokens += spent.OutputTokens
 		if err != nil {
+			if ctx.Err() == context.DeadlineExceeded {
+				return fmt.Errorf("the summary took longer than %s: %w", b.cfg.SummaryTimeout, err)
+			}
 			return err
 		}
 		previous = text
@@ -111,7 +119,7 @@ func (s ModelSummarizer) WithInstructions(instructions string) Summarizer {
 }
 
 // Summarize asks the model to extend the previous summary with the given messages.
-func (s ModelSummarizer) Summarize(ctx context.Context, previous string, msgs []*carryon.Message) (string, error) {
+func (s ModelSummarizer) Summarize(ctx context.Context, previous string, msgs []*carryon.Message) (string, carryon.Usage, error) {
 	var t strings.Builder
 	if previous != "" {
 		fmt.Fprintf(&t, "Summary so far:\n%s\n\nThen:\n", previous)
@@ -133,8 +141,9 @@ func (s ModelSummarizer) Summarize(ctx context.Context, previous string, msgs []
 		req.System += "\n\nInstructions for this summary: " + s.Instructions
 	}
 	res, err := model.Collect(s.Provider.Stream(ctx, req))
+	used := carryon.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens}
 	if err != nil {
-		return "", err
+		return "", used, err
 	}
-	return strings.TrimSpace(res.Text), nil
+	return strings.TrimSpace(res.Text), used, nil
 }

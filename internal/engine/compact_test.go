@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -239,5 +240,126 @@ func TestAutoCompactionOncePerStep(t *testing.T) {
 	}
 	if page, err = f.sess.ListCompactions(f.alice, s.ID); err != nil || len(page.Items) != 1 {
 		t.Errorf("compactions after the resume: %v %d", err, len(page.Items))
+	}
+}
+
+// historyOf is a session's history (with a context preview) as JSON, to be compared byte for byte.
+func historyOf(t *testing.T, f *fixture, sessionID string) string {
+	t.Helper()
+	b, err := json.Marshal(f.messages(t, sessionID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// longSession makes a session of 20 messages, far over a threshold of a few hundred tokens.
+func longSession(t *testing.T, f *fixture) string {
+	t.Helper()
+	s, err := f.sess.Create(f.alice, carryon.NewSession{Title: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []carryon.NewMessage
+	for i := 1; i <= 10; i++ {
+		msgs = append(msgs, carryon.NewMessage{Role: carryon.RoleUser, Content: turnText(i)}, carryon.NewMessage{Role: carryon.RoleAssistant, Content: "Noted."})
+	}
+	if _, err := f.sess.AppendMessages(f.alice, s.ID, carryon.AppendInput{Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	return s.ID
+}
+
+// TestRunCompactThresholdOverridesProfile: a run's own threshold (NewRun.CompactThreshold, the
+// OpenAI door's context_management) compacts a session whose profile has none, and the
+// summarizer's tokens are counted in the run's usage beside the run's own call.
+func TestRunCompactThresholdOverridesProfile(t *testing.T) {
+	t.Parallel()
+	w := openaiWire
+	srv := newFakeLLM(t, w.path, func(n int, body []byte, rw http.ResponseWriter) {
+		if isSummaryRequest(w.read(t, body)) {
+			w.text(rw, "- the user ", "went through ten modules")
+			return
+		}
+		w.text(rw, "Done.")
+	})
+	f := newFixtureConfig(t, w.provider(srv.URL), engine.Config{Model: w.model, DeltaEvery: time.Nanosecond})
+	id := longSession(t, f)
+	if _, err := f.runs.Start(f.alice, id, carryon.NewRun{Message: "x", CompactThreshold: -1}); carryon.ErrorCode(err) != carryon.EINVALID {
+		t.Fatalf("a negative threshold: %v", err)
+	}
+	run, err := f.runs.Start(f.alice, id, carryon.NewRun{Message: "And now?", CompactThreshold: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.CompactThreshold != 300 {
+		t.Fatalf("the run answered threshold %d", run.CompactThreshold)
+	}
+	if run = f.wait(t, run.ID); run.Status != carryon.RunSucceeded || run.CompactThreshold != 300 {
+		t.Fatalf("run: %s %s, threshold %d", run.Status, run.Error, run.CompactThreshold)
+	}
+	page, err := f.sess.ListCompactions(f.alice, id)
+	if err != nil || len(page.Items) != 1 || page.Items[0].RequestID != engine.CompactRequestID(run.ID, 1) {
+		t.Fatalf("compactions: %v %+v", err, page)
+	}
+	// The fake model reports 10 input tokens and one output token per piece: the summary's 10+2
+	// and the answer's 10+1.
+	if run.Usage.InputTokens != 20 || run.Usage.OutputTokens != 3 {
+		t.Errorf("usage %+v: want the summarizer's call counted with the run's", run.Usage)
+	}
+	if v := w.read(t, srv.body(1)); !strings.Contains(v.System, contextbuild.HeadingSummary) {
+		t.Errorf("the run's call carries no summary:\n%s", v.System)
+	}
+}
+
+// TestAutoCompactionTimeoutLeavesHistory: a summarizer that does not answer within the builder's
+// SummaryTimeout leaves the history byte-identical (no summary, no compaction) and the run goes
+// on, sending the whole history.
+func TestAutoCompactionTimeoutLeavesHistory(t *testing.T) {
+	t.Parallel()
+	w := openaiWire
+	release := make(chan struct{})
+	srv := newFakeLLM(t, w.path, func(n int, body []byte, rw http.ResponseWriter) {
+		if isSummaryRequest(w.read(t, body)) {
+			<-release // never answers while the run waits
+			return
+		}
+		w.text(rw, "Done.")
+	})
+	t.Cleanup(func() { close(release) })
+	f := newFixtureBuilder(t, w.provider(srv.URL), engine.Config{Model: w.model, DeltaEvery: time.Nanosecond, CompactThreshold: 300},
+		contextbuild.Config{SummaryTimeout: 300 * time.Millisecond})
+	id := longSession(t, f)
+	before := historyOf(t, f, id)
+	preview, err := f.eng.Builder().Preview(f.alice, id, w.model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := f.runs.Start(f.alice, id, carryon.NewRun{Message: "And now?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run = f.wait(t, run.ID); run.Status != carryon.RunSucceeded || run.Reply != "Done." {
+		t.Fatalf("run: %s %q %s", run.Status, run.Reply, run.Error)
+	}
+	msgs := f.messages(t, id)
+	if len(msgs) != 22 {
+		t.Fatalf("%d messages: want the 20 and the run's two", len(msgs))
+	}
+	b, _ := json.Marshal(msgs[:20])
+	if string(b) != before {
+		t.Errorf("the history changed:\n%s\nwas\n%s", b, before)
+	}
+	if page, err := f.sess.ListCompactions(f.alice, id); err != nil || len(page.Items) != 0 {
+		t.Errorf("compactions: %v %+v", err, page)
+	}
+	v := w.read(t, srv.body(1))
+	if len(v.Msgs) != 21 || strings.Contains(v.System, contextbuild.HeadingSummary) {
+		t.Fatalf("the run sent %d messages (want all 21), system:\n%s", len(v.Msgs), v.System)
+	}
+	for i, m := range preview.Messages {
+		if v.Msgs[i].Text != m.Content {
+			t.Errorf("message %d sent %q, the context before the run had %q", i, v.Msgs[i].Text, m.Content)
+		}
 	}
 }

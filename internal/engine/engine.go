@@ -286,6 +286,7 @@ func (e *Engine) ask(ctx context.Context, hub Hub, run *carryon.Run, step int, e
 	if err != nil {
 		return model.Response{}, nil, fmt.Errorf("build the context: %w", err)
 	}
+	addUsage(run, cctx.SummaryUsage)
 	if cctx.NewSummary != nil {
 		evs, err := hub.AppendMessages(ctx, run, []carryon.NewMessage{*cctx.NewSummary})
 		if err != nil {
@@ -299,9 +300,15 @@ func (e *Engine) ask(ctx context.Context, hub Hub, run *carryon.Run, step int, e
 		return model.Response{}, nil, err
 	}
 	resp, deltas, err := e.callModel(ctx, hub, run, cctx.Request(e.specs(run)), step)
-	run.Usage.InputTokens += resp.Usage.InputTokens
-	run.Usage.OutputTokens += resp.Usage.OutputTokens
+	addUsage(run, carryon.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens})
 	return resp, deltas, err
+}
+
+// addUsage counts what a model call used in the run's usage: the run's own calls and the
+// summarizer's, which a run asks for its cut history and its compactions.
+func addUsage(run *carryon.Run, u carryon.Usage) {
+	run.Usage.InputTokens += u.InputTokens
+	run.Usage.OutputTokens += u.OutputTokens
 }
 
 // callModel streams one model call. Its text is coalesced into deltas of at most one a

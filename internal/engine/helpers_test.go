@@ -47,6 +47,12 @@ func newFixtureEvery(t *testing.T, p model.Provider, modelName string, deltaEver
 // newFixtureConfig is newFixture with the engine's configuration cfg (its Workspaces set here).
 func newFixtureConfig(t *testing.T, p model.Provider, cfg engine.Config, extra ...tool.Tool) *fixture {
 	t.Helper()
+	return newFixtureBuilder(t, p, cfg, contextbuild.Config{}, extra...)
+}
+
+// newFixtureBuilder is newFixtureConfig with the context builder's configuration.
+func newFixtureBuilder(t testing.TB, p model.Provider, cfg engine.Config, bcfg contextbuild.Config, extra ...tool.Tool) *fixture {
+	t.Helper()
 	data := t.TempDir()
 	st, err := sqlite.Open(context.Background(), filepath.Join(data, "carryon.db"))
 	if err != nil {
@@ -57,7 +63,7 @@ func newFixtureConfig(t *testing.T, p model.Provider, cfg engine.Config, extra .
 	if err != nil {
 		t.Fatal(err)
 	}
-	builder := contextbuild.New(contextbuild.Config{}, f.sess, contextbuild.ModelSummarizer{Provider: p, Model: cfg.Model})
+	builder := contextbuild.New(bcfg, f.sess, contextbuild.ModelSummarizer{Provider: p, Model: cfg.Model})
 	cfg.Workspaces = filepath.Join(data, "workspaces")
 	f.eng = engine.New(cfg, p, reg, builder)
 	f.startRuns()
@@ -93,7 +99,7 @@ func (f *fixture) start(t *testing.T, message string) (string, *carryon.Run) {
 	return s.ID, run
 }
 
-func (f *fixture) wait(t *testing.T, runID string) *carryon.Run {
+func (f *fixture) wait(t testing.TB, runID string) *carryon.Run {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(f.alice, 30*time.Second)
 	defer cancel()

@@ -37,6 +37,12 @@ const (
 	// memory, after the memory change and before the step's messages: a crash there must leave
 	// neither.
 	StepPatched = "step-patched"
+	// CompactWriting is inside the transaction of a run's automatic compaction, after its summary
+	// and before the commit: a crash there must leave no compaction, and the step compacts again.
+	CompactWriting = "compact-writing"
+	// CompactStored is after a run's automatic compaction committed, before the model call it
+	// was made for: the step's next attempt must find it and not compact again.
+	CompactStored = "compact-stored"
 	// ForgetStep is after each committed step of forgetting a user's session (a batch of its
 	// rows, or the session row itself): a crash there must lose no progress of the forget.
 	ForgetStep = "forget-step"

@@ -148,15 +148,22 @@ func (h *Handler) compactResponse(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	id := "cmp_" + strings.TrimPrefix(sessionID, carryon.SessionIDPrefix) + "_" + strconv.FormatInt(c.Seq, 10)
-	output = append(output, map[string]any{"type": "compaction", "id": id,
-		"encrypted_content": h.sign(compactRef{Owner: carryon.UserIDFromContext(ctx), Session: sessionID, Seq: c.Seq})})
+	cmp := h.compactionItem(carryon.UserIDFromContext(ctx), sessionID, c.Seq)
+	id := cmp["id"]
+	output = append(output, cmp)
 	out := (len(c.Summary) + 3) / 4 // the summary the model wrote, estimated
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": id, "object": "response.compaction", "created_at": c.CreatedAt.Unix(), "output": output,
 		"usage": map[string]any{"input_tokens": c.TokensBefore, "input_tokens_details": map[string]any{"cached_tokens": 0},
 			"output_tokens": out, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": c.TokensBefore + out},
 	})
+}
+
+// compactionItem is the compaction item of the compaction stored at seq of the owner's session:
+// its id (cmp_<session>_<seq>) and its encrypted_content, the signed reference to it.
+func (h *Handler) compactionItem(owner, sessionID string, seq int64) map[string]any {
+	id := "cmp_" + strings.TrimPrefix(sessionID, carryon.SessionIDPrefix) + "_" + strconv.FormatInt(seq, 10)
+	return map[string]any{"type": "compaction", "id": id, "encrypted_content": h.sign(compactRef{Owner: owner, Session: sessionID, Seq: seq})}
 }
 
 // coveredUserItems returns the user messages of the session up to seq upTo, as message items.
@@ -190,7 +197,8 @@ func (h *Handler) coveredUserItems(ctx context.Context, sessionID string, upTo i
 // request continues the compaction's conversation with the items after the last one (those
 // before it are what it covers, already stored). It returns the conversation ("" for none) and
 // the input to go on with.
-func (h *Handler) compactedInput(ctx context.Context, raw json.RawMessage) (string, json.RawMessage, error) {
+func (h *Handler) compactedInput(r *http.Request, raw json.RawMessage) (string, json.RawMessage, error) {
+	ctx := r.Context()
 	var items []json.RawMessage
 	if json.Unmarshal(raw, &items) != nil {
 		return "", raw, nil
@@ -212,8 +220,97 @@ func (h *Handler) compactedInput(ctx context.Context, raw json.RawMessage) (stri
 	if err != nil {
 		return "", nil, err
 	}
-	rest, _ := json.Marshal(items[last+1:])
+	// The items after the compaction item that the conversation holds already after the
+	// compaction, in the same order (a stateless client sends back what it sent and was answered
+	// since: the output of a response that compacted on its own, context_management, or the turns
+	// after a /v1/responses/compact), are skipped too: they are stored.
+	// A repeat (its Idempotency-Key used) is the first request again, whose input is stored now:
+	// nothing is skipped, and the repeat answers the first response.
+	_, repeated, err := h.repeat(r)
+	if err != nil {
+		return "", nil, err
+	}
+	var stored []string
+	if !repeated {
+		if stored, err = h.storedAfter(ctx, ref.Session, ref.Seq, len(items)-last-1); err != nil {
+			return "", nil, err
+		}
+	}
+	next := last + 1
+	for _, k := range stored {
+		if next == len(items) || keyOfRaw(items[next]) != k {
+			break
+		}
+		next++
+	}
+	rest, _ := json.Marshal(items[next:])
 	return ref.Session, rest, nil
+}
+
+// storedAfter returns the keys (repeatKey) of the items of the session's messages after seq, at
+// most n of them.
+func (h *Handler) storedAfter(ctx context.Context, sessionID string, seq int64, n int) ([]string, error) {
+	var keys []string
+	after := seq
+	for len(keys) < n {
+		page, err := h.sessions.ListMessages(ctx, sessionID, carryon.MessageFilter{AfterSeq: after, Limit: 200})
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range page.Items {
+			for _, it := range itemsOf(m) {
+				keys = append(keys, repeatKey(it.body))
+			}
+			after = m.Seq
+		}
+		if page.NextCursor == "" {
+			break
+		}
+	}
+	return keys, nil
+}
+
+// keyOfRaw is the repeatKey of an input item.
+func keyOfRaw(raw json.RawMessage) string {
+	var body map[string]any
+	if json.Unmarshal(raw, &body) != nil {
+		return ""
+	}
+	return repeatKey(body)
+}
+
+// repeatKey is what tells an item from another when an input repeats stored ones: its type, and
+// its role and text (a message), its call id (a function call or its output) or its output.
+func repeatKey(body map[string]any) string {
+	typ, _ := body["type"].(string)
+	role, _ := body["role"].(string)
+	if typ == "" && role != "" {
+		typ = typeMessage
+	}
+	switch typ {
+	case typeMessage:
+		text := ""
+		switch c := body["content"].(type) {
+		case string:
+			text = c
+		case []any:
+			for _, p := range c {
+				if part, ok := p.(map[string]any); ok {
+					t, _ := part["text"].(string)
+					text += t
+				}
+			}
+		}
+		return typ + "\x00" + role + "\x00" + text
+	case typeFunctionCall:
+		id, _ := body["call_id"].(string)
+		return typ + "\x00" + id
+	case typeFunctionOut:
+		id, _ := body["call_id"].(string)
+		out, _ := json.Marshal(body["output"])
+		return typ + "\x00" + id + "\x00" + string(out)
+	}
+	return typ
 }
 
 // newCompactKey is the key of a server that was given none: compaction items it signs are

@@ -22,6 +22,8 @@ type responseRecord struct {
 	// temperature, top_p, parallel_tool_calls, max_output_tokens, text, truncation, reasoning,
 	// user).
 	Echo map[string]json.RawMessage `json:"echo,omitempty"`
+	// CompactThreshold is context_management's compact_threshold (0 for none), the run's.
+	CompactThreshold int `json:"compact_threshold,omitempty"`
 	// InputCount is how many messages the request's input stored (the last is the run's user
 	// message).
 	InputCount int `json:"input_count,omitempty"`

@@ -37,6 +37,7 @@ func (h *Handler) replay(r *http.Request, run *carryon.Run, segment int, u until
 	}
 	defer events.Close()
 	t := newTranslator(run, segment)
+	t.compaction = h.compactionItem
 	for {
 		switch {
 		case t.ended, u == untilSettled && t.paused, u == untilCreated && t.cur == segment && t.resp.ID != "":

@@ -101,6 +101,9 @@ func parseCreate(r *http.Request) (createResponseRequest, responseRecord, []carr
 		return in, rec, nil, invalidParam("previous_response_id", "previous_response_id and conversation cannot both be given: a response continues one or the other")
 	}
 	rec.Conversation = conv
+	if rec.CompactThreshold, err = compactThresholdOf(in.ContextManagement); err != nil {
+		return in, rec, nil, err
+	}
 	var tools []carryon.ClientTool
 	for i, t := range in.Tools {
 		var ft functionTool
@@ -114,6 +117,41 @@ func parseCreate(r *http.Request) (createResponseRequest, responseRecord, []carr
 		tools = append(tools, carryon.ClientTool{Name: ft.Name, Description: ft.Description, Parameters: p})
 	}
 	return in, rec, tools, nil
+}
+
+// compactThresholdOf reads context_management: at most one entry, of type compaction, whose
+// compact_threshold (a whole number of tokens, from 1 to carryon.MaxCompactThreshold) is the run's
+// automatic compaction threshold. 0 when there is none, or the entry gives no threshold (the
+// profile's applies).
+func compactThresholdOf(raw json.RawMessage) (int, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return 0, nil
+	}
+	var entries []struct {
+		Type             string   `json:"type"`
+		CompactThreshold *float64 `json:"compact_threshold"`
+	}
+	if err := json.Unmarshal(t, &entries); err != nil {
+		return 0, invalidParam("context_management", "context_management must be a list of {\"type\": \"compaction\", \"compact_threshold\": N}")
+	}
+	if len(entries) > 1 {
+		return 0, invalidParam("context_management", "context_management has %d entries; carryon takes one, of type compaction", len(entries))
+	}
+	threshold := 0
+	for i, e := range entries {
+		if e.Type != "compaction" {
+			return 0, invalidParam(fmt.Sprintf("context_management[%d].type", i), "the context management entry type must be compaction, not %q", e.Type)
+		}
+		if e.CompactThreshold == nil {
+			continue
+		}
+		if n := *e.CompactThreshold; n != float64(int64(n)) || n < 1 || n > carryon.MaxCompactThreshold {
+			return 0, invalidParam(fmt.Sprintf("context_management[%d].compact_threshold", i), "compact_threshold must be a whole number of tokens from 1 to %d, not %v", carryon.MaxCompactThreshold, n)
+		}
+		threshold = int(*e.CompactThreshold)
+	}
+	return threshold, nil
 }
 
 // conversationID reads the conversation field: an id, or an object with one.
@@ -204,7 +242,7 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	conv, input, err := h.compactedInput(r.Context(), in.Input)
+	conv, input, err := h.compactedInput(r, in.Input)
 	switch {
 	case err != nil:
 	case conv != "" && (rec.PreviousResponseID != "" || rec.Conversation != "" && rec.Conversation != conv):
@@ -269,7 +307,7 @@ func (h *Handler) start(r *http.Request, in createResponseRequest, rec responseR
 	}
 	rec.InputCount = len(msgs)
 	meta, _ := json.Marshal(map[string]any{"openai_response": rec})
-	run := carryon.NewRun{Message: message, Input: before, Tools: tools, Agent: agent, Metadata: meta,
+	run := carryon.NewRun{Message: message, Input: before, Tools: tools, Agent: agent, Metadata: meta, CompactThreshold: rec.CompactThreshold,
 		Multitask: carryon.MultitaskReject, WriteOptions: carryon.WriteOptions{RequestID: key}}
 	sub := func(suffix string) string {
 		if key == "" {

@@ -30,6 +30,9 @@ import (
 //     content_part.done, output_item.done with the committed text), and a function_call item
 //     per call of a client tool (added, function_call_arguments.delta and .done, done);
 //     carryon's own tool calls are not items;
+//   - message.appended of the run's automatic compaction (its summary, stored under the step's
+//     request id RUN_ID/STEP/compact) → a compaction item (output_item.added and .done), whose
+//     encrypted_content continues the compacted conversation when sent back as input;
 //   - run.requires_action → response.completed; run.finished → response.completed (succeeded)
 //     or response.incomplete with status cancelled (cancelled, interrupted); run.failed →
 //     response.failed with the error.
@@ -39,6 +42,8 @@ type translator struct {
 	record   responseRecord
 	run      *carryon.Run
 	clientFn map[string]bool
+	// compaction is the compaction item of a compaction stored at a seq of a session of an owner.
+	compaction func(owner, sessionID string, seq int64) map[string]any
 
 	cur       int // the segment of the event being read
 	seq       int64
@@ -274,6 +279,14 @@ func (t *translator) closeText(status string, text ...string) {
 
 // message reads a message the run stored: its assistant messages are output items.
 func (t *translator) message(m *carryon.Message) {
+	if m.Kind == carryon.KindSummary && m.RunID == t.runID && strings.HasSuffix(m.RequestID, "/compact") && !m.Deleted && t.compaction != nil {
+		// The run's automatic compaction (a durable step, under RUN_ID/STEP/compact): its item.
+		cmp, index := t.compaction(t.run.OwnerID, m.SessionID, m.Seq), len(t.resp.Output)
+		t.add(cmp)
+		t.emit("response.output_item.added", map[string]any{"output_index": index, "item": cmp})
+		t.emit("response.output_item.done", map[string]any{"output_index": index, "item": cmp})
+		return
+	}
 	if m.Role != carryon.RoleAssistant || m.Kind == carryon.KindSummary {
 		return
 	}

@@ -179,7 +179,11 @@ func (h *hub) Compact(ctx context.Context, run *carryon.Run, requestID string, p
 		if err != nil {
 			return struct{}{}, err
 		}
-		return struct{}{}, ev.add(ctx, carryon.EventMessageAppended, res)
+		if err := ev.add(ctx, carryon.EventMessageAppended, res); err != nil {
+			return struct{}{}, err
+		}
+		failpoint.Hit(failpoint.CompactWriting)
+		return struct{}{}, nil
 	})
 	if err != nil || ev == nil {
 		return nil, err // ev is nil when the write replayed an earlier attempt's

@@ -144,6 +144,9 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 	if err := checkClientTools(in.Tools); err != nil {
 		return nil, err
 	}
+	if in.CompactThreshold < 0 || in.CompactThreshold > carryon.MaxCompactThreshold {
+		return nil, carryon.Errorf(carryon.EINVALID, "compact_threshold must be from 1 to %d tokens (or 0 for the profile's), not %d", carryon.MaxCompactThreshold, in.CompactThreshold)
+	}
 	if len(in.Input) > 0 {
 		if policy != carryon.MultitaskReject {
 			return nil, carryon.Errorf(carryon.EINVALID, "input messages start a run at once: multitask must be reject, not %q", policy)
@@ -244,7 +247,7 @@ func (s *Service) startTx(ctx context.Context, sessionID string, in carryon.NewR
 		run := &carryon.Run{
 			ID: carryon.NewID("run_"), SessionID: sessionID, OwnerID: own, Status: carryon.RunQueued, Message: in.Message,
 			RequestID: key, Model: agent.Model, Multitask: policy, Tools: in.Tools, CreatedAt: created, UpdatedAt: now,
-			Agent: agent.Name, AgentDigest: agent.Digest,
+			Agent: agent.Name, AgentDigest: agent.Digest, CompactThreshold: in.CompactThreshold,
 		}
 		if len(active) == 0 {
 			if err := appendTrigger(ctx, tx, sess, run, now, in.Input...); err != nil {

@@ -1043,6 +1043,7 @@ export interface components {
             approval?: {
                 [key: string]: string;
             };
+            compact_threshold?: number;
             context_budget: number;
             digest: string;
             effects?: {
@@ -1493,6 +1494,7 @@ export interface components {
         };
         NewRun: {
             agent?: string;
+            compact_threshold?: number;
             /** Format: int64 */
             expected_version?: number;
             input?: components["schemas"]["NewMessage"][];
@@ -1584,6 +1586,7 @@ export interface components {
             agent: string;
             agent_digest: string;
             attempt: number;
+            compact_threshold?: number;
             /** Format: date-time */
             created_at: string;
             error?: string;
