@@ -191,6 +191,8 @@ func TestFileErrors(t *testing.T) {
 		{"compaction share", good + "    compaction: {threshold: 1.5}\n", nil,
 			[]string{"agents.default.compaction.threshold: must be a share of context_budget above 0 and at most 1, such as 0.8, not 1.5"}},
 		{"compaction unknown key", good + "    compaction: {tokens: 5}\n", nil, []string{`unknown key "tokens"`}},
+		{"memory_extraction namespace", good + "    memory_extraction: {namespace: Bad NS}\n", nil, []string{"agents.default.memory_extraction.namespace: namespace \"Bad NS\" is not valid"}},
+		{"embeddings provider", good + "embeddings: {provider: nosuch, model: m}\n", nil, []string{"embeddings.provider: must name a provider of the file"}},
 		{"bad effect", good + "    tools: [read_file]\n    effects: {read_file: harmless}\n", nil,
 			[]string{`agents.yaml:7: agents.default.effects.read_file: must be read, idempotent, reconcilable or unsafe, not "harmless"`}},
 		{"bad approval", good + "    tools: [read_file]\n    approval: {read_file: sometimes}\n", nil,

@@ -2,10 +2,10 @@ package agents
 
 import (
 	"math"
-	"regexp"
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/longterm"
 	"github.com/carryon-hub/carryon/internal/model"
 	"github.com/carryon-hub/carryon/internal/model/openai"
 )
@@ -119,14 +119,11 @@ func (v *validator) extraction(at string, r *rawExtraction) *Extraction {
 	e := &Extraction{Namespace: r.Namespace}
 	if e.Namespace == "" {
 		e.Namespace = "facts"
-	} else if !namespaceRE.MatchString(e.Namespace) || len(e.Namespace) > carryon.MaxLongTermNamespaceLength {
-		v.fail(at+".namespace", "must be dot-separated segments of a-z, 0-9, _ and -, such as facts or prefs.learned, not %q", r.Namespace)
+	} else if err := longterm.ValidNamespace(e.Namespace, false); err != nil {
+		v.fail(at+".namespace", "%s", carryon.ErrorMessage(err))
 	}
 	if r.Timeout != nil {
 		e.Timeout = v.duration(at+".timeout", *r.Timeout, time.Second)
 	}
 	return e
 }
-
-// namespaceRE is a long-term memory namespace (package longterm checks the same).
-var namespaceRE = regexp.MustCompile(`^[a-z0-9_-]+(\.[a-z0-9_-]+)*$`)
