@@ -39,6 +39,49 @@ func (s RunStatus) Terminal() bool {
 	return s == RunSucceeded || s == RunFailed || s == RunCancelled || s == RunInterrupted
 }
 
+// Door names the way a run came in: the API or protocol its start was a request of, or the
+// component that started it. The Run.Door of every run says which.
+type Door string
+
+// The doors.
+const (
+	// DoorAPI is the native /v1 API (and the CLI and the Go client, which speak it).
+	DoorAPI Door = "api"
+	// DoorOpenAI is the OpenAI-compatible Responses API (/v1/responses).
+	DoorOpenAI Door = "openai"
+	// DoorMCP is the MCP server, over HTTP at /mcp or over stdio (carryon mcp).
+	DoorMCP Door = "mcp"
+	// DoorAGUI is the AG-UI endpoint (/v1/ag-ui).
+	DoorAGUI Door = "ag-ui"
+	// DoorAISDK is the Vercel AI SDK chat endpoint (/v1/ai-sdk/chat).
+	DoorAISDK Door = "ai-sdk"
+	// DoorA2A is the A2A JSON-RPC endpoint.
+	DoorA2A Door = "a2a"
+	// DoorSchedule is a schedule's tick, or a schedule run now by hand.
+	DoorSchedule Door = "schedule"
+	// DoorLibrary is a call of the services in process (package hub), through no front door.
+	DoorLibrary Door = "library"
+)
+
+// Doors lists every door, in the order the documentation names them.
+var Doors = []Door{DoorAPI, DoorOpenAI, DoorMCP, DoorAGUI, DoorAISDK, DoorA2A, DoorSchedule, DoorLibrary}
+
+type doorKey struct{}
+
+// NewContextWithDoor returns a context that says the request came in through door d: a run
+// started with it records d (Run.Door).
+func NewContextWithDoor(ctx context.Context, d Door) context.Context {
+	return context.WithValue(ctx, doorKey{}, d)
+}
+
+// DoorFromContext returns the door of ctx (NewContextWithDoor), DoorLibrary when it names none.
+func DoorFromContext(ctx context.Context) Door {
+	if d, ok := ctx.Value(doorKey{}).(Door); ok && d != "" {
+		return d
+	}
+	return DoorLibrary
+}
+
 // Multitask is what a new run does while another run holds the session.
 type Multitask string
 
@@ -91,6 +134,10 @@ type Run struct {
 	// CompactThreshold is the run's own automatic compaction threshold (NewRun.CompactThreshold),
 	// 0 when the run compacts as its profile says.
 	CompactThreshold int `json:"compact_threshold,omitempty"`
+	// Door is the front door the run was started through (DoorFromContext of its start), stored
+	// with it so that every instance and every later read says who started it. Empty for a run
+	// stored before carryon kept it.
+	Door Door `json:"door,omitempty"`
 	// RequiredAction lists the client tool calls the run waits for, while it is requires_action.
 	RequiredAction *RequiredAction `json:"required_action,omitempty"`
 	// PendingAction is the action a waiting_approval run waits for a decision on: a call whose

@@ -117,6 +117,9 @@ func (c *Client) send(ctx context.Context, cl call, accept string) (*http.Respon
 		return nil, fmt.Errorf("carryon client: %w", err)
 	}
 	req.Header.Set("Accept", accept)
+	if carryon.DoorFromContext(ctx) == carryon.DoorMCP {
+		req.Header.Set(wire.DoorHeader, string(carryon.DoorMCP)) // carryon mcp (stdio): its runs are MCP's
+	}
 	if cl.body != nil {
 		req.Header.Set("Content-Type", wire.MediaJSON)
 	}

@@ -88,10 +88,10 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("run:", done.Status)
+	fmt.Println("run:", done.Status, "through", done.Door)
 	// Output:
 	// goal: plan a picnic
 	// next: buy food
 	// last: Hyde Park, Saturday.
-	// run: succeeded
+	// run: succeeded through library
 }

@@ -31,7 +31,7 @@ const overflowJS = `(() => {
   return bad.join('\n');
 })()`
 
-// TestInspectorJournalLayout: an opened run's journal is a card per call with its ids copyable
+// TestInspectorJournalLayout: an opened run says the front door it was started through; its journal is a card per call with its ids copyable
 // and a long argument folded (Show all unfolds it); the journal, the memory history (with its
 // run) and the schedules fit the page at 1280 px and at 390 px: nothing wider than the screen,
 // no text wider than its box.
@@ -55,6 +55,9 @@ func TestInspectorJournalLayout(t *testing.T) {
 	p.do("open the run", chromedp.Navigate(srv.url+"/ui/#/s/"+sid+"/"+runID))
 	action := `[...document.querySelectorAll('#run-` + runID + ` li.action')].find((li) => li.querySelector('strong').textContent.endsWith('test_append'))`
 	p.until("the journal", `!!`+action+` && !!document.querySelector('[aria-label="Memory history"]')`)
+	if got := p.eval(`document.querySelector('#run-` + runID + ` .started-by')?.textContent + ' | ' + document.querySelector('#run-` + runID + ` summary').textContent`); !strings.Contains(got, "Started through the API | ") || !strings.Contains(got, "· through the API ·") {
+		t.Fatalf("the run does not say it was started through the API: %q", got)
+	}
 	if got := p.eval(action + `.querySelector('pre').textContent`); strings.Contains(got, long) || !strings.HasSuffix(got, "…") {
 		t.Fatalf("the long argument is not folded: %q", got)
 	}

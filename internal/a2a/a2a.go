@@ -93,6 +93,9 @@ func New(cfg Config) *Handler {
 // Prefixes are the paths the door serves behind a key (httpapi.FrontDoor).
 func (h *Handler) Prefixes() []string { return []string{Prefix} }
 
+// Door names this front door (httpapi.FrontDoor): the runs its requests start record it.
+func (h *Handler) Door() carryon.Door { return carryon.DoorA2A }
+
 // PublicPaths are the agent cards, served without a key (httpapi.PublicDoor).
 func (h *Handler) PublicPaths() []string {
 	paths := []string{WellKnownCard, Prefix + WellKnownCard}

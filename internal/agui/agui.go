@@ -66,6 +66,9 @@ func New(cfg Config) *Handler {
 // Prefixes are the paths Handler serves (httpapi.FrontDoor).
 func (h *Handler) Prefixes() []string { return []string{Path} }
 
+// Door names this front door (httpapi.FrontDoor): the runs its requests start record it.
+func (h *Handler) Door() carryon.Door { return carryon.DoorAGUI }
+
 // WriteError answers err as this door's JSON error (httpapi.FrontDoor).
 func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, err)

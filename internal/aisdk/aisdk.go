@@ -82,6 +82,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Prefixes are the paths Handler serves, each with every path below it (httpapi.FrontDoor).
 func (h *Handler) Prefixes() []string { return []string{Prefix} }
 
+// Door names this front door (httpapi.FrontDoor): the runs its requests start record it.
+func (h *Handler) Door() carryon.Door { return carryon.DoorAISDK }
+
 // WriteError answers err as a problem+json document (httpapi.FrontDoor).
 func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	WriteError(w, r, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/internal/telemetry"
+	"github.com/carryon-hub/carryon/internal/wire"
 )
 
 // requestInfo is what the inner layers of a request tell the outer ones (for the log line).
@@ -217,7 +218,7 @@ func (s *server) checkRoute(rt *Route, next http.Handler) http.Handler {
 				s.writeError(w, r, carryon.Errorf(carryon.EFORBIDDEN, "%s %s needs an admin key", rt.Method, rt.Pattern))
 				return
 			}
-			r = r.WithContext(carryon.NewContextWithUser(r.Context(), u))
+			r = r.WithContext(carryon.NewContextWithDoor(carryon.NewContextWithUser(r.Context(), u), routeDoor(r)))
 			leave, err := s.limits.enter(u.ID, isStream(r))
 			if err != nil {
 				s.writeError(w, r, err)
@@ -238,6 +239,23 @@ func (s *server) checkRoute(rt *Route, next http.Handler) http.Handler {
 			r, w = r.WithContext(ctx), &replicaWriter{ResponseWriter: w, sr: sr}
 		}
 		next.ServeHTTP(w, r)
+	})
+}
+
+// routeDoor is the door of a request to a /v1 route: the API's, or MCP's when wire.DoorHeader
+// says so (`carryon mcp` over stdio). The header is a label, not a credential: only "mcp" is
+// taken from it.
+func routeDoor(r *http.Request) carryon.Door {
+	if carryon.Door(r.Header.Get(wire.DoorHeader)) == carryon.DoorMCP {
+		return carryon.DoorMCP
+	}
+	return carryon.DoorAPI
+}
+
+// withDoor serves next with the door d in the request's context.
+func withDoor(d carryon.Door, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(carryon.NewContextWithDoor(r.Context(), d)))
 	})
 }
 

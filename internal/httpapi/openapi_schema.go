@@ -60,6 +60,16 @@ var enums = map[reflect.Type][]string{
 	reflect.TypeFor[carryon.ApprovalState](): {string(carryon.ApprovalRequired), string(carryon.ApprovalApproved), string(carryon.ApprovalEdited), string(carryon.ApprovalRejected)},
 	reflect.TypeFor[carryon.Executor]():      {string(carryon.ExecutorClient)}, // the server, "", is never sent
 	reflect.TypeFor[carryon.IfExists]():      {string(carryon.IfExistsReturn), string(carryon.IfExistsError)},
+	reflect.TypeFor[carryon.Door]():          doorNames(),
+}
+
+// doorNames are the values of carryon.Door.
+func doorNames() []string {
+	names := make([]string, len(carryon.Doors))
+	for i, d := range carryon.Doors {
+		names[i] = string(d)
+	}
+	return names
 }
 
 // Schemas of single fields whose Go type says less than the API promises.

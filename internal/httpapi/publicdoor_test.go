@@ -22,6 +22,7 @@ func (publicDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (publicDoor) Prefixes() []string    { return []string{"/ext"} }
+func (publicDoor) Door() carryon.Door    { return carryon.DoorAPI }
 func (publicDoor) PublicPaths() []string { return []string{"/.well-known/ext.json", "/ext/card"} }
 func (publicDoor) WriteError(w http.ResponseWriter, _ *http.Request, err error) {
 	w.WriteHeader(http.StatusTeapot)

@@ -133,6 +133,9 @@ type FrontDoor interface {
 	Prefixes() []string
 	// WriteError answers an error of the request in the door's format.
 	WriteError(w http.ResponseWriter, r *http.Request, err error)
+	// Door names the door: its requests carry it in their context (carryon.NewContextWithDoor),
+	// so that a run they start records it.
+	Door() carryon.Door
 }
 
 // PublicDoor is a FrontDoor with paths that are served without authentication (an A2A agent
@@ -220,7 +223,7 @@ func NewServer(cfg Config) http.Handler {
 		s.mux.Handle(rt.Method+" "+rt.Pattern, s.wrap(rt.Pattern, s.checkRoute(rt, rt.handler(s))))
 	}
 	if cfg.MCP != nil {
-		s.mux.Handle(MCPPath, s.wrap(MCPPath, s.authenticated(s.bodyFirst(s.maxBody, cfg.MCP))))
+		s.mux.Handle(MCPPath, s.wrap(MCPPath, s.authenticated(s.bodyFirst(s.maxBody, withDoor(carryon.DoorMCP, cfg.MCP)))))
 	}
 	if cfg.UI != nil {
 		s.mux.Handle(UIPath, s.wrap(UIPath, cfg.UI))
@@ -229,13 +232,13 @@ func NewServer(cfg Config) http.Handler {
 	}
 	for _, door := range cfg.Doors {
 		for _, prefix := range door.Prefixes() {
-			h := s.wrap(prefix, s.authenticatedWith(door.WriteError, door))
+			h := s.wrap(prefix, s.authenticatedWith(door.WriteError, withDoor(door.Door(), door)))
 			s.mux.Handle(prefix, h)
 			s.mux.Handle(prefix+"/", h)
 		}
 		if pub, ok := door.(PublicDoor); ok {
 			for _, p := range pub.PublicPaths() {
-				s.mux.Handle(p, s.wrap(p, pub))
+				s.mux.Handle(p, s.wrap(p, withDoor(pub.Door(), pub)))
 			}
 		}
 	}

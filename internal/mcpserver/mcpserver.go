@@ -221,9 +221,11 @@ func userOfRequest(_ context.Context, _ string, r *http.Request) (*auth.TokenInf
 	return &auth.TokenInfo{UserID: u.ID, Extra: map[string]any{userKey: u}}, nil
 }
 
-// caller returns ctx carrying the user of the request, when the request came with one (HTTP);
-// over stdio there is none and the services act for their own key.
+// caller returns ctx carrying the MCP door (carryon.DoorMCP: the runs a tool starts record it)
+// and the user of the request, when the request came with one (HTTP); over stdio there is none
+// and the services act for their own key.
 func caller(ctx context.Context, extra *mcp.RequestExtra) context.Context {
+	ctx = carryon.NewContextWithDoor(ctx, carryon.DoorMCP)
 	if extra == nil || extra.TokenInfo == nil {
 		return ctx
 	}

@@ -134,6 +134,9 @@ func (h *Handler) repeat(r *http.Request) (session string, used bool, err error)
 // Prefixes are the paths Handler serves, each with every path below it (httpapi.FrontDoor).
 func (h *Handler) Prefixes() []string { return []string{Prefix, ResponsesPrefix} }
 
+// Door names this front door (httpapi.FrontDoor): the runs its requests start record it.
+func (h *Handler) Door() carryon.Door { return carryon.DoorOpenAI }
+
 // WriteError answers err in OpenAI's error envelope (httpapi.FrontDoor).
 func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	WriteError(w, r, err)

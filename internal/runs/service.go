@@ -248,6 +248,7 @@ func (s *Service) startTx(ctx context.Context, sessionID string, in carryon.NewR
 			ID: carryon.NewID("run_"), SessionID: sessionID, OwnerID: own, Status: carryon.RunQueued, Message: in.Message,
 			RequestID: key, Model: agent.Model, Multitask: policy, Tools: in.Tools, CreatedAt: created, UpdatedAt: now,
 			Agent: agent.Name, AgentDigest: agent.Digest, CompactThreshold: in.CompactThreshold,
+			Door: carryon.DoorFromContext(ctx),
 		}
 		if len(active) == 0 {
 			if err := appendTrigger(ctx, tx, sess, run, now, in.Input...); err != nil {

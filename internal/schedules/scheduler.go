@@ -223,7 +223,7 @@ func (s *Service) start(ctx context.Context, tx store.Tx, sc *carryon.Schedule, 
 		policy = carryon.MultitaskEnqueue
 	}
 	data := map[string]any{"schedule_id": sc.ID, "tick": tick, "late": late}
-	run, err := s.runs.StartInTx(ctx, tx, sc.OwnerID, sc.SessionID, carryon.NewRun{Message: sc.Message, Agent: sc.Agent,
+	run, err := s.runs.StartInTx(carryon.NewContextWithDoor(ctx, carryon.DoorSchedule), tx, sc.OwnerID, sc.SessionID, carryon.NewRun{Message: sc.Message, Agent: sc.Agent,
 		Metadata: mustJSON(data)}, policy, key, now)
 	if err != nil {
 		return nil, err

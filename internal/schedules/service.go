@@ -356,7 +356,7 @@ func (s *Service) RunNow(ctx context.Context, id string, opt carryon.RetryOption
 		if sc.Overlap == carryon.OverlapEnqueue {
 			policy = carryon.MultitaskEnqueue
 		}
-		return s.runs.StartInTx(ctx, tx, own, sc.SessionID, carryon.NewRun{Message: sc.Message, Agent: sc.Agent,
+		return s.runs.StartInTx(carryon.NewContextWithDoor(ctx, carryon.DoorSchedule), tx, own, sc.SessionID, carryon.NewRun{Message: sc.Message, Agent: sc.Agent,
 			Metadata: mustJSON(map[string]any{"schedule_id": sc.ID, "run_now": true})}, policy, opt.RequestID, now)
 	})
 	if err != nil {

@@ -53,3 +53,8 @@ type KeyList struct {
 type Health struct {
 	Status string `json:"status"`
 }
+
+// DoorHeader is the request header with which a bridge that speaks the native API on behalf of
+// another front door says so: the Go client sends "mcp" for a call whose context names the MCP
+// door (carryon mcp over stdio), and a run the request starts records that door (Run.Door).
+const DoorHeader = "Carryon-Door"

@@ -18,7 +18,7 @@ import (
 
 const runCols = `id, session_id, owner_id, status, message, trigger_seq, request_id, model, multitask, step, attempt,
 	lease_owner, lease_expires_at, stop_requested, reply, error, input_tokens, output_tokens, created_at,
-	updated_at, started_at, finished_at, takeovers, tools, agent, agent_digest, compact_threshold`
+	updated_at, started_at, finished_at, takeovers, tools, agent, agent_digest, compact_threshold, door`
 
 func scanRun(r Row) (*carryon.Run, error) {
 	var run carryon.Run
@@ -26,9 +26,10 @@ func scanRun(r Row) (*carryon.Run, error) {
 	var lease, started, finished *int64
 	var created, updated int64
 	var tools *string
+	var door string
 	err := r.Scan(&run.ID, &run.SessionID, &run.OwnerID, &status, &run.Message, &run.TriggerSeq, &run.RequestID, &run.Model,
 		&run.Multitask, &run.Step, &run.Attempt, &run.LeaseOwner, &lease, &run.StopRequested, &run.Reply,
-		&run.Error, &run.Usage.InputTokens, &run.Usage.OutputTokens, &created, &updated, &started, &finished, &run.Takeovers, &tools, &run.Agent, &run.AgentDigest, &run.CompactThreshold)
+		&run.Error, &run.Usage.InputTokens, &run.Usage.OutputTokens, &created, &updated, &started, &finished, &run.Takeovers, &tools, &run.Agent, &run.AgentDigest, &run.CompactThreshold, &door)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +38,7 @@ func scanRun(r Row) (*carryon.Run, error) {
 			return nil, fmt.Errorf("run %s: stored tools: %w", run.ID, err)
 		}
 	}
-	run.Status = carryon.RunStatus(status)
+	run.Status, run.Door = carryon.RunStatus(status), carryon.Door(door)
 	run.LeaseExpiresAt, run.StartedAt, run.FinishedAt = TimePtr(lease), TimePtr(started), TimePtr(finished)
 	run.CreatedAt, run.UpdatedAt = FromMicros(created), FromMicros(updated)
 	return &run, nil
@@ -69,11 +70,11 @@ func (t *Tx) InsertRun(ctx context.Context, r *carryon.Run) error {
 		return err
 	}
 	_, err := t.Conn.Exec(ctx, `INSERT INTO runs (`+runCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.SessionID, r.OwnerID, string(r.Status), r.Message, r.TriggerSeq, r.RequestID, r.Model,
 		r.Multitask, r.Step, r.Attempt, r.LeaseOwner, NullMicros(r.LeaseExpiresAt), r.StopRequested,
 		r.Reply, r.Error, r.Usage.InputTokens, r.Usage.OutputTokens, Micros(r.CreatedAt), Micros(r.UpdatedAt),
-		NullMicros(r.StartedAt), NullMicros(r.FinishedAt), r.Takeovers, toolsText(r.Tools), r.Agent, r.AgentDigest, r.CompactThreshold)
+		NullMicros(r.StartedAt), NullMicros(r.FinishedAt), r.Takeovers, toolsText(r.Tools), r.Agent, r.AgentDigest, r.CompactThreshold, string(r.Door))
 	return t.Conflict(err, "insert run", "run %s exists", r.ID)
 }
 

@@ -21,7 +21,7 @@ func newRun(s *carryon.Session, id string, status carryon.RunStatus, sec int) *c
 	return &carryon.Run{
 		ID: id, SessionID: s.ID, OwnerID: s.OwnerID, Status: status, TriggerSeq: 1, Model: "scripted",
 		Multitask: carryon.MultitaskReject, CreatedAt: at(sec), UpdatedAt: at(sec),
-		Agent: "researcher", AgentDigest: "sha256:0a1b",
+		Agent: "researcher", AgentDigest: "sha256:0a1b", Door: carryon.DoorAGUI, CompactThreshold: 4000,
 	}
 }
 
@@ -105,7 +105,7 @@ func testRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		insertRun(t, st, full)
 		checkRun(t, getRun(t, st, ownerA, full.ID), full)
 		bare := newRun(s, "run_bare", carryon.RunQueued, 2)
-		bare.Model, bare.Multitask, bare.TriggerSeq, bare.Agent, bare.AgentDigest = "", "", 0, "", ""
+		bare.Model, bare.Multitask, bare.TriggerSeq, bare.Agent, bare.AgentDigest, bare.Door, bare.CompactThreshold = "", "", 0, "", "", "", 0
 		insertRun(t, st, bare)
 		checkRun(t, getRun(t, st, ownerA, bare.ID), bare)
 

@@ -2,23 +2,36 @@
 import { h, json, when, copyable, folded } from './dom.js';
 
 // tickOf reads the schedule and tick a scheduled run's request id names
-// (schedule:{schedule_id}:{tick in unix microseconds}, docs/SCHEDULES.md), or null. It is the
-// only front door a stored run records: the others leave no mark on it.
+// (schedule:{schedule_id}:{tick in unix microseconds}, docs/SCHEDULES.md), or null.
 function tickOf(r) {
   const m = /^schedule:(sch_[^:]+):(\d+)$/.exec(r.request_id || '');
   return m ? { schedule: m[1], tick: new Date(Number(m[2]) / 1000).toISOString() } : null;
 }
 
-// startedBy says which schedule's tick started the run, when one did.
+// doorNames are the words for the front doors a run records (run.door, docs/API.md).
+const doorNames = {
+  api: 'the API', openai: 'the OpenAI-compatible API', mcp: 'MCP', 'ag-ui': 'AG-UI', 'ai-sdk': 'the AI SDK chat',
+  a2a: 'A2A', schedule: 'a schedule', library: 'an in-process call',
+};
+
+// doorOf names the front door that started the run, or '' for a run stored before doors were kept.
+function doorOf(r) {
+  return r.door ? (doorNames[r.door] || r.door) : '';
+}
+
+// startedBy says which front door started the run, and which schedule's tick when one did.
 export function startedBy(r) {
   const t = tickOf(r);
-  return t ? h('div', { class: 'started-by' }, 'Started by ', h('a', { href: '#/schedules' }, `schedule ${t.schedule}`), ' at its tick of ', h('time', { datetime: t.tick }, when(t.tick))) : '';
+  if (t) return h('div', { class: 'started-by' }, 'Started by ', h('a', { href: '#/schedules' }, `schedule ${t.schedule}`), ' at its tick of ', h('time', { datetime: t.tick }, when(t.tick)));
+  const d = doorOf(r);
+  return d ? h('div', { class: 'started-by', 'data-door': r.door }, `Started through ${d}`) : '';
 }
 
 export function runSummary(r) {
   const u = r.usage || {};
   const t = tickOf(r);
-  return `Run ${r.id} · ${r.status}${t ? ` · started by schedule ${t.schedule}` : ''} · agent ${r.agent} (${r.model}) · step ${r.step} · attempt ${r.attempt}${r.takeovers ? ` (taken over ${r.takeovers}× after a crash)` : ''} · usage ${u.input_tokens || 0} in / ${u.output_tokens || 0} out tokens · ${when(r.created_at)}`;
+  const d = doorOf(r);
+  return `Run ${r.id} · ${r.status}${t ? ` · started by schedule ${t.schedule}` : d ? ` · through ${d}` : ''} · agent ${r.agent} (${r.model}) · step ${r.step} · attempt ${r.attempt}${r.takeovers ? ` (taken over ${r.takeovers}× after a crash)` : ''} · usage ${u.input_tokens || 0} in / ${u.output_tokens || 0} out tokens · ${when(r.created_at)}`;
 }
 
 const show = (v) => (v === undefined || v === null ? '' : typeof v === 'string' ? v : json(v));

@@ -1618,6 +1618,8 @@ export interface components {
             compact_threshold?: number;
             /** Format: date-time */
             created_at: string;
+            /** @enum {string} */
+            door?: "api" | "openai" | "mcp" | "ag-ui" | "ai-sdk" | "a2a" | "schedule" | "library";
             error?: string;
             /** Format: date-time */
             finished_at?: string;
