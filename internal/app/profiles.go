@@ -145,7 +145,7 @@ func (p *profiles) engine(ctx context.Context, pr *profileRun) (*engine.Engine, 
 		Model: prof.Model, MaxSteps: prof.MaxSteps, TokenBudget: prof.RunTokenBudget, CompactThreshold: prof.CompactThreshold,
 		Workspaces: p.workspaces, LongTerm: p.longTerm,
 		Approval:  func(tool string) bool { return prof.ApprovalOf(tool) == carryon.ApprovalAlways },
-		Telemetry: p.tel,
+		Telemetry: p.tel, Logger: p.log,
 	}, pr.provider, reg, pr.builder), nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/contextbuild"
@@ -49,7 +48,7 @@ func (e *Engine) compact(ctx context.Context, hub Hub, run *carryon.Run, step in
 	var summaryErr errSummary
 	switch {
 	case errors.As(err, &summaryErr) && ctx.Err() == nil:
-		slog.Default().Warn("the automatic compaction did not compact; the run goes on with the history as it is",
+		e.cfg.Logger.Warn("the automatic compaction did not compact; the run goes on with the history as it is",
 			"run", run.ID, "step", step, "tokens", built.Tokens, "threshold", threshold, "err", summaryErr.err)
 		built.Notes = append(built.Notes, "the automatic compaction failed ("+carryon.ErrorMessage(summaryErr.err)+"); the history is sent as it is")
 		return built, nil

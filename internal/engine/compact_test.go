@@ -3,8 +3,10 @@ package engine_test
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,7 +121,8 @@ func TestAutoCompactionKeepsContextsUnderThreshold(t *testing.T) {
 }
 
 // TestAutoCompactionFailureLeavesHistory: a summarizer that fails leaves the history as it was
-// (no summary stored) and the run goes on, sending what it would have sent without compaction.
+// (no summary stored) and the run goes on, sending what it would have sent without compaction; the
+// engine's logger (not the process's default) is told why.
 func TestAutoCompactionFailureLeavesHistory(t *testing.T) {
 	t.Parallel()
 	w := openaiWire
@@ -130,7 +133,9 @@ func TestAutoCompactionFailureLeavesHistory(t *testing.T) {
 		}
 		w.text(rw, "Done.")
 	})
-	f := newFixtureConfig(t, w.provider(srv.URL), engine.Config{Model: w.model, DeltaEvery: time.Nanosecond, CompactThreshold: 300})
+	var logs lockedLog
+	f := newFixtureConfig(t, w.provider(srv.URL), engine.Config{Model: w.model, DeltaEvery: time.Nanosecond, CompactThreshold: 300,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	s, err := f.sess.Create(f.alice, carryon.NewSession{Title: "t"})
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +153,9 @@ func TestAutoCompactionFailureLeavesHistory(t *testing.T) {
 	}
 	if run = f.wait(t, run.ID); run.Status != carryon.RunSucceeded || run.Reply != "Done." {
 		t.Fatalf("run: %s %q %s", run.Status, run.Reply, run.Error)
+	}
+	if got := logs.String(); !strings.Contains(got, "the automatic compaction did not compact") || !strings.Contains(got, "run="+run.ID) {
+		t.Errorf("the engine's logger got %q", got)
 	}
 	for _, m := range f.messages(t, s.ID) {
 		if m.Kind == carryon.KindSummary {
@@ -362,4 +370,22 @@ func TestAutoCompactionTimeoutLeavesHistory(t *testing.T) {
 			t.Errorf("message %d sent %q, the context before the run had %q", i, v.Msgs[i].Text, m.Content)
 		}
 	}
+}
+
+// lockedLog is a log's text, written by the runners' goroutines and read by the test.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

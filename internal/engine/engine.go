@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"time"
@@ -125,6 +126,9 @@ type Config struct {
 	// Telemetry traces each journaled tool call (execute_tool) and counts it; nil for none.
 	// (Model calls are traced by the provider Telemetry.Provider wraps.)
 	Telemetry *telemetry.Telemetry
+	// Logger receives what a run goes on after (an automatic compaction that did not compact);
+	// nil discards it.
+	Logger *slog.Logger
 }
 
 // Engine runs the agent loop.
@@ -139,6 +143,9 @@ type Engine struct {
 func New(cfg Config, provider model.Provider, tools *tool.Registry, builder *contextbuild.Builder) *Engine {
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = 12
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.DeltaEvery <= 0 {
 		cfg.DeltaEvery = 100 * time.Millisecond
