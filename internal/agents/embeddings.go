@@ -118,7 +118,7 @@ func (v *validator) extraction(at string, r *rawExtraction) *Extraction {
 	}
 	e := &Extraction{Namespace: r.Namespace}
 	if e.Namespace == "" {
-		e.Namespace = "facts"
+		e.Namespace = longterm.FactsNamespace
 	} else if err := longterm.ValidNamespace(e.Namespace, false); err != nil {
 		v.fail(at+".namespace", "%s", carryon.ErrorMessage(err))
 	}

@@ -46,7 +46,7 @@ const Prompt = `You extract durable facts about the user from a conversation: pr
 type Learner struct {
 	Provider model.Provider
 	Model    string
-	// Namespace is where the facts are written (default facts).
+	// Namespace is where the facts are written (default longterm.FactsNamespace).
 	Namespace string
 	// Timeout bounds the model call (default 60s).
 	Timeout time.Duration
@@ -99,7 +99,7 @@ func (s *Service) Extract(ctx context.Context, sessionID string) (*carryon.Extra
 		return nil, carryon.Errorf(carryon.EINVALID, "the session's agent %q learns no facts: give it memory_extraction in the agents file", sess.Agent)
 	}
 	if l.Namespace == "" {
-		l.Namespace = "facts"
+		l.Namespace = longterm.FactsNamespace
 	}
 	out := &carryon.Extraction{SessionID: sessionID, FromSeq: from, ToSeq: from, Version: sess.Version, Namespace: l.Namespace, Facts: []*carryon.LongTermAdded{}}
 	transcript := render(msgs)

@@ -28,6 +28,10 @@ import (
 // MaxQueryBytes bounds the text of one search.
 const MaxQueryBytes = 16 << 10
 
+// FactsNamespace is where the facts learned from a session are written when a profile's
+// memory_extraction names no namespace.
+const FactsNamespace = "facts"
+
 // vectorIdle is how long a user's vectors stay in memory without a search reading them.
 const vectorIdle = 10 * time.Minute
 
