@@ -137,7 +137,28 @@ type SessionFilter struct {
 	// ExternalID, when set, selects the caller's session with that external id (a page of at
 	// most one).
 	ExternalID string `json:"external_id,omitempty"`
+	// Query, when set, searches: the sessions whose title holds every word of it, or one of
+	// whose visible messages does (each as a whole word, the last also as the start of one), in
+	// the same order as without it. A deleted message is never matched; a fork matches the
+	// messages it inherits. At most MaxSessionQueryLength bytes and 8 words.
+	Query string `json:"q,omitempty"`
+	// Metadata selects the sessions whose metadata has each key with exactly that string value.
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// Agent selects the sessions of that agent profile.
+	Agent string `json:"agent,omitempty"`
+	// CreatedAfter, CreatedBefore, UpdatedAfter and UpdatedBefore bound the sessions' CreatedAt
+	// and UpdatedAt (exclusive); a zero time is no bound.
+	CreatedAfter  time.Time `json:"created_after,omitzero"`
+	CreatedBefore time.Time `json:"created_before,omitzero"`
+	UpdatedAfter  time.Time `json:"updated_after,omitzero"`
+	UpdatedBefore time.Time `json:"updated_before,omitzero"`
 }
+
+// MaxSessionQueryLength is the longest session search text (SessionFilter.Query) in bytes.
+const MaxSessionQueryLength = 256
+
+// MaxSessionMetadataFilters is how many metadata filters one session listing may hold.
+const MaxSessionMetadataFilters = 8
 
 // SessionPage is one page of sessions, newest first by creation.
 type SessionPage struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/wire"
@@ -63,6 +64,21 @@ func (c *Client) List(ctx context.Context, f carryon.SessionFilter) (*carryon.Se
 	}
 	if f.ExternalID != "" {
 		q.Set("external_id", f.ExternalID)
+	}
+	if f.Query != "" {
+		q.Set("q", f.Query)
+	}
+	for k, v := range f.Metadata {
+		q.Set("metadata["+k+"]", v)
+	}
+	if f.Agent != "" {
+		q.Set("agent", f.Agent)
+	}
+	for name, t := range map[string]time.Time{"created_after": f.CreatedAfter, "created_before": f.CreatedBefore,
+		"updated_after": f.UpdatedAfter, "updated_before": f.UpdatedBefore} {
+		if !t.IsZero() {
+			q.Set(name, t.UTC().Format(time.RFC3339Nano))
+		}
 	}
 	var out carryon.SessionPage
 	if err := c.do(ctx, call{method: "GET", path: "/v1/sessions", query: q}, &out); err != nil {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/carryon-hub/carryon"
@@ -148,7 +149,7 @@ func newQuery(r *http.Request, allowed []Param) (*query, error) {
 	for name, vs := range vals {
 		known := false
 		for _, p := range allowed {
-			known = known || p.Name == name
+			known = known || p.Name == name || p.Type == "object" && isMember(name, p.Name)
 		}
 		if !known {
 			return nil, carryon.Errorf(carryon.EINVALID, "unknown query parameter %q", name)
@@ -162,6 +163,41 @@ func newQuery(r *http.Request, allowed []Param) (*query, error) {
 
 // has reports whether the parameter was given.
 func (q *query) has(name string) bool { return q.values.Has(name) }
+
+// isMember says whether name is name[key] of an object parameter (style deepObject), key not empty.
+func isMember(name, object string) bool {
+	key, ok := strings.CutPrefix(name, object+"[")
+	return ok && len(key) > 1 && strings.HasSuffix(key, "]")
+}
+
+// members returns the keys and values of the object parameter name (name[key]=value), or nil.
+func (q *query) members(name string) map[string]string {
+	var out map[string]string
+	for k, vs := range q.values {
+		if isMember(k, name) && len(vs) > 0 {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k[len(name)+1:len(k)-1]] = vs[0]
+		}
+	}
+	return out
+}
+
+// time returns the parameter as an RFC 3339 time, or the zero time when it is absent. The first
+// bad parameter is kept in q.err.
+func (q *query) time(name string) time.Time {
+	if !q.values.Has(name) {
+		return time.Time{}
+	}
+	raw := q.values.Get(name)
+	t, err := time.Parse(time.RFC3339Nano, raw)
+	if err != nil {
+		q.errorf("query parameter %q must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", name, raw)
+		return time.Time{}
+	}
+	return t
+}
 
 // str returns the parameter's value or "".
 func (q *query) str(name string) string { return q.values.Get(name) }

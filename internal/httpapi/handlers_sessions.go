@@ -37,12 +37,27 @@ func (s *server) handleSessionCreate() http.HandlerFunc {
 
 func (s *server) handleSessionList() http.HandlerFunc {
 	return readRoute(s, func(r *http.Request, q *query) (carryon.SessionPage, error) {
-		page, err := s.sessions.List(r.Context(), carryon.SessionFilter{
-			Status:     carryon.SessionStatus(q.str("status")),
-			Limit:      int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
-			Cursor:     q.str("cursor"),
-			ExternalID: q.str("external_id"),
-		})
+		f := carryon.SessionFilter{
+			Status:       carryon.SessionStatus(q.str("status")),
+			Limit:        int(q.int("limit", 1, carryon.MaxMessageWindow, 0)),
+			Cursor:       q.str("cursor"),
+			ExternalID:   q.str("external_id"),
+			Query:        q.str("q"),
+			Metadata:     q.members("metadata"),
+			Agent:        q.str("agent"),
+			CreatedAfter: q.time("created_after"), CreatedBefore: q.time("created_before"),
+			UpdatedAfter: q.time("updated_after"), UpdatedBefore: q.time("updated_before"),
+		}
+		if q.has("metadata") {
+			q.errorf("query parameter \"metadata\" takes a key: metadata[key]=value")
+		}
+		if q.has("q") && f.Query == "" {
+			q.errorf("query parameter \"q\" is empty: leave it out to list without searching")
+		}
+		if q.err != nil {
+			return carryon.SessionPage{}, q.err
+		}
+		page, err := s.sessions.List(r.Context(), f)
 		if err != nil {
 			return carryon.SessionPage{}, err
 		}

@@ -114,6 +114,15 @@ func (g *schemaGen) operation(rt *Route, method string) obj {
 	}
 	for _, p := range rt.Query {
 		s := obj{"type": p.Type}
+		if p.Format != "" {
+			s["format"] = p.Format
+		}
+		if p.Type == "object" { // name[key]=value
+			s["additionalProperties"] = obj{"type": "string"}
+			params = append(params, obj{"name": p.Name, "in": "query", "required": p.Required, "description": p.Description,
+				"style": "deepObject", "explode": true, "schema": s})
+			continue
+		}
 		if p.Type == "integer" {
 			s["minimum"], s["maximum"] = p.Min, p.Max
 		}

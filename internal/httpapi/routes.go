@@ -43,6 +43,8 @@ type Param struct {
 	Required    bool
 	Min, Max    int64    // bounds of an integer parameter
 	Enum        []string // allowed values of a string parameter
+	// Format is the OpenAPI format of a string parameter ("date-time").
+	Format string
 	// Fresh makes a MayLag route's read go to the primary when the parameter is given: it turns
 	// a listing into a lookup a write may depend on (a session by its external id).
 	Fresh bool
@@ -150,7 +152,15 @@ func routes() []Route {
 			Request: carryon.NewSession{}, BodyOptional: true, Response: carryon.Session{}, handler: (*server).handleSessionCreate}),
 		{Method: "GET", Pattern: "/v1/sessions", Auth: AuthUser, Status: 200, Summary: "List the caller's sessions, newest first (by creation, so paging never skips one)",
 			Query: []Param{{Name: "status", Type: "string", Enum: []string{"active", "closed", "expired"}, Description: "only sessions in this status"},
-				{Name: "external_id", Type: "string", Fresh: true, Description: "only the session with this external id (a page of at most one)"}, paramLimit, paramCursor},
+				{Name: "external_id", Type: "string", Fresh: true, Description: "only the session with this external id (a page of at most one)"},
+				{Name: "q", Type: "string", Description: "search: the sessions whose title holds every word, or one of whose visible messages does (whole words, the last also as a prefix); same order, newest first; deleted messages never match, a fork matches what it inherits; at most 256 bytes and 8 words"},
+				{Name: "metadata", Type: "object", Description: "metadata[key]=value: only sessions whose metadata has that key with that string value (several are AND-ed, at most 8; keys: letters, digits, _-.:)"},
+				{Name: "agent", Type: "string", Description: "only sessions of this agent profile"},
+				{Name: "created_after", Type: "string", Format: "date-time", Description: "only sessions created after this RFC 3339 time"},
+				{Name: "created_before", Type: "string", Format: "date-time", Description: "only sessions created before this RFC 3339 time"},
+				{Name: "updated_after", Type: "string", Format: "date-time", Description: "only sessions last updated after this RFC 3339 time"},
+				{Name: "updated_before", Type: "string", Format: "date-time", Description: "only sessions last updated before this RFC 3339 time"},
+				paramLimit, paramCursor},
 			MayLag: true, Response: carryon.SessionPage{}, handler: (*server).handleSessionList},
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}", Status: 200, Summary: "Get a session with its working memory and last messages",
 			Query:    []Param{{Name: "messages", Type: "integer", Min: 0, Max: carryon.MaxMessageWindow, Description: "how many of the last messages to include (default 20, 0 for none)"}},

@@ -78,6 +78,9 @@ func (s *Service) Fork(ctx context.Context, id string, in carryon.ForkInput) (*c
 				return nil, err
 			}
 		}
+		if err := tx.IndexFork(ctx, own, child, at); err != nil { // a fork is found by the text it shows
+			return nil, err
+		}
 		if child.WorkingMemoryVersion == 1 {
 			err := tx.InsertWorkingMemoryRevision(ctx, own, &carryon.WorkingMemoryRevision{
 				SessionID: child.ID, WorkingMemoryVersion: 1, Version: 1, Patch: mustJSON(rev.Document),

@@ -227,6 +227,9 @@ func (s *Service) List(ctx context.Context, f carryon.SessionFilter) (*carryon.S
 		}
 	}
 	q := store.SessionQuery{Status: f.Status, ExternalID: f.ExternalID, Limit: limit + 1}
+	if err := searchFilter(f, &q); err != nil {
+		return nil, err
+	}
 	if f.Cursor != "" {
 		if q.AfterCreated, q.AfterID, err = DecodeCursor(f.Cursor); err != nil {
 			return nil, err

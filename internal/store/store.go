@@ -109,6 +109,25 @@ type SessionQuery struct {
 	AfterCreated time.Time
 	AfterID      string
 	Limit        int
+	// Terms, when set, selects the sessions whose title holds every term (as a substring, case
+	// folded) or one of whose visible messages holds every term as a word, the last term also as
+	// the start of a word (a search box's word being typed). Deleted messages are never matched;
+	// a fork matches the messages it inherits. Terms come from SearchQueryTerms: letters and
+	// digits only.
+	Terms []string
+	// Metadata selects the sessions whose metadata has each key with exactly that string value.
+	Metadata []MetadataMatch
+	// Agent, when set, selects the sessions of that agent profile.
+	Agent string
+	// CreatedAfter, CreatedBefore, UpdatedAfter and UpdatedBefore bound CreatedAt and UpdatedAt
+	// (exclusive); a zero time is no bound.
+	CreatedAfter, CreatedBefore, UpdatedAfter, UpdatedBefore time.Time
+}
+
+// MetadataMatch is one metadata filter of a SessionQuery: a top-level key of the session's
+// metadata whose value is the JSON string Value. Key holds only MetadataKeyChars.
+type MetadataMatch struct {
+	Key, Value string
 }
 
 // SessionRef names a session and its owner.
@@ -195,6 +214,10 @@ type Messages interface {
 	// CopyMessageDeletions gives a fork just stored the tombstones its parent had at parent
 	// version at on the history the fork shares (seq <= ForkSeq), and returns how many it copied.
 	CopyMessageDeletions(ctx context.Context, owner string, child *carryon.Session, at int64) (int64, error)
+	// IndexFork gives the fork child (stored, its tombstones copied) the search documents of the
+	// messages it shows: its parent's for the seqs it shares, and those of messages its parent
+	// deleted after the fork's version that the fork still shows.
+	IndexFork(ctx context.Context, owner string, child *carryon.Session, at int64) error
 }
 
 // WorkingMemory stores each session's working memory document and its revisions.

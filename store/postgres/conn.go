@@ -20,6 +20,7 @@ var dialect = &sqlq.Dialect{
 	LockForDelete:     " FOR UPDATE",
 	LockToClaim:       " FOR NO KEY UPDATE OF r SKIP LOCKED",
 	LongTermSearch:    longTermSearch,
+	SessionSearch:     sessionSearch,
 	RandomSessionKeys: true,
 	NotifyRunEvent:    "SELECT pg_notify('" + store.RunsChannel + "', ?)",
 }

@@ -10,7 +10,7 @@ import (
 
 // dialect is SQLite as the shared statements of package sqlq see it: write transactions are
 // serialised (BEGIN IMMEDIATE), so no read needs a row lock.
-var dialect = &sqlq.Dialect{Name: "sqlite", Codes: codes, LongTermSearch: longTermSearch}
+var dialect = &sqlq.Dialect{Name: "sqlite", Codes: codes, LongTermSearch: longTermSearch, SessionSearch: sessionSearch}
 
 // conn is a database/sql transaction as a sqlq.Conn; SQLite takes the ? placeholders as they are.
 // In a write batch (detach) its statements run without the caller's cancellation: SQLite answers a

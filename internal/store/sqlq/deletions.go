@@ -48,6 +48,13 @@ func (t *Tx) deleteMessage(ctx context.Context, owner string, s *carryon.Session
 	if err != nil {
 		return t.Conflict(err, "delete message", "message %d of session %s is deleted already", seq, s.ID)
 	}
+	key, err := t.ownKey(ctx, owner, s.ID)
+	if err != nil {
+		return err
+	}
+	if err := t.unindexMessage(ctx, key, seq); err != nil {
+		return err
+	}
 	summaries, err := t.redact(ctx, owner, s, ms[0])
 	if err != nil {
 		return err

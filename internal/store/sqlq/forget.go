@@ -143,6 +143,12 @@ func (t *Tx) ForgetSessionRows(ctx context.Context, owner, sessionID string, lim
 		return c, err
 	}
 	left := Limit(limit)
+	// Up to limit search documents go in each step beside the rows it counts (the receipt does
+	// not count them, and a step that deleted only them must not look like the last one); those
+	// left when the counted rows are gone go with the session row (DeleteSession).
+	if _, err := t.Conn.Exec(ctx, t.d.SessionSearch.ForgetBatch, sessionID, left); err != nil {
+		return c, t.Wrap(err, "forget session rows")
+	}
 	for _, b := range sessionBatches {
 		if left <= 0 {
 			break

@@ -60,6 +60,9 @@ func (t *Tx) InsertMessages(ctx context.Context, owner string, msgs []*carryon.M
 	} else if err != nil {
 		return t.Wrap(err, "insert messages")
 	}
+	if err := t.indexMessages(ctx, msgs, keys); err != nil {
+		return err
+	}
 	return t.insertWrites(ctx, msgs, keys)
 }
 

@@ -127,7 +127,8 @@ func (t *Tx) LockSession(ctx context.Context, owner, id string) error {
 }
 
 // ListSessions returns a page of the owner's sessions by (created_at, id) descending, filtered
-// by the status a client sees at q.Now. A Limit of zero or less means no limit.
+// by the status a client sees at q.Now and by q's search conditions (search.go). A Limit of zero
+// or less means no limit.
 func (t *Tx) ListSessions(ctx context.Context, owner string, q store.SessionQuery) ([]*carryon.Session, error) {
 	query := `SELECT ` + sessionCols + ` FROM sessions WHERE owner_id = ?`
 	args := []any{owner}
@@ -147,6 +148,7 @@ func (t *Tx) ListSessions(ctx context.Context, owner string, q store.SessionQuer
 		query += ` AND status = ?`
 		args = append(args, string(q.Status))
 	}
+	query, args = t.searchConditions(query, args, q)
 	if q.AfterID != "" {
 		query += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
 		args = append(args, Micros(q.AfterCreated), Micros(q.AfterCreated), q.AfterID)
@@ -224,6 +226,9 @@ func (t *Tx) DeleteSession(ctx context.Context, owner, id string) error {
 		}
 	}
 	t.Forget() // the session's key and memory, and its forks' parents
+	if err := t.unindexSession(ctx, head.Key); err != nil {
+		return err
+	}
 	if _, err := t.Conn.Exec(ctx, `DELETE FROM sessions WHERE id = ?`, id); err != nil {
 		return t.Wrap(err, "delete session")
 	}

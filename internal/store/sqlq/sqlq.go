@@ -90,6 +90,8 @@ type Dialect struct {
 	// LongTermSearch is how the database matches and ranks long-term memory items holding any of
 	// terms (store.SearchTerms of a search text: letters and digits only) of the owner.
 	LongTermSearch func(owner string, terms []string) LongTermSearch
+	// SessionSearch is how the database keeps and matches session search's documents (search.go).
+	SessionSearch SessionSearch
 	// RandomSessionKeys gives a new session a random positive 63-bit key (sessions.session_key,
 	// the integer its messages and revisions are stored under), where writers are not
 	// serialised and the schema has no sequence (PostgreSQL, whose BIGINT is 8 bytes whatever

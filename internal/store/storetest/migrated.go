@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -86,6 +87,13 @@ func CheckOldRows(t *testing.T, st store.Store) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The migration indexed the messages each session shows, a fork's inherited ones included.
+	for text, w := range map[string][]string{"c": {"sess_child", "sess_old", "sess_fork"}, "x": {"sess_child"},
+		"e": {"sess_old"}, "g": {"sess_fork"}, "a b": {}} {
+		if got := search(t, st, "usr_a", terms(text)); !reflect.DeepEqual(got, w) {
+			t.Errorf("search for %q after the migration = %v, want %v", text, got, w)
+		}
 	}
 	// A session made after the migration gets a key of its own.
 	n := &carryon.Session{ID: "sess_new", OwnerID: "usr_a", Status: carryon.SessionActive, Version: 1,

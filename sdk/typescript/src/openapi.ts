@@ -8236,6 +8236,22 @@ export interface operations {
                 status?: "active" | "closed" | "expired";
                 /** @description only the session with this external id (a page of at most one) */
                 external_id?: string;
+                /** @description search: the sessions whose title holds every word, or one of whose visible messages does (whole words, the last also as a prefix); same order, newest first; deleted messages never match, a fork matches what it inherits; at most 256 bytes and 8 words */
+                q?: string;
+                /** @description metadata[key]=value: only sessions whose metadata has that key with that string value (several are AND-ed, at most 8; keys: letters, digits, _-.:) */
+                metadata?: {
+                    [key: string]: string;
+                };
+                /** @description only sessions of this agent profile */
+                agent?: string;
+                /** @description only sessions created after this RFC 3339 time */
+                created_after?: string;
+                /** @description only sessions created before this RFC 3339 time */
+                created_before?: string;
+                /** @description only sessions last updated after this RFC 3339 time */
+                updated_after?: string;
+                /** @description only sessions last updated before this RFC 3339 time */
+                updated_before?: string;
                 /** @description page size (default 50) */
                 limit?: number;
                 /** @description next_cursor of the previous page (opaque) */
@@ -8581,6 +8597,22 @@ export interface operations {
                 status?: "active" | "closed" | "expired";
                 /** @description only the session with this external id (a page of at most one) */
                 external_id?: string;
+                /** @description search: the sessions whose title holds every word, or one of whose visible messages does (whole words, the last also as a prefix); same order, newest first; deleted messages never match, a fork matches what it inherits; at most 256 bytes and 8 words */
+                q?: string;
+                /** @description metadata[key]=value: only sessions whose metadata has that key with that string value (several are AND-ed, at most 8; keys: letters, digits, _-.:) */
+                metadata?: {
+                    [key: string]: string;
+                };
+                /** @description only sessions of this agent profile */
+                agent?: string;
+                /** @description only sessions created after this RFC 3339 time */
+                created_after?: string;
+                /** @description only sessions created before this RFC 3339 time */
+                created_before?: string;
+                /** @description only sessions last updated after this RFC 3339 time */
+                updated_after?: string;
+                /** @description only sessions last updated before this RFC 3339 time */
+                updated_before?: string;
                 /** @description page size (default 50) */
                 limit?: number;
                 /** @description next_cursor of the previous page (opaque) */
