@@ -52,7 +52,7 @@ func (s *Service) Import(ctx context.Context, in carryon.ImportInput) (*carryon.
 // ImportMessages makes a new session of the caller holding msgs (OpenAI conversation items
 // mapped to messages by the OpenAI door), through the same transaction as Import. raw is the
 // body they came from, which the request id is checked against.
-func (s *Service) ImportMessages(ctx context.Context, raw []byte, msgs []carryon.NewMessage, metadata []byte, in carryon.ImportInput) (*carryon.ImportResult, error) {
+func (s *Service) ImportMessages(ctx context.Context, raw []byte, msgs []carryon.NewMessage, in carryon.ImportInput) (*carryon.ImportResult, error) {
 	if len(raw) > bundle.MaxBytes {
 		return nil, carryon.Errorf(carryon.ETOOLARGE, "the items are %d bytes; an import may hold %d", len(raw), bundle.MaxBytes)
 	}
@@ -63,7 +63,7 @@ func (s *Service) ImportMessages(ctx context.Context, raw []byte, msgs []carryon
 	ttl := int64(s.cfg.IdleTTL / time.Second)
 	sess := &bundle.Session{ID: carryon.NewID(carryon.SessionIDPrefix), Status: carryon.SessionActive, Version: 1, Agent: carryon.DefaultAgent,
 		CreatedAt: now, UpdatedAt: now, LastActiveAt: now, ExpiresAt: now, IdleTTLSeconds: ttl,
-		MessageCount: int64(len(msgs)), LastSeq: int64(len(msgs)), Metadata: metadata}
+		MessageCount: int64(len(msgs)), LastSeq: int64(len(msgs))}
 	p := &importPlan{sess: sess, counts: map[string]int64{bundle.KindSession: 1, bundle.KindMessage: int64(len(msgs))}}
 	for i, m := range msgs {
 		p.msgs = append(p.msgs, &carryon.Message{SessionID: sess.ID, Seq: int64(i) + 1, Role: m.Role, Kind: kindOf(m.Kind), Content: m.Content,
@@ -215,4 +215,3 @@ func (p *importPlan) store(ctx context.Context, tx store.Tx, own string, in carr
 	}
 	return sess, nil
 }
-
