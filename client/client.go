@@ -69,6 +69,9 @@ type call struct {
 	method, path string
 	query        url.Values
 	body         any
+	// raw, when set, is the body as it is, sent as media type rawType (an import's bundle).
+	raw     []byte
+	rawType string
 	// requestID is sent as Idempotency-Key; ifMatch as If-Match.
 	requestID string
 	ifMatch   *int64
@@ -112,6 +115,9 @@ func (c *Client) send(ctx context.Context, cl call, accept string) (*http.Respon
 		}
 		body = bytes.NewReader(b)
 	}
+	if cl.raw != nil {
+		body = bytes.NewReader(cl.raw)
+	}
 	req, err := http.NewRequestWithContext(ctx, cl.method, u, body)
 	if err != nil {
 		return nil, fmt.Errorf("carryon client: %w", err)
@@ -122,6 +128,9 @@ func (c *Client) send(ctx context.Context, cl call, accept string) (*http.Respon
 	}
 	if cl.body != nil {
 		req.Header.Set("Content-Type", wire.MediaJSON)
+	}
+	if cl.raw != nil {
+		req.Header.Set("Content-Type", cl.rawType)
 	}
 	key := c.key
 	if cl.key != "" {

@@ -39,16 +39,16 @@ func TestSessionCommands(t *testing.T) {
 			t.Fatalf("sessions show lacks %q:\n%s", want, out)
 		}
 	}
-	var types []string
+	var kinds []string
 	sc := bufio.NewScanner(strings.NewReader(cli(t, srv, "sessions", "export", id)))
 	for sc.Scan() {
-		var line struct{ Type string }
+		var line struct{ Kind, Format string }
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
 			t.Fatalf("export line %q: %v", sc.Text(), err)
 		}
-		types = append(types, line.Type)
+		kinds = append(kinds, line.Format+line.Kind)
 	}
-	if got := strings.Join(types, ","); got != "session,working_memory,message,message,memory_revision" {
+	if got := strings.Join(kinds, ","); got != "carryon.session,session,message,message,working_memory_revision,end" {
 		t.Fatalf("export lines: %s", got)
 	}
 	fork := cli(t, srv, "sessions", "fork", id, "--at-version", "1")

@@ -24,6 +24,7 @@ import (
 	"github.com/carryon-hub/carryon/internal/httpapi"
 	"github.com/carryon-hub/carryon/internal/mcpserver"
 	"github.com/carryon-hub/carryon/internal/openaiapi"
+	"github.com/carryon-hub/carryon/internal/sessions"
 	"github.com/carryon-hub/carryon/internal/telemetry"
 	"github.com/carryon-hub/carryon/internal/users"
 	"github.com/carryon-hub/carryon/internal/webhooks"
@@ -204,6 +205,8 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Compact:     h.Compact,
 		Extract:     h.Extract,
 		Compactions: h.Compactions,
+		Export:      h.Sessions.Export,
+		Import:      importer(h.Sessions),
 		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Schedules: h.Schedules, Webhooks: h.Webhooks, Logger: log, Compact: h.Compact,
 			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody, Writes: tel}),
 		UI: webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
@@ -268,4 +271,19 @@ func inspectorURL(addr net.Addr) string {
 		host = "127.0.0.1"
 	}
 	return "http://" + net.JoinHostPort(host, port) + httpapi.UIPath
+}
+
+// importer is POST /v1/sessions/import's call: a bundle goes to the session service as it is,
+// OpenAI conversation items are mapped to messages by the OpenAI door's mapping first.
+func importer(ss *sessions.Service) func(context.Context, carryon.ImportInput) (*carryon.ImportResult, error) {
+	return func(ctx context.Context, in carryon.ImportInput) (*carryon.ImportResult, error) {
+		if in.Format != carryon.ImportOpenAI {
+			return ss.Import(ctx, in)
+		}
+		msgs, err := openaiapi.ImportItems(in.Bundle, in.Order)
+		if err != nil {
+			return nil, err
+		}
+		return ss.ImportMessages(ctx, in.Bundle, msgs, in)
+	}
 }

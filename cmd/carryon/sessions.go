@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"text/tabwriter"
 	"time"
 
@@ -19,8 +20,13 @@ const sessionsUsage = `usage: carryon sessions COMMAND [flags]
                                   close (history kept, writes refused), reopen, delete
   fork ID [--at-version N] [--title T] [--expected-version N]
                                   a new session from this one, as it is or was
-  export ID                       one session as JSON Lines: the session, its working memory,
-                                  every message, every memory revision
+  export ID [-o FILE]             the session's bundle (docs/EXPORT.md): JSON Lines of every
+                                  row it owns (messages with tombstones, working-memory
+                                  revisions, runs with their journal and events, workspace
+                                  files, a fork's parent as a reference) and a checksum
+  import FILE [--keep-ids] [--parent ID] [--format carryon|openai] [--order asc|desc] [--request-id K]
+                                  a new session of yours from a bundle (- reads stdin), or from
+                                  OpenAI conversation items (GET /v1/conversations/{id}/items)
   compact ID [--keep-last N] [--instructions TEXT] [--expected-version N] [--json]
                                   the session's model summarizes its history but the last N
                                   messages; the context sends the summary in their place
@@ -34,7 +40,8 @@ Examples:
   carryon sessions fork sess_... --at-version 3 --title "try the other plan"
   carryon sessions close sess_... --expected-version 12
   carryon sessions compact sess_... --keep-last 10 --instructions "keep file names"
-  carryon sessions export sess_... > session.jsonl`
+  carryon sessions export sess_... -o session.jsonl
+  carryon --server https://other.example sessions import session.jsonl`
 
 func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
 	fs := newFlagSet("sessions", sessionsUsage, stdout)
@@ -48,6 +55,12 @@ func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr 
 	title := fs.String("title", "", "title of the fork (fork)")
 	keepLast := fs.Int("keep-last", 0, "how many of the newest messages stay out of the summary (compact)")
 	instructions := fs.String("instructions", "", "what the summary must keep, added to the summarizer's prompt (compact)")
+	outFile := fs.String("o", "", "write the bundle to this file instead of stdout (export)")
+	keepIDs := fs.Bool("keep-ids", false, "keep the bundle's ids; an id that exists refuses the import (import)")
+	parent := fs.String("parent", "", "the session a fork's bundle is linked to (import; default its parent id)")
+	format := fs.String("format", "", "carryon (a bundle, the default) or openai (conversation items) (import)")
+	order := fs.String("order", "", "the order of OpenAI items in their pages: desc (default) or asc (import)")
+	requestID := fs.String("request-id", "", "the import's request id: a repeat makes no second session (import)")
 	var vf versionFlag
 	vf.register(fs.FlagSet, "close, restore, rm, fork, compact")
 	if len(args) == 0 {
@@ -67,7 +80,7 @@ func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr 
 		} else if *limit < 0 {
 			return usagef("--limit must be 1 or more")
 		}
-	case "show", "close", "restore", "rm", "fork", "export", "compact", "compactions":
+	case "show", "close", "restore", "rm", "fork", "export", "import", "compact", "compactions":
 		if len(pos) != 1 {
 			return fs.misuse()
 		}
@@ -130,7 +143,31 @@ func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr 
 		_, err = fmt.Fprintf(stdout, "%s forked from %s at version %d\n", s.ID, id, s.ForkVersion)
 		return err
 	case "export":
-		return exportSession(ctx, c, id, stdout)
+		b, err := c.Export(ctx, id)
+		if err != nil {
+			return err
+		}
+		if *outFile == "" || *outFile == "-" {
+			_, err = stdout.Write(b)
+			return err
+		}
+		return os.WriteFile(*outFile, b, 0o600)
+	case "import":
+		in := carryon.ImportInput{Format: *format, KeepIDs: *keepIDs, Parent: *parent, Order: *order, RetryOptions: carryon.RetryOptions{RequestID: *requestID}}
+		if id == "-" {
+			in.Bundle, err = io.ReadAll(os.Stdin)
+		} else {
+			in.Bundle, err = os.ReadFile(id)
+		}
+		if err != nil {
+			return err
+		}
+		res, err := c.Import(ctx, in)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s imported (%d messages, %d runs, %d files)\n", res.Session.ID, res.Counts["message"], res.Counts["run"], res.Counts["file"])
+		return err
 	case "compact":
 		cp, err := c.Compact(ctx, id, carryon.CompactInput{KeepLast: *keepLast, Instructions: *instructions, WriteOptions: carryon.WriteOptions{ExpectedVersion: expected}})
 		if err != nil {
@@ -209,55 +246,6 @@ func printView(w io.Writer, v *carryon.SessionView) error {
 		fmt.Fprintf(w, "#%-5d %-9s %s\n", m.Seq, m.Role, m.Content)
 	}
 	return nil
-}
-
-// exportSession writes one session as JSON Lines, each line {"type": …, "data": …}.
-func exportSession(ctx context.Context, c carryon.SessionService, id string, w io.Writer) error {
-	enc := json.NewEncoder(w)
-	line := func(typ string, data any) error {
-		return enc.Encode(struct {
-			Type string `json:"type"`
-			Data any    `json:"data"`
-		}{typ, data})
-	}
-	v, err := c.Get(ctx, id, carryon.GetOptions{Messages: -1})
-	if err != nil {
-		return err
-	}
-	if err := line("session", v.Session); err != nil {
-		return err
-	}
-	if err := line("working_memory", v.WorkingMemory); err != nil {
-		return err
-	}
-	for cursor := ""; ; {
-		page, err := c.ListMessages(ctx, id, carryon.MessageFilter{Cursor: cursor, Limit: carryon.MaxMessageWindow})
-		if err != nil {
-			return err
-		}
-		for _, m := range page.Items {
-			if err := line("message", m); err != nil {
-				return err
-			}
-		}
-		if cursor = page.NextCursor; cursor == "" {
-			break
-		}
-	}
-	for cursor := ""; ; {
-		page, err := c.WorkingMemoryHistory(ctx, id, carryon.RevisionFilter{Cursor: cursor, Limit: carryon.MaxMessageWindow})
-		if err != nil {
-			return err
-		}
-		for _, r := range page.Items {
-			if err := line("memory_revision", r); err != nil {
-				return err
-			}
-		}
-		if cursor = page.NextCursor; cursor == "" {
-			return nil
-		}
-	}
 }
 
 func printJSON(w io.Writer, v any) error {

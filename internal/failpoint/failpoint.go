@@ -46,6 +46,9 @@ const (
 	// ForgetStep is after each committed step of forgetting a user's session (a batch of its
 	// rows, or the session row itself): a crash there must lose no progress of the forget.
 	ForgetStep = "forget-step"
+	// ImportWriting is inside the transaction of a session import, after its messages and before
+	// the rest of its rows: a crash there must leave nothing of the import.
+	ImportWriting = "import-writing"
 )
 
 var (

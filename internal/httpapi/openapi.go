@@ -190,6 +190,11 @@ func (g *schemaGen) requestBody(rt *Route) obj {
 		return obj{"required": false, "content": obj{mediaJSON: obj{"schema": obj{"type": "object", "maxProperties": 0,
 			"description": "nothing: an empty body or an empty object"}}}}
 	}
+	if isType[importBody](rt.Request) {
+		lines := obj{"schema": obj{"type": "string", "description": "a session bundle: JSON Lines, a header, the session's rows, an end line with the checksum (docs/EXPORT.md)"}}
+		return obj{"required": true, "content": obj{mediaNDJSON: lines, mediaJSONL: lines,
+			mediaJSON: obj{"schema": obj{"description": "OpenAI conversation items: the list object of GET /v1/conversations/{id}/items, several concatenated, or an array of them"}}}}
+	}
 	content := obj{mediaJSON: obj{"schema": g.ref(reflect.TypeOf(rt.Request))}}
 	if isType[wire.WorkingMemoryPatchRequest](rt.Request) {
 		content[mediaMergePatch] = obj{"schema": obj{"type": "object", "description": "the merge patch itself"}}

@@ -69,8 +69,12 @@ var codeMeaning = map[string]string{
 // routeCodes are the codes a route's service answers beyond what the kind of route implies, with
 // what they mean there.
 var routeCodes = map[string]map[string]string{
-	"POST /v1/sessions":           {carryon.ECONFLICT: "external_id names an existing session of the caller and if_exists is error"},
-	"POST /v1/sessions/{id}/runs": {carryon.EBUSY: ""},
+	"POST /v1/sessions":            {carryon.ECONFLICT: "external_id names an existing session of the caller and if_exists is error"},
+	"POST /v1/sessions/{id}/runs":  {carryon.EBUSY: ""},
+	"GET /v1/sessions/{id}/export": {carryon.ETOOLARGE: "the session's bundle would be over 64 MiB"},
+	"POST /v1/sessions/import": {carryon.EINVALID: "the bundle is truncated, changed (checksum), of a newer format version, has a line of an unknown kind or rows that do not fit together, or is a fork of no session of the caller; the items are no OpenAI list",
+		carryon.ECONFLICT: "keep_ids and an id of the bundle (session, run, action) or its external id exists already, anyone's",
+		carryon.ETOOLARGE: "the body is over 64 MiB"},
 	"POST /v1/sessions/{id}/compact": {carryon.EBUSY: "the session has an active run: compact it once the run ended",
 		carryon.EUNAVAILABLE: "the summarizer failed or timed out: nothing was stored, the history and the context are as they were",
 		carryon.EINVALID:     "keep_last is negative, instructions are over 16 KiB, or no message is left to summarize (all newer than the last compaction are kept)"},
@@ -138,7 +142,8 @@ func problemCodes(rt *Route) []string {
 func needsOptionalService(pattern string) bool {
 	return strings.HasPrefix(pattern, "/v1/runs/") || strings.HasPrefix(pattern, "/v1/memories") ||
 		strings.HasPrefix(pattern, "/v1/webhooks") || pattern == "/v1/chat" || pattern == "/v1/sessions/{id}/runs" || pattern == "/v1/sessions/{id}/context" ||
-		pattern == "/v1/sessions/{id}/compact" || pattern == "/v1/sessions/{id}/compactions"
+		pattern == "/v1/sessions/{id}/compact" || pattern == "/v1/sessions/{id}/compactions" ||
+		pattern == "/v1/sessions/{id}/export" || pattern == "/v1/sessions/import"
 }
 
 // takesVersion reports whether a write checks an expected version (Route.Versioned): writes to a
@@ -200,6 +205,10 @@ func (g *schemaGen) success(rt *Route) obj {
 	switch {
 	case rt.Response != nil:
 		content = obj{mediaJSON: obj{"schema": g.ref(reflect.TypeOf(rt.Response))}}
+	case rt.Pattern == "/v1/sessions/{id}/export":
+		content = obj{mediaNDJSON: obj{"schema": obj{"type": "string", "description": "the session's bundle: JSON Lines (docs/EXPORT.md)"}}}
+		headers["Content-Disposition"] = obj{"required": true, "schema": obj{"type": "string"}, "description": "attachment, named after the session"}
+		headers["Cache-Control"] = header("NoStore")
 	case rt.Pattern == "/metrics":
 		content = obj{"text/plain": obj{"schema": obj{"type": "string", "description": "the Prometheus text exposition format"}}}
 	case rt.Pattern == "/openapi.json":

@@ -97,6 +97,12 @@ type Config struct {
 	// Extract learns facts from a session into its owner's long-term memory
 	// (POST /v1/sessions/{id}/extract); without it that route answers 501.
 	Extract func(ctx context.Context, sessionID string) (*carryon.Extraction, error)
+	// Export returns the bundle of a session (GET /v1/sessions/{id}/export); without it that
+	// route answers 501.
+	Export func(ctx context.Context, sessionID string) ([]byte, error)
+	// Import makes a session of the caller from a bundle or OpenAI conversation items (POST
+	// /v1/sessions/import); without it that route answers 501.
+	Import func(ctx context.Context, in carryon.ImportInput) (*carryon.ImportResult, error)
 	// Compactions lists a session's compactions (GET /v1/sessions/{id}/compactions); without it
 	// that route answers 501.
 	Compactions func(ctx context.Context, sessionID string) (*carryon.CompactionPage, error)
@@ -161,6 +167,8 @@ type server struct {
 	context        func(ctx context.Context, sessionID string) (*carryon.ContextPreview, error)
 	compact        func(ctx context.Context, sessionID string, in carryon.CompactInput) (*carryon.Compaction, error)
 	compactions    func(ctx context.Context, sessionID string) (*carryon.CompactionPage, error)
+	export         func(ctx context.Context, sessionID string) ([]byte, error)
+	importer       func(ctx context.Context, in carryon.ImportInput) (*carryon.ImportResult, error)
 	extract        func(ctx context.Context, sessionID string) (*carryon.Extraction, error)
 	logger         *slog.Logger
 	ready          func(context.Context) error
@@ -192,6 +200,8 @@ func NewServer(cfg Config) http.Handler {
 		context:        cfg.Context,
 		compact:        cfg.Compact,
 		compactions:    cfg.Compactions,
+		export:         cfg.Export,
+		importer:       cfg.Import,
 		extract:        cfg.Extract,
 		logger:         cfg.Logger,
 		ready:          cfg.Ready,

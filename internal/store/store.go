@@ -67,6 +67,7 @@ type Tx interface {
 	Retention
 	Webhooks
 	Schedules
+	Bundles
 }
 
 // Users stores users and API keys.
@@ -272,4 +273,18 @@ type Idempotency interface {
 	// HasExpiredIdempotency says whether a record expired before t, so that a sweeper writes only
 	// when there is something to remove. It works in a Read transaction.
 	HasExpiredIdempotency(ctx context.Context, before time.Time) (bool, error)
+}
+
+// Bundles is what exporting a session and importing it again need beyond the other aggregates'
+// methods: the rows a session stores itself, deleted ones included, and its tombstones as given.
+type Bundles interface {
+	// OwnMessages returns up to limit (<= 0: all) of the message rows stored under s itself (a
+	// fork's from its fork point on) with seq > after, oldest first, a message s deleted too:
+	// Deleted set, its content, tool calls and metadata left out whether or not the row still
+	// holds them for a fork. ENOTFOUND when s is not the owner's.
+	OwnMessages(ctx context.Context, owner string, s *carryon.Session, after int64, limit int) ([]*carryon.Message, error)
+	// InsertTombstones stores tombstones of the owner's session as given: Seq, Version (the
+	// session version of the delete) and CreatedAt of each. ENOTFOUND when the session is not
+	// the owner's; ECONFLICT when one exists.
+	InsertTombstones(ctx context.Context, owner, sessionID string, ts []*carryon.Message) error
 }
