@@ -55,6 +55,14 @@ type Target struct {
 	// far (an in-process hub's instrumented store, a server's /metrics), to report the writes an
 	// operation costs.
 	Writes func(ctx context.Context) (int64, error)
+	// CPU, when set, returns the processor time (user and system) the process serving the
+	// target has used so far (SelfCPU in process; a server's process_cpu_seconds_total), and
+	// CPUSource says which ("process" or "metrics").
+	CPU       func(ctx context.Context) (time.Duration, error)
+	CPUSource string
+	// Syncs, when set, returns how many fsyncs of committed writes the target's store has made
+	// so far (an in-process SQLite store), to report the fsyncs an operation costs.
+	Syncs func() uint64
 }
 
 // Config is one benchmark.
@@ -135,9 +143,17 @@ func Run(ctx context.Context, cfg Config, t Target) (*Report, error) {
 		}
 	}
 	w0, werr := writes(ctx, t)
+	s0 := syncs(t)
+	c0, cerr := cpuOf(ctx, t)
 	runIDs := measure(ctx, cfg, t, ids, rep)
+	if c1, err := cpuOf(ctx, t); cerr == nil && err == nil && t.CPU != nil {
+		rep.setCPU(t.CPUSource, c1-c0)
+	}
 	if w1, err := writes(ctx, t); werr == nil && err == nil && t.Writes != nil {
 		rep.setWrites(ctx, t, w1-w0, runIDs)
+	}
+	if t.Syncs != nil {
+		rep.setSyncs(syncs(t) - s0)
 	}
 	rep.Memory = mem.peak(ctx) // with the streams still open
 	stopStreams()
@@ -181,6 +197,14 @@ func writes(ctx context.Context, t Target) (int64, error) {
 		return 0, nil
 	}
 	return t.Writes(ctx)
+}
+
+// syncs is t.Syncs, or 0 without it.
+func syncs(t Target) uint64 {
+	if t.Syncs == nil {
+		return 0
+	}
+	return t.Syncs()
 }
 
 // measure runs the clients and fills rep with what they saw; it returns the ids of the runs they
