@@ -64,6 +64,7 @@ type benchFlags struct {
 	streams, toolCalls   int
 	duration             time.Duration
 	asJSON               bool
+	cpuProfile           string
 }
 
 func runBench(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
@@ -86,6 +87,7 @@ func runBench(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	fs.IntVar(&f.streams, "streams", 0, "run event streams to hold open while the clients work; they follow one run, so give the server a --scripted-delay (and a --model-first-byte-timeout longer than it)")
 	fs.IntVar(&f.toolCalls, "tool-calls", 0, "the run scenario: tool calls (list_files) each run's message asks the scripted model for in its first step, before its answer in the second")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
+	fs.StringVar(&f.cpuProfile, "cpu-profile", "", "with --embedded: write a CPU profile (pprof) of the measurement, the clients and the hub, to this file")
 	if pos, err := fs.parse(getenv, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -113,6 +115,12 @@ func runBench(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		RunMessage: "continue the task" + strings.Repeat("\n/tool list_files {}", max(f.toolCalls, 0))}
 	if err := cfg.Check(); err != nil {
 		return usagef("%v", err)
+	}
+	if f.cpuProfile != "" {
+		if !f.embedded {
+			return usagef("--cpu-profile profiles this process: give it with --embedded (a server takes its own --cpu-profile)")
+		}
+		cfg.Profile = func() (func(), error) { return startCPUProfile(f.cpuProfile) }
 	}
 	if file, ok := stdout.(*os.File); ok && isTerminal(file) {
 		progress, done := bench.Bar(stdout)

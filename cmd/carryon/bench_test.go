@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -238,5 +239,21 @@ func TestBenchStreams(t *testing.T) {
 	}
 	if len(runs) != 1 {
 		t.Errorf("%d runs, want the streams' one", len(runs))
+	}
+}
+
+// TestBenchCPUProfile: --cpu-profile writes a pprof profile (gzipped protobuf) of the
+// measurement in process; with --url it is a usage error (the server takes its own).
+func TestBenchCPUProfile(t *testing.T) {
+	t.Parallel()
+	prof := filepath.Join(t.TempDir(), "cpu.pprof")
+	rep := benchJSON(t, envMap(nil), "--embedded", "--scenario", "append", "--count", "50", "--physical", "0", "--cpu-profile", prof)
+	checkReport(t, rep, bench.Append, 50, 1, 1, 10)
+	if b, err := os.ReadFile(prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("the profile: %v, %d bytes", err, len(b))
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"bench", "--url", "http://127.0.0.1:1", "--cpu-profile", prof}, envMap(nil), nil, &out, &out); !isUsage(err) {
+		t.Errorf("--cpu-profile with --url: %v, want a usage error", err)
 	}
 }

@@ -90,6 +90,9 @@ type Config struct {
 	// Progress, when set, is told how far the prefill and the measurement are, every few
 	// hundred milliseconds and once at the end of each.
 	Progress func(Progress)
+	// Profile, when set, is started right before the clients start and stopped right after they
+	// stop (a CPU profile of the measurement alone).
+	Profile func() (stop func(), err error)
 }
 
 // PhysicalConfig is the physical limit to measure beside the scenario: N bare inserts on the
@@ -144,8 +147,16 @@ func Run(ctx context.Context, cfg Config, t Target) (*Report, error) {
 	}
 	w0, werr := writes(ctx, t)
 	s0 := syncs(t)
+	stopProfile := func() {}
+	if cfg.Profile != nil {
+		if stopProfile, err = cfg.Profile(); err != nil {
+			stopStreams()
+			return nil, err
+		}
+	}
 	c0, cerr := cpuOf(ctx, t)
 	runIDs := measure(ctx, cfg, t, ids, rep)
+	stopProfile()
 	if c1, err := cpuOf(ctx, t); cerr == nil && err == nil && t.CPU != nil {
 		rep.setCPU(t.CPUSource, c1-c0)
 	}
