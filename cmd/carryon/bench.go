@@ -226,7 +226,7 @@ func benchRemote(ctx context.Context, f benchFlags, cfg bench.Config) (_ *bench.
 		cfg.Physical = bench.PhysicalConfig{DSN: f.db, Synchronous: f.synchronous, N: f.phys}
 	}
 	rep, err := bench.Run(ctx, cfg, bench.Target{
-		Sessions: c, Runs: c, Memory: scrapeMemory(hc, base), Writes: scrapeWrites(hc, base),
+		Sessions: c, Runs: c, Memory: scrapeMemory(hc, base), MemoryEvery: time.Second, Writes: scrapeWrites(hc, base),
 		CPU: scrapeCPU(hc, base), CPUSource: "metrics",
 		Context: func(ctx context.Context, id string) error { _, err := c.Context(ctx, id); return err },
 	})

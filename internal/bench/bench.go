@@ -51,6 +51,10 @@ type Target struct {
 	// Memory, when set, samples the memory of the process that serves the target (Self for an
 	// in-process hub; a sampler of a server's /metrics for a server).
 	Memory func(ctx context.Context) (Memory, error)
+	// MemoryEvery is how often Memory is sampled (default 100 ms). A server's /metrics costs it
+	// about 2 ms of CPU a scrape, which a sample every 100 ms would add to the CPU an operation
+	// costs; the server's target samples every second.
+	MemoryEvery time.Duration
 	// Writes, when set, returns how many write transactions the target's store has committed so
 	// far (an in-process hub's instrumented store, a server's /metrics), to report the writes an
 	// operation costs.
@@ -121,7 +125,7 @@ func Run(ctx context.Context, cfg Config, t Target) (*Report, error) {
 	}
 	rep := &Report{Scenario: cfg.Scenario, Sessions: cfg.Sessions, Concurrency: cfg.Concurrency, History: cfg.History,
 		StartedAt: time.Now().UTC(), LoadAverage: LoadAverage()}
-	mem := newSampler(t.Memory)
+	mem := newSampler(t.Memory, t.MemoryEvery)
 	defer mem.stop()
 	mem.start(ctx)
 	start := time.Now()
