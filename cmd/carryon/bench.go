@@ -64,6 +64,7 @@ type benchFlags struct {
 	streams, toolCalls   int
 	duration             time.Duration
 	asJSON               bool
+	cpuProfile           string
 }
 
 func runBench(ctx context.Context, args []string, getenv env, stdout, stderr io.Writer) error {
@@ -86,6 +87,7 @@ func runBench(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	fs.IntVar(&f.streams, "streams", 0, "run event streams to hold open while the clients work; they follow one run, so give the server a --scripted-delay (and a --model-first-byte-timeout longer than it)")
 	fs.IntVar(&f.toolCalls, "tool-calls", 0, "the run scenario: tool calls (list_files) each run's message asks the scripted model for in its first step, before its answer in the second")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
+	fs.StringVar(&f.cpuProfile, "cpu-profile", "", "with --embedded: write a CPU profile (pprof) of the measurement, the clients and the hub, to this file")
 	if pos, err := fs.parse(getenv, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -113,6 +115,12 @@ func runBench(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		RunMessage: "continue the task" + strings.Repeat("\n/tool list_files {}", max(f.toolCalls, 0))}
 	if err := cfg.Check(); err != nil {
 		return usagef("%v", err)
+	}
+	if f.cpuProfile != "" {
+		if !f.embedded {
+			return usagef("--cpu-profile profiles this process: give it with --embedded (a server takes its own --cpu-profile)")
+		}
+		cfg.Profile = func() (func(), error) { return startCPUProfile(f.cpuProfile) }
 	}
 	if file, ok := stdout.(*os.File); ok && isTerminal(file) {
 		progress, done := bench.Bar(stdout)
@@ -168,11 +176,15 @@ func benchEmbedded(ctx context.Context, f benchFlags, cfg bench.Config, getenv e
 	}
 	as := carryon.NewContextWithUser(ctx, u)
 	cfg.Physical = bench.PhysicalConfig{DSN: dsn, Synchronous: f.synchronous, N: f.phys}
-	rep, err := bench.Run(as, cfg, bench.Target{
-		Sessions: h.Sessions, Runs: h.Runs, Memory: bench.Self,
+	t := bench.Target{
+		Sessions: h.Sessions, Runs: h.Runs, Memory: bench.Self, CPU: bench.SelfCPU, CPUSource: "process",
 		Context: func(ctx context.Context, id string) error { _, err := h.Preview(ctx, id); return err },
 		Writes:  func(context.Context) (int64, error) { return writes.Load(), nil },
-	})
+	}
+	if s, ok := db.(interface{ CommitSyncs() uint64 }); ok && f.synchronous == "FULL" {
+		t.Syncs = s.CommitSyncs
+	}
+	rep, err := bench.Run(as, cfg, t)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +226,8 @@ func benchRemote(ctx context.Context, f benchFlags, cfg bench.Config) (_ *bench.
 		cfg.Physical = bench.PhysicalConfig{DSN: f.db, Synchronous: f.synchronous, N: f.phys}
 	}
 	rep, err := bench.Run(ctx, cfg, bench.Target{
-		Sessions: c, Runs: c, Memory: scrapeMemory(hc, base), Writes: scrapeWrites(hc, base),
+		Sessions: c, Runs: c, Memory: scrapeMemory(hc, base), MemoryEvery: time.Second, Writes: scrapeWrites(hc, base),
+		CPU: scrapeCPU(hc, base), CPUSource: "metrics",
 		Context: func(ctx context.Context, id string) error { _, err := c.Context(ctx, id); return err },
 	})
 	if err != nil {
@@ -328,5 +341,37 @@ func scrapeWrites(hc *http.Client, baseURL string) func(context.Context) (int64,
 			return 0, err
 		}
 		return 0, fmt.Errorf("the server's /metrics counts no store writes")
+	}
+}
+
+// scrapeCPU reads the processor time a server has used from its /metrics
+// (process_cpu_seconds_total, user and system time, which Prometheus's process collector reads
+// from /proc at each scrape).
+func scrapeCPU(hc *http.Client, baseURL string) func(context.Context) (time.Duration, error) {
+	return func(ctx context.Context) (time.Duration, error) {
+		req, err := http.NewRequestWithContext(ctx, "GET", strings.TrimRight(baseURL, "/")+"/metrics", nil)
+		if err != nil {
+			return 0, err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return 0, fmt.Errorf("GET /metrics: %s", resp.Status)
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			if value, ok := strings.CutPrefix(sc.Text(), "process_cpu_seconds_total "); ok {
+				v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+				return time.Duration(v * float64(time.Second)), err
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("the server's /metrics exports no process_cpu_seconds_total")
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +44,12 @@ func checkReport(t *testing.T, rep *bench.Report, scenario string, count, sessio
 	}
 	if rep.Memory.Source == "" || rep.Memory.PeakRSSBytes == 0 || rep.Memory.PeakHeapBytes == 0 {
 		t.Errorf("%s: peak memory %+v", scenario, rep.Memory)
+	}
+	// A server's process_cpu_seconds_total counts in clock ticks (10 ms): a few operations may
+	// cost less than one, so only the in-process figure must be positive here (TestBenchServer
+	// checks a server's over more operations).
+	if c := rep.CPU; c.Source != rep.Memory.Source || c.Seconds < 0 || c.PerOpMicros < 0 || (c.Source == "process" && (c.Seconds <= 0 || c.PerOpMicros <= 0)) {
+		t.Errorf("%s: cpu %+v, want it measured where the memory is (%q) and positive", scenario, rep.CPU, rep.Memory.Source)
 	}
 	want := map[string][]string{bench.Turn: {"restore", "write"}, bench.Continue: {"restore", "context"}}[scenario]
 	for _, p := range want {
@@ -93,6 +101,9 @@ func TestBenchEmbedded(t *testing.T) {
 				t.Errorf("target %q, store %q, memory %q, database %d bytes", rep.Target, rep.Store, rep.Memory.Source, rep.DatabaseBytes)
 			}
 			checkPhysical(t, rep, 4, "SQLite")
+			if sc != bench.Continue && (rep.Writes <= 0 || rep.Syncs == 0 || rep.Syncs > uint64(rep.Writes) || rep.SyncsPerOp <= 0) {
+				t.Errorf("%d writes, %d fsyncs (%.2f an op): want fsyncs, at most one a write", rep.Writes, rep.Syncs, rep.SyncsPerOp)
+			}
 			if m, _ := filepath.Glob(filepath.Join(filepath.Dir(db), "bench-physical-*")); len(m) != 0 {
 				t.Errorf("the physical limit's file is left behind: %v", m)
 			}
@@ -158,10 +169,13 @@ func TestBenchServer(t *testing.T) {
 	}
 	// The text report says the same things for a person.
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"bench", "--url", srv.url, "--key", key, "--count", "3"}, envMap(nil), nil, &out, &out); err != nil {
+	if err := run(context.Background(), []string{"bench", "--url", srv.url, "--key", key, "--count", "300"}, envMap(nil), nil, &out, &out); err != nil {
 		t.Fatalf("carryon bench: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"carryon bench turn on " + srv.url, "wrote to user bench-", "(made for the run and removed at its end)", "3 ops in", "0 errors", "p99 ms", "restore", "peak memory (metrics)"} {
+	if m := regexp.MustCompile(`cpu \(metrics\): ([0-9.]+) s, ([0-9.]+) µs an op`).FindStringSubmatch(out.String()); m == nil || m[1] == "0.000" || m[2] == "0.0" {
+		t.Errorf("300 turns: the server's cpu is not reported, or not positive:\n%s", out.String())
+	}
+	for _, want := range []string{"carryon bench turn on " + srv.url, "wrote to user bench-", "(made for the run and removed at its end)", "300 ops in", "0 errors", "p99 ms", "restore", "peak memory (metrics)", "cpu (metrics): ", "µs an op"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the text report lacks %q:\n%s", want, out.String())
 		}
@@ -225,5 +239,21 @@ func TestBenchStreams(t *testing.T) {
 	}
 	if len(runs) != 1 {
 		t.Errorf("%d runs, want the streams' one", len(runs))
+	}
+}
+
+// TestBenchCPUProfile: --cpu-profile writes a pprof profile (gzipped protobuf) of the
+// measurement in process; with --url it is a usage error (the server takes its own).
+func TestBenchCPUProfile(t *testing.T) {
+	t.Parallel()
+	prof := filepath.Join(t.TempDir(), "cpu.pprof")
+	rep := benchJSON(t, envMap(nil), "--embedded", "--scenario", "append", "--count", "50", "--physical", "0", "--cpu-profile", prof)
+	checkReport(t, rep, bench.Append, 50, 1, 1, 10)
+	if b, err := os.ReadFile(prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("the profile: %v, %d bytes", err, len(b))
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"bench", "--url", "http://127.0.0.1:1", "--cpu-profile", prof}, envMap(nil), nil, &out, &out); !isUsage(err) {
+		t.Errorf("--cpu-profile with --url: %v, want a usage error", err)
 	}
 }

@@ -81,6 +81,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	whMaxBackoff := fs.Duration("webhook-max-backoff", 10*time.Minute, "the longest delay between two attempts of a webhook delivery")
 	readDSN := fs.String("read-dsn", "", "a streaming standby of the PostgreSQL --db: listings and the inspector's views read from it while it is within --read-max-lag (docs/SCALING.md)")
 	readMaxLag := fs.Duration("read-max-lag", postgres.DefaultReadMaxLag, "how far behind the primary the --read-dsn standby may be for its answers; further behind or unreachable, the primary answers")
+	cpuProfile := fs.String("cpu-profile", "", "write a CPU profile (pprof) of the whole serve to this file, closed when it stops (for docs/BENCHMARKS.md)")
 	uiLocalKey := fs.Bool("ui-local-key", false, "offer the local user's key to the inspector at /ui/ when it is opened from this machine (loopback only; see docs/INSPECTOR.md)")
 	var af agentFlags
 	af.register(fs.FlagSet)
@@ -233,6 +234,13 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	fmt.Fprintf(stdout, "local user's key file: %s (the client commands on this machine read it)\n", filepath.Join(sf.data, users.LocalKeyFile))
 	fmt.Fprintf(stdout, "inspector: %s (docs/INSPECTOR.md)\n", inspectorURL(ln.Addr()))
 
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

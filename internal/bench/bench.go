@@ -51,10 +51,22 @@ type Target struct {
 	// Memory, when set, samples the memory of the process that serves the target (Self for an
 	// in-process hub; a sampler of a server's /metrics for a server).
 	Memory func(ctx context.Context) (Memory, error)
+	// MemoryEvery is how often Memory is sampled (default 100 ms). A server's /metrics costs it
+	// about 2 ms of CPU a scrape, which a sample every 100 ms would add to the CPU an operation
+	// costs; the server's target samples every second.
+	MemoryEvery time.Duration
 	// Writes, when set, returns how many write transactions the target's store has committed so
 	// far (an in-process hub's instrumented store, a server's /metrics), to report the writes an
 	// operation costs.
 	Writes func(ctx context.Context) (int64, error)
+	// CPU, when set, returns the processor time (user and system) the process serving the
+	// target has used so far (SelfCPU in process; a server's process_cpu_seconds_total), and
+	// CPUSource says which ("process" or "metrics").
+	CPU       func(ctx context.Context) (time.Duration, error)
+	CPUSource string
+	// Syncs, when set, returns how many fsyncs of committed writes the target's store has made
+	// so far (an in-process SQLite store), to report the fsyncs an operation costs.
+	Syncs func() uint64
 }
 
 // Config is one benchmark.
@@ -82,6 +94,9 @@ type Config struct {
 	// Progress, when set, is told how far the prefill and the measurement are, every few
 	// hundred milliseconds and once at the end of each.
 	Progress func(Progress)
+	// Profile, when set, is started right before the clients start and stopped right after they
+	// stop (a CPU profile of the measurement alone).
+	Profile func() (stop func(), err error)
 }
 
 // PhysicalConfig is the physical limit to measure beside the scenario: N bare inserts on the
@@ -110,7 +125,7 @@ func Run(ctx context.Context, cfg Config, t Target) (*Report, error) {
 	}
 	rep := &Report{Scenario: cfg.Scenario, Sessions: cfg.Sessions, Concurrency: cfg.Concurrency, History: cfg.History,
 		StartedAt: time.Now().UTC(), LoadAverage: LoadAverage()}
-	mem := newSampler(t.Memory)
+	mem := newSampler(t.Memory, t.MemoryEvery)
 	defer mem.stop()
 	mem.start(ctx)
 	start := time.Now()
@@ -135,9 +150,25 @@ func Run(ctx context.Context, cfg Config, t Target) (*Report, error) {
 		}
 	}
 	w0, werr := writes(ctx, t)
+	s0 := syncs(t)
+	stopProfile := func() {}
+	if cfg.Profile != nil {
+		if stopProfile, err = cfg.Profile(); err != nil {
+			stopStreams()
+			return nil, err
+		}
+	}
+	c0, cerr := cpuOf(ctx, t)
 	runIDs := measure(ctx, cfg, t, ids, rep)
+	stopProfile()
+	if c1, err := cpuOf(ctx, t); cerr == nil && err == nil && t.CPU != nil {
+		rep.setCPU(t.CPUSource, c1-c0)
+	}
 	if w1, err := writes(ctx, t); werr == nil && err == nil && t.Writes != nil {
 		rep.setWrites(ctx, t, w1-w0, runIDs)
+	}
+	if t.Syncs != nil {
+		rep.setSyncs(syncs(t) - s0)
 	}
 	rep.Memory = mem.peak(ctx) // with the streams still open
 	stopStreams()
@@ -181,6 +212,14 @@ func writes(ctx context.Context, t Target) (int64, error) {
 		return 0, nil
 	}
 	return t.Writes(ctx)
+}
+
+// syncs is t.Syncs, or 0 without it.
+func syncs(t Target) uint64 {
+	if t.Syncs == nil {
+		return 0
+	}
+	return t.Syncs()
 }
 
 // measure runs the clients and fills rep with what they saw; it returns the ids of the runs they

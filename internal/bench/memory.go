@@ -49,16 +49,23 @@ func peakRSS() uint64 {
 	return 0
 }
 
-// sampler keeps the largest figures a memory sampler returns, every 100 ms.
+// sampler keeps the largest figures a memory sampler returns, every interval (100 ms unless
+// said).
 type sampler struct {
 	fn     func(context.Context) (Memory, error)
+	every  time.Duration
 	mu     sync.Mutex
 	max    Memory
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
-func newSampler(fn func(context.Context) (Memory, error)) *sampler { return &sampler{fn: fn} }
+func newSampler(fn func(context.Context) (Memory, error), every time.Duration) *sampler {
+	if every <= 0 {
+		every = 100 * time.Millisecond
+	}
+	return &sampler{fn: fn, every: every}
+}
 
 func (s *sampler) start(ctx context.Context) {
 	if s.fn == nil {
@@ -66,7 +73,7 @@ func (s *sampler) start(ctx context.Context) {
 	}
 	ctx, s.cancel = context.WithCancel(ctx)
 	s.wg.Go(func() {
-		tick := time.NewTicker(100 * time.Millisecond)
+		tick := time.NewTicker(s.every)
 		defer tick.Stop()
 		for {
 			s.sample(ctx)

@@ -49,6 +49,9 @@ type Report struct {
 	RatioToPhysical    float64 `json:"ratio_to_physical,omitempty"`
 	RatioToPhysicalP50 float64 `json:"ratio_to_physical_p50,omitempty"`
 	Memory             Memory  `json:"memory"`
+	// CPU is the processor time of the process serving the clients while they worked, and its
+	// share an operation: a figure the machine's other load moves less than the latencies.
+	CPU CPU `json:"cpu"`
 	// Writes is how many write transactions the store committed while the clients worked (when
 	// the target can tell), WritesPerOp that over the operations, failed ones included. For the
 	// runs the clients made, Steps is their steps (model calls) in all and WritesPerStep the
@@ -57,6 +60,11 @@ type Report struct {
 	WritesPerOp   float64 `json:"writes_per_op,omitempty"`
 	Steps         int     `json:"steps,omitempty"`
 	WritesPerStep float64 `json:"writes_per_step,omitempty"`
+	// Syncs is how many fsyncs of committed writes the store made while the clients worked (an
+	// in-process SQLite store; SQLite's own at checkpoints are not counted), SyncsPerOp that over
+	// the operations.
+	Syncs      uint64  `json:"syncs,omitempty"`
+	SyncsPerOp float64 `json:"syncs_per_op,omitempty"`
 	// DatabaseBytes is the size of a SQLite database and its WAL at the end, 0 when not known.
 	DatabaseBytes int64 `json:"database_bytes,omitempty"`
 	// LoadAverage and LoadAverageEnd are the machine's 1, 5 and 15 minute load averages at the
@@ -169,6 +177,14 @@ func (rep *Report) setWrites(ctx context.Context, t Target, n int64, runIDs []st
 	}
 }
 
+// setSyncs adds the n fsyncs of committed writes the operations cost.
+func (rep *Report) setSyncs(n uint64) {
+	rep.Syncs = n
+	if ops := rep.Ops + rep.Errors; ops > 0 {
+		rep.SyncsPerOp = math.Round(float64(n)/float64(ops)*100) / 100
+	}
+}
+
 // setPhysical adds the physical limit measured beside the scenario, and the ratios to it.
 func (rep *Report) setPhysical(p *PhysicalResult) {
 	rep.Physical = p
@@ -233,12 +249,18 @@ func (rep *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "physical limit: %s, %.1f inserts/s; %s is %.2f× a bare insert (mean), %.2f× (p50)\n",
 			p.Method, p.OpsPerSecond, rep.Scenario, rep.RatioToPhysical, rep.RatioToPhysicalP50)
 	}
+	if c := rep.CPU; c.Source != "" {
+		fmt.Fprintf(&b, "cpu (%s): %.3f s, %.1f µs an op\n", c.Source, c.Seconds, c.PerOpMicros)
+	}
 	if rep.Writes > 0 {
 		fmt.Fprintf(&b, "store writes: %d committed, %.2f an op", rep.Writes, rep.WritesPerOp)
 		if rep.Steps > 0 {
 			fmt.Fprintf(&b, ", %.2f a step (%d steps in %d runs, the runs' own writes included)", rep.WritesPerStep, rep.Steps, rep.Ops)
 		}
 		fmt.Fprintln(&b)
+	}
+	if rep.Syncs > 0 {
+		fmt.Fprintf(&b, "fsyncs of commits: %d, %.2f an op\n", rep.Syncs, rep.SyncsPerOp)
 	}
 	m := rep.Memory
 	switch {

@@ -37,3 +37,26 @@ func TestBar(t *testing.T) {
 		t.Fatalf("done wrote %q", w.String())
 	}
 }
+
+// TestCPU: this process's processor time grows with work, and the report gives it an operation.
+func TestCPU(t *testing.T) {
+	c0, err := SelfCPU(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := 0
+	for c1 := c0; c1-c0 < 20*time.Millisecond; c1, _ = SelfCPU(t.Context()) {
+		for i := range 1_000_000 {
+			x += i
+		}
+	}
+	rep := &Report{Scenario: Append, Ops: 99, Errors: 1}
+	rep.setCPU("process", 25*time.Millisecond)
+	if rep.CPU != (CPU{Source: "process", Seconds: 0.025, PerOpMicros: 250}) || x == 0 {
+		t.Fatalf("cpu %+v", rep.CPU)
+	}
+	var w bytes.Buffer
+	if err := rep.WriteText(&w); err != nil || !strings.Contains(w.String(), "cpu (process): 0.025 s, 250.0 µs an op") {
+		t.Fatalf("text report (%v):\n%s", err, w.String())
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/carryon-hub/carryon"
 )
@@ -39,7 +40,8 @@ type walSync struct {
 	syncing                    bool
 	waiting                    int // callers of wait blocked in it (for tests)
 	err                        error
-	f                          *os.File // the WAL, opened at the first fsync; used only by the syncing goroutine
+	f                          *os.File      // the WAL, opened at the first fsync; used only by the syncing goroutine
+	flushes                    atomic.Uint64 // the WAL's fsyncs that succeeded (DB.CommitSyncs)
 }
 
 func newWALSync(path string) *walSync {
@@ -121,6 +123,7 @@ func (s *walSync) fsync() error {
 		if err := flushFile(s.f); err != nil {
 			return err
 		}
+		s.flushes.Add(1)
 		now, err := os.Stat(s.path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -149,4 +152,14 @@ func (s *walSync) close() {
 		s.f.Close()
 		s.f = nil
 	}
+}
+
+// CommitSyncs returns how many fsyncs of the WAL carryon has made after commits so far (one may
+// cover several commits); 0 when SQLite syncs its commits itself (synchronous other than FULL, a
+// "file:" URI, an in-memory database). SQLite's own syncs at checkpoints are not counted.
+func (db *DB) CommitSyncs() uint64 {
+	if db.ws == nil {
+		return 0
+	}
+	return db.ws.flushes.Load()
 }

@@ -175,3 +175,41 @@ func TestReadAheadDoesNotWait(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// CommitSyncs counts the WAL's fsyncs after commits at FULL: one for a lone write, none for a
+// failed one; at NORMAL SQLite does its own and the count stays 0.
+func TestCommitSyncsCountsTheFsyncs(t *testing.T) {
+	ctx := t.Context()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	before := db.CommitSyncs()
+	for i := range 3 {
+		if err := db.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertUser(ctx, user(fmt.Sprint("u", i))) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := db.CommitSyncs() - before; got != 3 {
+		t.Errorf("3 writes one after another made %d fsyncs, want 3", got)
+	}
+	n := db.CommitSyncs()
+	if err := db.Write(ctx, func(context.Context, store.Tx) error { return errors.New("no") }); err == nil {
+		t.Fatal("a write whose function fails succeeded")
+	}
+	if got := db.CommitSyncs(); got != n {
+		t.Errorf("a rolled-back write made %d fsyncs", got-n)
+	}
+	normal, err := Open(ctx, filepath.Join(t.TempDir(), "n.db"), WithSynchronous("NORMAL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer normal.Close()
+	if err := normal.Write(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertUser(ctx, user("n")) }); err != nil {
+		t.Fatal(err)
+	}
+	if got := normal.CommitSyncs(); got != 0 {
+		t.Errorf("at NORMAL CommitSyncs is %d, want 0", got)
+	}
+}
