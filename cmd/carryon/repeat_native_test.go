@@ -152,6 +152,15 @@ func (h *repeatHub) nativeCases() []repeatCase {
 				{"role": "user", "content": "the plan is ZEBRA"}, {"role": "assistant", "content": "noted"}, {"role": "user", "content": "next"}}}, 201)
 			return at(v1(alice, "POST", "/v1/sessions/"+x.id+"/compact", map[string]any{"keep_last": 1}), ver(x))
 		}, state: sessionAnd("/v1/sessions/{id}/compactions")},
+		{name: "POST /v1/sessions/import", prepare: func(x *target) request {
+			x.user = h.newUser("importer")
+			src := must(t, h.srv.url, x.user, "POST", "/v1/sessions", map[string]any{"title": "exported"}, 201).json(t)["id"].(string)
+			must(t, h.srv.url, x.user, "POST", "/v1/sessions/"+src+"/messages", appendBody("carried over"), 201)
+			bundle := must(t, h.srv.url, x.user, "GET", "/v1/sessions/"+src+"/export", nil, 200).body
+			r := v1(x.user, "POST", "/v1/sessions/import", bundle)
+			r.headers = append(r.headers, "Content-Type: application/x-ndjson")
+			return r
+		}, state: own},
 		{name: "POST /v1/sessions/{id}/schedules", prepare: func(x *target) request {
 			x.id = fresh(map[string]any{})
 			return v1(alice, "POST", "/v1/sessions/"+x.id+"/schedules", map[string]any{"cron": "0 8 1 1 *", "message": "once a year"})

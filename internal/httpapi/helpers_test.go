@@ -169,6 +169,8 @@ func newEnvOnWith(t testing.TB, db store.Store, opt envOptions, change func(*htt
 			})
 		},
 		Compactions: e.sessions.ListCompactions,
+		Export:      e.sessions.Export,
+		Import:      e.sessions.Import,
 		// Facts learned by the scripted model, which answers no facts JSON: 503, nothing written.
 		Extract: extraction.New(db, e.longTerm, func(string) (extraction.Learner, bool) {
 			return extraction.Learner{Provider: scripted.New(0), Model: "scripted"}, true
