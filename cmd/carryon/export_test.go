@@ -93,7 +93,7 @@ func TestSessionExportImport(t *testing.T) {
 	if bytes.Contains(first, []byte("secret to delete")) {
 		t.Fatal("the deleted message's text is in the bundle")
 	}
-	for _, kind := range []string{`"kind":"tombstone"`, `"kind":"working_memory_revision"`, `"kind":"run"`, `"kind":"action"`, `"kind":"event"`, `"kind":"file"`} {
+	for _, kind := range []string{`"door":"api"`, `"kind":"tombstone"`, `"kind":"working_memory_revision"`, `"kind":"run"`, `"kind":"action"`, `"kind":"event"`, `"kind":"file"`} {
 		if !bytes.Contains(first, []byte(kind)) {
 			t.Fatalf("the bundle has no %s line:\n%s", kind, first)
 		}

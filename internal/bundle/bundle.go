@@ -118,6 +118,7 @@ type Run struct {
 	Multitask        carryon.Multitask    `json:"multitask"`
 	Agent            string               `json:"agent"`
 	AgentDigest      string               `json:"agent_digest"`
+	Door             carryon.Door         `json:"door,omitempty"`
 	Step             int                  `json:"step"`
 	Attempt          int                  `json:"attempt"`
 	StopRequested    string               `json:"stop_requested,omitempty"`
@@ -161,7 +162,7 @@ func (s *Session) Stored(owner string) *carryon.Session {
 func RunOf(r *carryon.Run) *Run {
 	return &Run{ID: r.ID, SessionID: r.SessionID, Status: r.Status, Message: r.Message, TriggerSeq: r.TriggerSeq,
 		RequestID: r.RequestID, Model: r.Model, Multitask: r.Multitask, Agent: r.Agent, AgentDigest: r.AgentDigest,
-		Step: r.Step, Attempt: r.Attempt, StopRequested: r.StopRequested, Takeovers: r.Takeovers, Tools: r.Tools,
+		Door: r.Door, Step: r.Step, Attempt: r.Attempt, StopRequested: r.StopRequested, Takeovers: r.Takeovers, Tools: r.Tools,
 		CompactThreshold: r.CompactThreshold, Reply: r.Reply, Error: r.Error, Usage: r.Usage, CreatedAt: r.CreatedAt,
 		UpdatedAt: r.UpdatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
 }
@@ -170,7 +171,7 @@ func RunOf(r *carryon.Run) *Run {
 func (r *Run) Stored(owner string) *carryon.Run {
 	return &carryon.Run{ID: r.ID, SessionID: r.SessionID, OwnerID: owner, Status: r.Status, Message: r.Message,
 		TriggerSeq: r.TriggerSeq, RequestID: r.RequestID, Model: r.Model, Multitask: r.Multitask, Agent: r.Agent,
-		AgentDigest: r.AgentDigest, Step: r.Step, Attempt: r.Attempt, StopRequested: r.StopRequested,
+		AgentDigest: r.AgentDigest, Door: r.Door, Step: r.Step, Attempt: r.Attempt, StopRequested: r.StopRequested,
 		Takeovers: r.Takeovers, Tools: r.Tools, CompactThreshold: r.CompactThreshold, Reply: r.Reply, Error: r.Error,
 		Usage: r.Usage, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
 }

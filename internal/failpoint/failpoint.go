@@ -49,6 +49,9 @@ const (
 	// ImportWriting is inside the transaction of a session import, after its messages and before
 	// the rest of its rows: a crash there must leave nothing of the import.
 	ImportWriting = "import-writing"
+	// ImportCommitted is after a session import committed, before its staged workspace files
+	// are moved into place: the sweeper must finish the move.
+	ImportCommitted = "import-committed"
 )
 
 var (

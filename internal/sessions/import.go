@@ -91,8 +91,9 @@ func (s *Service) importPlan(ctx context.Context, p *importPlan, fp importInput,
 		if s.cfg.Workspaces == "" {
 			return nil, carryon.Errorf(carryon.EINVALID, "the bundle holds workspace files and this server keeps no workspaces")
 		}
-		// A name of a session that does not exist: left behind by a crash, the sweeper removes it.
-		stage = filepath.Join(s.cfg.Workspaces, carryon.NewID(carryon.SessionIDPrefix))
+		// Named for the session it is for: left behind by a crash, the sweeper moves it into
+		// place if the import committed and removes it if not (sweepStagedImports).
+		stage = filepath.Join(s.cfg.Workspaces, stageName(p.sess.ID))
 		if err := workspace.WriteAll(stage, p.files); err != nil {
 			_ = os.RemoveAll(stage)
 			return nil, carryon.Errorf(carryon.EINTERNAL, "import: %v", err)
@@ -110,6 +111,7 @@ func (s *Service) importPlan(ctx context.Context, p *importPlan, fp importInput,
 	})
 	if stage != "" {
 		if err == nil && out.Session.ID == made {
+			failpoint.Hit(failpoint.ImportCommitted)
 			err = s.moveStaged(stage, made)
 		} else {
 			_ = os.RemoveAll(stage)

@@ -23,6 +23,9 @@ type SweepResult struct {
 	// OrphanWorkspaces is how many workspace directories of sessions that no longer exist were
 	// removed (see OrphanGrace).
 	OrphanWorkspaces int
+	// StagedImports is how many staged workspaces of imports cut off by a crash were moved into
+	// place (the session was stored) or removed (it was not).
+	StagedImports int
 }
 
 // Sweep deletes every session that expired more than PurgeAfter ago, with everything in it (its
@@ -31,7 +34,8 @@ type SweepResult struct {
 // after it was closed. With a MaxSessionsPerUser, it then deletes each user's least recently
 // active sessions beyond it. First it finishes forgetting the users whose forget was cut off
 // (ForgetMarked). Each session is deleted in its own transaction. Last it removes the workspace
-// directories left over by sessions that no longer exist (OrphanGrace).
+// directories left over by sessions that no longer exist (OrphanGrace) and settles the files
+// of imports cut off by a crash.
 func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 	var res SweepResult
 	var err, forgetErr error
@@ -78,6 +82,9 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 		return res, err
 	}
 	if res.OrphanWorkspaces, err = s.sweepOrphanWorkspaces(ctx); err != nil {
+		return res, err
+	}
+	if res.StagedImports, err = s.sweepStagedImports(ctx); err != nil {
 		return res, err
 	}
 	now := s.now()

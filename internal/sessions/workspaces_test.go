@@ -218,3 +218,52 @@ func TestSweepRemovesOrphanWorkspaces(t *testing.T) {
 		t.Errorf("the removal is not logged: %s", log)
 	}
 }
+
+// The sweeper settles the staged files of imports cut off by a crash once they have been
+// untouched for OrphanGrace: a stored session without a workspace gets them, a session that was
+// not stored (the transaction never committed) or that has a workspace of its own since loses
+// them, and a fresh staging directory (an import in flight) is left alone.
+func TestSweepSettlesStagedImports(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	dir, log := f.withWorkspaces(t)
+	stored := f.create(t, f.alice)
+	busy := f.create(t, f.alice)
+	put(t, dir, busy.ID, map[string]string{"own.txt": "its own"})
+	long := time.Now().Add(-2 * sessions.OrphanGrace)
+	stages := map[string]time.Time{
+		"import-" + stored.ID + "-aaaa": long,
+		"import-sess_notstored-bbbb":    long,
+		"import-" + busy.ID + "-cccc":   long,
+		"import-sess_inflight-dddd":     time.Now(),
+		"import-notasession-eeee":       long,
+	}
+	for name, when := range stages {
+		put(t, dir, name, map[string]string{"PLAN.md": "imported"})
+		if err := os.Chtimes(filepath.Join(dir, name), when, when); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := f.svc.Sweep(f.alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StagedImports != 3 {
+		t.Errorf("the sweep settled %d staged imports, want 3", res.StagedImports)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, stored.ID, "PLAN.md")); err != nil || string(b) != "imported" {
+		t.Errorf("the stored session's imported file = %q, %v", b, err)
+	}
+	if exists(t, filepath.Join(dir, busy.ID, "PLAN.md")) || !exists(t, filepath.Join(dir, busy.ID, "own.txt")) {
+		t.Error("a session with a workspace of its own had it changed by a staged import")
+	}
+	for name, want := range map[string]bool{"import-" + stored.ID + "-aaaa": false, "import-sess_notstored-bbbb": false,
+		"import-" + busy.ID + "-cccc": false, "import-sess_inflight-dddd": true, "import-notasession-eeee": true} {
+		if got := exists(t, filepath.Join(dir, name)); got != want {
+			t.Errorf("%s exists: %v, want %v", name, got, want)
+		}
+	}
+	if !strings.Contains(log.String(), "moved the files of a cut-off import into place") {
+		t.Errorf("the move is not logged: %s", log)
+	}
+}
