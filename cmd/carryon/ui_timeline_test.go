@@ -164,3 +164,43 @@ func crashDecision(t *testing.T, button, result string, lines int) {
 	p.until("the run in the timeline", `[...document.querySelectorAll('#timeline details.run summary')].some((s) => s.textContent.includes(`+jsString(want)+`))`)
 	p.check("crash-decided")
 }
+
+// TestInspectorCompactionMarker: a compaction made with POST /compact heads its summary in the
+// timeline with what it covers, the context's tokens before and after, the model and the
+// instructions; a summary a client stored itself says it has no compaction record.
+func TestInspectorCompactionMarker(t *testing.T) {
+	t.Parallel()
+	requireBrowser(t)
+	data := t.TempDir()
+	srv := startServer(t, data)
+	key := localKey(t, data)
+	sid := must(t, srv.url, key, "POST", "/v1/sessions", map[string]any{"title": "compacted"}, 201).json(t)["id"].(string)
+	must(t, srv.url, key, "POST", "/v1/sessions/"+sid+"/messages", map[string]any{"messages": []any{
+		map[string]any{"role": "user", "content": "the plan is ZEBRA, we leave at dawn"},
+		map[string]any{"role": "assistant", "content": "noted: ZEBRA at dawn"},
+		map[string]any{"role": "user", "content": "and bring the maps"},
+	}}, 201)
+	c := must(t, srv.url, key, "POST", "/v1/sessions/"+sid+"/compact", map[string]any{"keep_last": 1, "instructions": "keep the code word"}, 201).json(t)
+	before, after := int(c["tokens_before"].(float64)), int(c["tokens_after"].(float64))
+	must(t, srv.url, key, "POST", "/v1/sessions/"+sid+"/messages", map[string]any{"messages": []any{
+		map[string]any{"role": "system", "kind": "summary", "covers_from": 1, "covers_to": 3, "content": "A client's own summary."},
+	}}, 201)
+
+	p := newBrowserPage(t, srv.url)
+	p.signIn(key)
+	marker := fmt.Sprintf(`[role=note][aria-label="Compaction of messages #%v–#%v"]`, c["covers_from"], c["covers_to"])
+	p.do("open the session", chromedp.Navigate(srv.url+"/ui/#/s/"+sid), chromedp.WaitVisible(chromedp.CSS(marker)))
+	got := p.eval(`document.querySelector('` + marker + `').textContent`)
+	for _, want := range []string{fmt.Sprintf("context %d → %d tokens", before, after), "by scripted", "Asked to keep: keep the code word"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the compaction marker says %q, want %q in it", got, want)
+		}
+	}
+	if summary := p.eval(`document.querySelector('article[aria-label="Message ` + fmt.Sprint(c["seq"]) + ` (summary)"]').textContent`); !strings.Contains(summary, c["summary"].(string)) {
+		t.Errorf("the compaction's summary message shows %q, want its text %q", summary, c["summary"])
+	}
+	if own := p.eval(`document.querySelector('[role=note][aria-label="Compaction of messages #1–#3"]')?.textContent ?? ''`); !strings.Contains(own, "no compaction record") {
+		t.Errorf("a client's own summary is marked %q", own)
+	}
+	p.check("compaction")
+}

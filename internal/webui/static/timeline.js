@@ -1,5 +1,5 @@
 // A session's timeline: its messages in order (deleted ones as tombstones, summaries with the
-// messages they cover, tool calls with their arguments), each with a confirmed Delete, and each
+// messages they cover under a compaction marker, tool calls with their arguments), each with a confirmed Delete, and each
 // run after the message that triggered it (status, attempt, usage; opened: its tool journal).
 import { api, q, requestID } from './api.js';
 import { h, json, when, errorBox, toast, confirmButton, copyable, folded } from './dom.js';
@@ -52,12 +52,32 @@ export function timelinePanel(base, onChange, openRun) {
     del.querySelector('button').setAttribute('aria-label', `Delete message #${m.seq}`); // one of many: say which
     const summary = m.kind === 'summary';
     return h('article', { class: `msg ${m.role}${summary ? ' summary' : ''}`, 'aria-label': `Message ${m.seq} (${summary ? 'summary' : m.role})` },
+      summary ? compactionMarker(m) : '',
       h('div', { class: 'meta' }, `#${m.seq} ${m.role}${m.name ? ` (${m.name})` : ''}${summary ? ` · summary of messages #${m.covers_from}–#${m.covers_to}` : ''} · v${m.version} · ${m.tokens} tokens · ${when(m.created_at)}${m.tool_call_id ? ` · answers ${m.tool_call_id}` : ''}`),
       h('div', { class: 'content' }, m.content),
       ...(m.tool_calls || []).map((c) => h('div', {}, h('span', { class: 'muted' }, `calls ${c.name} (${c.id}) with`), folded(json(c.arguments)))),
       h('div', { class: 'row' }, del), msg);
   };
   return { element, refresh };
+}
+
+// compactionMarker heads a summary message: the line where the history before it was compacted,
+// what the compaction covers and, for one made by POST /compact or a run's threshold, the tokens
+// of the context before and after it, the model that wrote it and what it was asked to keep.
+function compactionMarker(m) {
+  const c = (m.metadata && m.metadata.compaction) || null;
+  const label = `Compaction of messages #${m.covers_from}–#${m.covers_to}`;
+  const facts = [`${label} (${m.covers_to - m.covers_from + 1} messages)`];
+  if (c) {
+    const saved = c.tokens_before > 0 ? Math.round(100 * (1 - c.tokens_after / c.tokens_before)) : 0;
+    facts.push(`context ${c.tokens_before} → ${c.tokens_after} tokens (${saved}% less)`);
+    if (c.model) facts.push(`by ${c.model}`);
+  } else {
+    facts.push('no compaction record: a summary a run or a client stored');
+  }
+  return h('div', { class: 'compaction', role: 'note', 'aria-label': label },
+    h('div', {}, facts.join(' · ')),
+    c && c.instructions ? h('div', { class: 'muted' }, 'Asked to keep: ', c.instructions) : '');
 }
 
 // tombstoneItem is a deleted message: what it was (role, kind) and when it was deleted, no content.
