@@ -237,29 +237,39 @@ func (h *Handler) compactedInput(r *http.Request, raw json.RawMessage) (string, 
 		}
 	}
 	next := last + 1
+match:
 	for _, k := range stored {
-		if next == len(items) || keyOfRaw(items[next]) != k {
-			break
+		switch {
+		case next < len(items) && keyOfRaw(items[next]) == k:
+			next++
+		case isCallKey(k):
+			// A call of a tool of carryon's own, or its output: stored with the turn, never an
+			// output item, so a client that sends back what it was answered does not have it.
+		default:
+			break match
 		}
-		next++
 	}
 	rest, _ := json.Marshal(items[next:])
 	return ref.Session, rest, nil
 }
 
-// storedAfter returns the keys (repeatKey) of the items of the session's messages after seq, at
-// most n of them.
+// storedAfter returns the keys (repeatKey) of the items of the session's messages after seq,
+// pages of them until it has n that are no function calls or outputs (or there are no more).
 func (h *Handler) storedAfter(ctx context.Context, sessionID string, seq int64, n int) ([]string, error) {
 	var keys []string
 	after := seq
-	for len(keys) < n {
+	for seen := 0; seen < n; {
 		page, err := h.sessions.ListMessages(ctx, sessionID, carryon.MessageFilter{AfterSeq: after, Limit: 200})
 		if err != nil {
 			return nil, err
 		}
 		for _, m := range page.Items {
 			for _, it := range itemsOf(m) {
-				keys = append(keys, repeatKey(it.body))
+				k := repeatKey(it.body)
+				keys = append(keys, k)
+				if !isCallKey(k) {
+					seen++
+				}
 			}
 			after = m.Seq
 		}
@@ -268,6 +278,11 @@ func (h *Handler) storedAfter(ctx context.Context, sessionID string, seq int64, 
 		}
 	}
 	return keys, nil
+}
+
+// isCallKey says whether k is the repeatKey of a function call or of its output.
+func isCallKey(k string) bool {
+	return strings.HasPrefix(k, typeFunctionCall+"\x00") || strings.HasPrefix(k, typeFunctionOut+"\x00")
 }
 
 // keyOfRaw is the repeatKey of an input item.

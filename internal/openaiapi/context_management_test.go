@@ -179,3 +179,59 @@ func TestCompactedInputRepeat(t *testing.T) {
 		t.Fatalf("the repeat answered %v, the first %v", ids[1], ids[0])
 	}
 }
+
+// After a /v1/responses/compact, a turn whose run calls a tool of carryon's own stores the call
+// and its output, which the response's output does not show: a stateless client that chains
+// the turn back after the compaction item sends the answer without them, and neither the
+// answer nor the turn is stored again.
+func TestCompactedInputSkipsOwnToolCalls(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	status, c := e.post(t, e.aliceKey, "/v1/responses/compact", `{"model":"fake","input":"the code word is ZEBRA"}`)
+	if status != 200 {
+		t.Fatalf("compact answered %d %v", status, c)
+	}
+	input := c["output"].([]any)
+	input = append(input, map[string]any{"role": "user", "content": "note it, then answer"})
+	body, _ := json.Marshal(map[string]any{"model": "fake", "input": input})
+	status, r := e.post(t, e.aliceKey, "/v1/responses", string(body))
+	if status != 200 || r["status"] != "completed" {
+		t.Fatalf("answered %d %v", status, r)
+	}
+	output := r["output"].([]any)
+	if len(output) != 1 || output[0].(map[string]any)["type"] != "message" {
+		t.Fatalf("output %v: want the answer only (carryon's own tool call is no item)", output)
+	}
+	conv := r["conversation"].(map[string]any)["id"].(string)
+	stored, err := e.sessions.ListMessages(e.alice, conv, carryon.MessageFilter{Limit: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	for _, m := range stored.Items {
+		if m.Role == carryon.RoleTool {
+			calls++
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("the run stored %d tool results, want the one of update_working_memory", calls)
+	}
+
+	next := append(append(input, output...), map[string]any{"role": "user", "content": "go on"})
+	body, _ = json.Marshal(map[string]any{"model": "fake", "input": next})
+	status, r2 := e.post(t, e.aliceKey, "/v1/responses", string(body))
+	if status != 200 || r2["status"] != "completed" || r2["conversation"].(map[string]any)["id"] != conv {
+		t.Fatalf("the chained request answered %d %v", status, r2)
+	}
+	after, err := e.sessions.ListMessages(e.alice, conv, carryon.MessageFilter{Limit: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Items) != len(stored.Items)+2 {
+		var got []string
+		for _, m := range after.Items[len(stored.Items):] {
+			got = append(got, string(m.Role)+": "+m.Content)
+		}
+		t.Fatalf("the chained request stored %q: want its user message and answer only", got)
+	}
+}

@@ -58,6 +58,12 @@ func (m *fakeModel) Stream(ctx context.Context, req model.Request) iter.Seq2[mod
 			return
 		}
 		for _, t := range req.Tools {
+			if t.Name == "update_working_memory" && strings.Contains(last, "note it") {
+				// A tool of carryon's own: its call and output are stored, and are no output items.
+				yield(model.Chunk{ToolCalls: []model.ToolCall{{ID: "call_m1", Name: "update_working_memory", Arguments: json.RawMessage(`{"patch":{"goal":"noted"}}`)}},
+					FinishReason: model.FinishToolCalls, Usage: &model.Usage{InputTokens: 10, OutputTokens: 3}}, nil)
+				return
+			}
 			if t.Name == "get_weather" && strings.Contains(last, "weather") {
 				yield(model.Chunk{ToolCalls: []model.ToolCall{{ID: "call_w1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Oslo"}`)}},
 					FinishReason: model.FinishToolCalls, Usage: &model.Usage{InputTokens: 10, OutputTokens: 3}}, nil)
