@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -121,5 +122,57 @@ agents:
 	}
 	if items := must(t, srv.url, key, "GET", "/v1/memories?namespace=facts", nil, 200).json(t)["items"].([]any); len(items) != 1 {
 		t.Fatalf("facts: %v", items)
+	}
+}
+
+// TestExtractOnIdle: a profile with memory_extraction.idle_after learns facts from a session on
+// its own once the session has been idle that long, once per turn (a later extraction starts
+// after the mark, a new turn is learned from again); a profile with idle_after 0s learns only
+// when asked.
+func TestExtractOnIdle(t *testing.T) {
+	t.Parallel()
+	llm := newFakeProvider(t, `{"facts": ["Is vegetarian.", "Lives in Lisbon."]}`)
+	dir := t.TempDir()
+	file := writeFile(t, dir, "agents.yaml", `
+providers:
+  fake: {kind: openai, base_url: "`+llm.URL+`/v1"}
+agents:
+  default: {provider: fake, model: m1, memory_extraction: {namespace: learned, idle_after: 1s}}
+  asked: {provider: fake, model: m1, memory_extraction: {namespace: asked, idle_after: 0s}}
+`)
+	srv := startServer(t, t.TempDir(), "--agents", file, "--sweep-interval", "200ms")
+	key := localKey(t, srv.data)
+	say := func(id, text string) {
+		must(t, srv.url, key, "POST", "/v1/sessions/"+id+"/messages", map[string]any{"messages": []map[string]string{
+			{"role": "user", "content": text}, {"role": "assistant", "content": "Noted."}}}, 201)
+	}
+	idle := must(t, srv.url, key, "POST", "/v1/sessions", map[string]any{}, 201).json(t)["id"].(string)
+	asked := must(t, srv.url, key, "POST", "/v1/sessions", map[string]any{"agent": "asked"}, 201).json(t)["id"].(string)
+	say(asked, "I'm vegetarian.")
+	say(idle, "I'm vegetarian, and I live in Lisbon.")
+	learned := func(ns string) int {
+		return len(must(t, srv.url, key, "GET", "/v1/memories?namespace="+ns, nil, 200).json(t)["items"].([]any))
+	}
+	if !within(30*time.Second, func() bool { return learned("learned") == 2 }) {
+		t.Fatalf("no facts were learned from the idle session; logs:\n%s", srv.logs)
+	}
+	if n := len(llm.requests()); n != 1 {
+		t.Fatalf("%d model calls, want the one of the idle session", n)
+	}
+	if got := must(t, srv.url, key, "POST", "/v1/sessions/"+idle+"/extract", nil, 200).json(t); got["from_seq"] != 2.0 || len(got["facts"].([]any)) != 0 || len(llm.requests()) != 1 {
+		t.Fatalf("asked after the idle extraction: %v, %d model calls", got, len(llm.requests()))
+	}
+	say(idle, "Still in Lisbon.")
+	if !within(30*time.Second, func() bool { return strings.Count(srv.logs.String(), "learned facts from an idle session") == 2 }) {
+		t.Fatalf("the new turn was not learned from; logs:\n%s", srv.logs)
+	}
+	if got := must(t, srv.url, key, "POST", "/v1/sessions/"+idle+"/extract", nil, 200).json(t); got["from_seq"] != 4.0 || len(llm.requests()) != 2 {
+		t.Fatalf("asked after the second idle extraction: %v, %d model calls", got, len(llm.requests()))
+	}
+	if learned("asked") != 0 {
+		t.Fatal("a profile with idle_after 0s learned on its own")
+	}
+	if got := must(t, srv.url, key, "POST", "/v1/sessions/"+asked+"/extract", nil, 200).json(t); got["from_seq"] != 0.0 || len(got["facts"].([]any)) != 2 {
+		t.Fatalf("asked to learn from the asked profile's session: %v", got)
 	}
 }

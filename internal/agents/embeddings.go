@@ -104,11 +104,18 @@ func (s *Set) Memory() *carryon.AgentMemory {
 type Extraction struct {
 	Namespace string
 	Timeout   time.Duration
+	// IdleAfter is how long a session must have been idle before its new turns are learned from
+	// on their own (DefaultIdleAfter; 0: only when asked, POST /v1/sessions/{id}/extract).
+	IdleAfter time.Duration
 }
+
+// DefaultIdleAfter is memory_extraction's idle_after when the file gives none.
+const DefaultIdleAfter = 10 * time.Minute
 
 type rawExtraction struct {
 	Namespace string  `yaml:"namespace"`
 	Timeout   *string `yaml:"timeout"`
+	IdleAfter *string `yaml:"idle_after"`
 }
 
 // extraction resolves a profile's memory_extraction (nil when it has none).
@@ -124,6 +131,10 @@ func (v *validator) extraction(at string, r *rawExtraction) *Extraction {
 	}
 	if r.Timeout != nil {
 		e.Timeout = v.duration(at+".timeout", *r.Timeout, time.Second)
+	}
+	e.IdleAfter = DefaultIdleAfter
+	if r.IdleAfter != nil {
+		e.IdleAfter = v.duration(at+".idle_after", *r.IdleAfter, 0)
 	}
 	return e
 }

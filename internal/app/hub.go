@@ -160,7 +160,7 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 		IdleTTL: opt.IdleTTL, PurgeAfter: opt.PurgeAfter, ClosedRetention: opt.ClosedRetention, IdempotencyTTL: opt.RequestIDTTL,
 		Workspaces: opt.Workspaces, Logger: opt.Logger, Agents: opt.Agents, MaxSessionsPerUser: opt.MaxSessionsPerUser,
 		OnSweep: func(res sessions.SweepResult, err error) {
-			tel.Swept("sessions", err, map[string]int64{"sessions": int64(res.Sessions), "request_ids": res.RequestIDs, "over_limit": int64(res.OverLimit), "users_forgotten": int64(res.Forgotten), "orphan_workspaces": int64(res.OrphanWorkspaces)})
+			tel.Swept("sessions", err, map[string]int64{"sessions": int64(res.Sessions), "request_ids": res.RequestIDs, "over_limit": int64(res.OverLimit), "users_forgotten": int64(res.Forgotten), "orphan_workspaces": int64(res.OrphanWorkspaces), "staged_imports": int64(res.StagedImports)})
 		},
 	})
 	h.Users.ForgetWith(h.Sessions)
@@ -182,7 +182,7 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 		raw.Close()
 		return nil, err
 	}
-	h.extract = extraction.New(st, h.LongTerm, h.profiles.Learner)
+	h.extract = extraction.New(st, h.LongTerm, h.profiles.Learner).WithIdle(idleLearners(opt.Agents), opt.Logger)
 	workers := opt.Workers
 	if opt.NoWorkers {
 		workers = 0
@@ -197,6 +197,7 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 	h.bg.Go(func() { h.Sessions.RunSweeper(bgCtx, opt.SweepInterval, opt.Logger) })
 	h.bg.Go(func() { h.LongTerm.RunSweeper(bgCtx, opt.SweepInterval, opt.Logger) })
 	h.bg.Go(func() { h.LongTerm.RunReembedder(bgCtx, carryon.NewID("inst_"), opt.SweepInterval) })
+	h.bg.Go(func() { h.extract.RunIdle(bgCtx, carryon.NewID("inst_"), opt.SweepInterval) })
 	h.bg.Go(func() { h.Runs.Listen(bgCtx) })
 	whCfg := opt.Webhooks
 	if whCfg.Logger == nil {
@@ -322,4 +323,19 @@ func embeddings(set *agents.Set, tel *telemetry.Telemetry, log *slog.Logger) *lo
 		Model:    e.Model, Dimensions: e.Dimensions, BatchSize: e.BatchSize, Timeout: e.Timeout,
 		ConsolidateAbove: e.ConsolidateAbove, MaxInputBytes: e.MaxInputBytes, CacheBytes: int64(e.CacheMB) << 20, Log: log,
 	}
+}
+
+// idleLearners is how long each profile that learns facts on its own waits for a session to be
+// idle (memory_extraction.idle_after; profiles without it, or with 0, learn only when asked).
+func idleLearners(set *agents.Set) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	if set == nil {
+		return out
+	}
+	for name, p := range set.Profiles {
+		if p.Extraction != nil && p.Extraction.IdleAfter > 0 {
+			out[name] = p.Extraction.IdleAfter
+		}
+	}
+	return out
 }

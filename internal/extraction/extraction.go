@@ -14,7 +14,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/carryon-hub/carryon"
@@ -59,12 +61,16 @@ type Service struct {
 	// learner returns the extraction of the named agent profile (false: it learns nothing).
 	learner func(agent string) (Learner, bool)
 	now     func() time.Time
+	idle    map[string]time.Duration // the profiles learned from when idle (WithIdle)
+	log     *slog.Logger
+	mu      sync.Mutex
+	tries   map[string]int // failed idle extractions, by session and last activity
 }
 
 // New returns an extraction service over st, writing facts through mem; learner names each
 // profile's extraction.
 func New(st store.Store, mem *longterm.Service, learner func(agent string) (Learner, bool)) *Service {
-	return &Service{st: st, mem: mem, learner: learner, now: time.Now}
+	return &Service{st: st, mem: mem, learner: learner, now: time.Now, log: slog.New(slog.DiscardHandler), tries: map[string]int{}}
 }
 
 // Extract learns facts from the caller's session: the turns after its mark, read by the model

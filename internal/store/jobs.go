@@ -24,4 +24,24 @@ type Extractions interface {
 	// and reports whether the mark was still at from (false: another extraction moved it; nothing
 	// is written).
 	SetExtracted(ctx context.Context, owner, sessionID string, from, to, version int64, at time.Time) (bool, error)
+	// IdleUnextracted lists active sessions of agent whose last write was in [since, before) and
+	// that have messages after their extraction mark, least recently active first, after the
+	// session q.After (keyset paging), at most q.Limit.
+	IdleUnextracted(ctx context.Context, q IdleQuery) ([]IdleSession, error)
+}
+
+// IdleQuery selects the sessions an idle extraction pass learns from.
+type IdleQuery struct {
+	Agent         string
+	Since, Before time.Time
+	// After is the last session of the page before: its last activity and id (zero: the start).
+	AfterActive time.Time
+	AfterID     string
+	Limit       int
+}
+
+// IdleSession is a session an idle extraction learns from: its owner, id and last activity.
+type IdleSession struct {
+	SessionRef
+	LastActiveAt time.Time
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/carryon-hub/carryon/internal/store"
 )
 
 // ClaimJob takes or renews a job's lease (store.Jobs): one upsert whose update applies only to an
@@ -60,4 +62,22 @@ func (t *Tx) SetExtracted(ctx context.Context, owner, sessionID string, from, to
 		}
 	}
 	return n == 1, t.Wrap(err, "move extraction mark")
+}
+
+// IdleUnextracted lists the idle sessions with turns after their extraction mark
+// (store.Extractions): a scan of the sessions of one agent in a window of last activity.
+func (t *Tx) IdleUnextracted(ctx context.Context, q store.IdleQuery) ([]store.IdleSession, error) {
+	return scanAll(t, ctx, "idle sessions", func(r Row) (store.IdleSession, error) {
+		var s store.IdleSession
+		var at int64
+		err := r.Scan(&s.OwnerID, &s.ID, &at)
+		s.LastActiveAt = FromMicros(at)
+		return s, err
+	}, `SELECT s.owner_id, s.id, s.last_active_at FROM sessions s
+		LEFT JOIN memory_extractions x ON x.owner_id = s.owner_id AND x.session_id = s.id
+		WHERE s.agent = ? AND s.status = 'active' AND s.last_active_at >= ? AND s.last_active_at < ?
+			AND s.last_seq > COALESCE(x.seq, 0)
+			AND (s.last_active_at > ? OR s.last_active_at = ? AND s.id > ?)
+		ORDER BY s.last_active_at, s.id`+limitArg,
+		q.Agent, Micros(q.Since), Micros(q.Before), Micros(q.AfterActive), Micros(q.AfterActive), q.AfterID, Limit(q.Limit))
 }
