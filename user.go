@@ -13,6 +13,22 @@ type User struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
+// UserSettings are what a user decides for themselves (GET /v1/me/settings).
+type UserSettings struct {
+	// LearnFacts lets the agent profiles with memory_extraction learn facts about the user from
+	// their sessions, on their own and when asked (default true).
+	LearnFacts bool `json:"learn_facts"`
+}
+
+// DefaultUserSettings are the settings of a user who changed none.
+var DefaultUserSettings = UserSettings{LearnFacts: true}
+
+// UserSettingsPatch changes some of the caller's settings (PATCH /v1/me/settings): the fields
+// given, the others as they are.
+type UserSettingsPatch struct {
+	LearnFacts *bool `json:"learn_facts,omitempty"`
+}
+
 // APIKey is a credential of a user. Only a SHA-256 of the secret is stored; the secret itself is
 // shown once, when the key is made.
 type APIKey struct {
@@ -56,6 +72,10 @@ type UserService interface {
 	// continues it. It returns what was deleted. ENOTFOUND, EINVALID (the caller itself),
 	// EFORBIDDEN.
 	ForgetUser(ctx context.Context, user string) (*ForgetReceipt, error)
+	// Settings returns the caller's own settings. EUNAUTHORIZED.
+	Settings(ctx context.Context) (*UserSettings, error)
+	// UpdateSettings changes the caller's own settings and returns them all. EUNAUTHORIZED.
+	UpdateSettings(ctx context.Context, in UserSettingsPatch) (*UserSettings, error)
 }
 
 // ForgetReceipt is the account of forgetting a user: how many of each kind of thing were deleted.

@@ -79,3 +79,21 @@ func (c *Client) ForgetUser(ctx context.Context, user string) (*carryon.ForgetRe
 	}
 	return &out, nil
 }
+
+// Settings returns the caller's own settings (GET /v1/me/settings).
+func (c *Client) Settings(ctx context.Context) (*carryon.UserSettings, error) {
+	var out carryon.UserSettings
+	if err := c.do(ctx, call{method: "GET", path: "/v1/me/settings"}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// UpdateSettings changes the caller's own settings (PATCH /v1/me/settings).
+func (c *Client) UpdateSettings(ctx context.Context, in carryon.UserSettingsPatch) (*carryon.UserSettings, error) {
+	var out carryon.UserSettings
+	if err := c.do(ctx, call{method: "PATCH", path: "/v1/me/settings", body: in}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -128,7 +128,7 @@ agents:
 // TestExtractOnIdle: a profile with memory_extraction.idle_after learns facts from a session on
 // its own once the session has been idle that long, once per turn (a later extraction starts
 // after the mark, a new turn is learned from again); a profile with idle_after 0s learns only
-// when asked.
+// when asked; a user who turned learning facts off (PATCH /v1/me/settings) is never learned from.
 func TestExtractOnIdle(t *testing.T) {
 	t.Parallel()
 	llm := newFakeProvider(t, `{"facts": ["Is vegetarian.", "Lives in Lisbon."]}`)
@@ -162,12 +162,29 @@ agents:
 	if got := must(t, srv.url, key, "POST", "/v1/sessions/"+idle+"/extract", nil, 200).json(t); got["from_seq"] != 2.0 || len(got["facts"].([]any)) != 0 || len(llm.requests()) != 1 {
 		t.Fatalf("asked after the idle extraction: %v, %d model calls", got, len(llm.requests()))
 	}
+	// Bob turned learning facts off: his idle session is passed over, and asking is refused.
+	bob := addUser(t, srv.data, "bob")
+	if got := must(t, srv.url, bob, "GET", "/v1/me/settings", nil, 200).json(t); got["learn_facts"] != true {
+		t.Fatalf("bob's settings: %v", got)
+	}
+	if got := must(t, srv.url, bob, "PATCH", "/v1/me/settings", map[string]any{"learn_facts": false}, 200).json(t); got["learn_facts"] != false {
+		t.Fatalf("bob turned learning off: %v", got)
+	}
+	must(t, srv.url, bob, "PATCH", "/v1/me/settings", map[string]any{"learn_facts": "no"}, 400)
+	must(t, srv.url, bob, "PATCH", "/v1/me/settings", map[string]any{}, 400)
+	bobs := must(t, srv.url, bob, "POST", "/v1/sessions", map[string]any{}, 201).json(t)["id"].(string)
+	must(t, srv.url, bob, "POST", "/v1/sessions/"+bobs+"/messages", map[string]any{"messages": []map[string]string{
+		{"role": "user", "content": "I'm vegetarian."}}}, 201)
+	must(t, srv.url, bob, "POST", "/v1/sessions/"+bobs+"/extract", nil, 400)
 	say(idle, "Still in Lisbon.")
 	if !within(30*time.Second, func() bool { return strings.Count(srv.logs.String(), "learned facts from an idle session") == 2 }) {
 		t.Fatalf("the new turn was not learned from; logs:\n%s", srv.logs)
 	}
 	if got := must(t, srv.url, key, "POST", "/v1/sessions/"+idle+"/extract", nil, 200).json(t); got["from_seq"] != 4.0 || len(llm.requests()) != 2 {
 		t.Fatalf("asked after the second idle extraction: %v, %d model calls", got, len(llm.requests()))
+	}
+	if n := len(must(t, srv.url, bob, "GET", "/v1/memories?namespace=learned", nil, 200).json(t)["items"].([]any)); n != 0 {
+		t.Fatalf("facts were learned from the session of bob, who turned learning off: %d", n)
 	}
 	if learned("asked") != 0 {
 		t.Fatal("a profile with idle_after 0s learned on its own")

@@ -18,6 +18,7 @@ var noKeyRoutes = map[string]string{
 	"POST /v1/webhooks":                                 "its answer holds the signing secret, shown once and never stored with it, so it cannot be replayed",
 	"POST /v1/webhooks/{id}/rotate":                     "its answer holds the new signing secret, shown once, so it cannot be replayed",
 	"PATCH /v1/webhooks/{id}":                           "it sets fields to values: a repeat sets them again",
+	"PATCH /v1/me/settings":                             "it sets the caller's settings to values: a repeat sets them again",
 	"DELETE /v1/webhooks/{id}":                          "a repeat finds the webhook gone (404)",
 	"POST /v1/webhooks/{id}/deliveries/{did}/redeliver": "a repeat queues the same delivery again, which the receiver dedupes by webhook-id",
 }

@@ -76,7 +76,8 @@ func New(st store.Store, mem *longterm.Service, learner func(agent string) (Lear
 // Extract learns facts from the caller's session: the turns after its mark, read by the model
 // of the session's profile, written to the caller's long-term memory, and the mark moved past
 // them, in one transaction. A session with no new turns answers at once without a model call.
-// ENOTFOUND, EINVALID (the profile learns nothing), EUNAUTHORIZED, ECONFLICT (another extraction
+// ENOTFOUND, EINVALID (the profile learns nothing, or the caller turned learning facts off in
+// their settings), EUNAUTHORIZED, ECONFLICT (another extraction
 // of the session wrote first), EUNAVAILABLE (the model failed: nothing was written).
 func (s *Service) Extract(ctx context.Context, sessionID string) (*carryon.Extraction, error) {
 	own := carryon.UserIDFromContext(ctx)
@@ -90,6 +91,13 @@ func (s *Service) Extract(ctx context.Context, sessionID string) (*carryon.Extra
 		var err error
 		if sess, err = tx.GetSession(ctx, own, sessionID); err != nil {
 			return err
+		}
+		set, err := tx.UserSettings(ctx, own)
+		if err != nil {
+			return err
+		}
+		if !set.LearnFacts {
+			return carryon.Errorf(carryon.EINVALID, "you turned learning facts off: nothing is learned from your sessions until PATCH /v1/me/settings {\"learn_facts\": true}")
 		}
 		if from, err = tx.ExtractedSeq(ctx, own, sessionID); err != nil {
 			return err

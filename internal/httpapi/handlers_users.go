@@ -15,6 +15,23 @@ func (s *server) handleMe() http.HandlerFunc {
 	}
 }
 
+func (s *server) handleSettings() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		out, err := s.users.Settings(r.Context())
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeJSON(w, r, http.StatusOK, out)
+	}
+}
+
+func (s *server) handleSettingsUpdate() http.HandlerFunc {
+	return bodyCall(s, bodyOptions{mergePatch: true}, http.StatusOK, func(r *http.Request, in carryon.UserSettingsPatch) (*carryon.UserSettings, error) {
+		return s.users.UpdateSettings(r.Context(), in)
+	})
+}
+
 func (s *server) handleUserCreate() http.HandlerFunc {
 	return writeRoute[carryon.NewUser, wire.CreateUserResponse]{
 		call: func(ctx context.Context, _ *http.Request, in carryon.NewUser) (wire.CreateUserResponse, error) {

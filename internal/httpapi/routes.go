@@ -292,6 +292,10 @@ func routes() []Route {
 		// Users and keys.
 		{Method: "GET", Pattern: "/v1/me", Auth: AuthUser, Status: 200, Summary: "The caller",
 			Response: carryon.User{}, handler: (*server).handleMe},
+		{Method: "GET", Pattern: "/v1/me/settings", Auth: AuthUser, Status: 200, Summary: "The caller's own settings (learn_facts: whether agent profiles with memory_extraction learn facts from the caller's sessions)",
+			Response: carryon.UserSettings{}, handler: (*server).handleSettings},
+		{Method: "PATCH", Pattern: "/v1/me/settings", Auth: AuthUser, Status: 200, Summary: "Change the caller's own settings (the fields given)",
+			Request: carryon.UserSettingsPatch{}, Response: carryon.UserSettings{}, handler: (*server).handleSettingsUpdate},
 		{Method: "POST", Pattern: "/v1/users", Auth: AuthAdmin, Status: 201, Summary: "Create a user and a first key (the secret is shown once)",
 			Request: carryon.NewUser{}, Response: wire.CreateUserResponse{}, handler: (*server).handleUserCreate},
 		{Method: "GET", Pattern: "/v1/users", Auth: AuthAdmin, Status: 200, Summary: "List users by name",

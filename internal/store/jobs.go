@@ -24,8 +24,8 @@ type Extractions interface {
 	// and reports whether the mark was still at from (false: another extraction moved it; nothing
 	// is written).
 	SetExtracted(ctx context.Context, owner, sessionID string, from, to, version int64, at time.Time) (bool, error)
-	// IdleUnextracted lists active sessions of agent whose last write was in [since, before) and
-	// that have messages after their extraction mark, least recently active first, after the
+	// IdleUnextracted lists active sessions of agent whose last write was in [since, before),
+	// that have messages after their extraction mark and whose owner learns facts (UserSettings), least recently active first, after the
 	// session q.After (keyset paging), at most q.Limit.
 	IdleUnextracted(ctx context.Context, q IdleQuery) ([]IdleSession, error)
 }

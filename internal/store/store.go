@@ -93,6 +93,11 @@ type Users interface {
 	ListKeys(ctx context.Context, userID string) ([]*carryon.APIKey, error)
 	// RevokeKey marks a key revoked at t. ENOTFOUND (also when already revoked).
 	RevokeKey(ctx context.Context, keyID string, t time.Time) error
+	// UserSettings returns the user's settings (carryon.DefaultUserSettings when they changed
+	// none).
+	UserSettings(ctx context.Context, userID string) (carryon.UserSettings, error)
+	// PutUserSettings stores the user's settings. ENOTFOUND when the user does not exist.
+	PutUserSettings(ctx context.Context, userID string, s carryon.UserSettings) error
 }
 
 // SessionQuery selects a page of one owner's sessions ordered by CreatedAt descending, then ID

@@ -210,6 +210,9 @@ func (t *Tx) DeleteForgottenUser(ctx context.Context, userID string) (*carryon.F
 	if err != nil {
 		return nil, err
 	}
+	if _, err := t.Conn.Exec(ctx, `DELETE FROM user_settings WHERE user_id = ?`, userID); err != nil {
+		return nil, t.Wrap(err, "delete forgotten user's settings")
+	}
 	_, err = t.Conn.Exec(ctx, `DELETE FROM users WHERE id = ? AND forgetting_at IS NOT NULL`, userID)
 	return r, t.Wrap(err, "delete forgotten user")
 }

@@ -65,7 +65,8 @@ func (t *Tx) SetExtracted(ctx context.Context, owner, sessionID string, from, to
 }
 
 // IdleUnextracted lists the idle sessions with turns after their extraction mark
-// (store.Extractions): a scan of the sessions of one agent in a window of last activity.
+// (store.Extractions) of users who learn facts: a scan of the sessions of one agent in a window
+// of last activity.
 func (t *Tx) IdleUnextracted(ctx context.Context, q store.IdleQuery) ([]store.IdleSession, error) {
 	return scanAll(t, ctx, "idle sessions", func(r Row) (store.IdleSession, error) {
 		var s store.IdleSession
@@ -77,6 +78,7 @@ func (t *Tx) IdleUnextracted(ctx context.Context, q store.IdleQuery) ([]store.Id
 		LEFT JOIN memory_extractions x ON x.owner_id = s.owner_id AND x.session_id = s.id
 		WHERE s.agent = ? AND s.status = 'active' AND s.last_active_at >= ? AND s.last_active_at < ?
 			AND s.last_seq > COALESCE(x.seq, 0)
+			AND NOT EXISTS (SELECT 1 FROM user_settings u WHERE u.user_id = s.owner_id AND u.learn_facts = 0)
 			AND (s.last_active_at > ? OR s.last_active_at = ? AND s.id > ?)
 		ORDER BY s.last_active_at, s.id`+limitArg,
 		q.Agent, Micros(q.Since), Micros(q.Before), Micros(q.AfterActive), Micros(q.AfterActive), q.AfterID, Limit(q.Limit))

@@ -124,3 +124,28 @@ func (t *Tx) RevokeKey(ctx context.Context, keyID string, now time.Time) error {
 	}
 	return nil
 }
+
+// UserSettings returns the user's settings, the defaults without a row.
+func (t *Tx) UserSettings(ctx context.Context, userID string) (carryon.UserSettings, error) {
+	s := carryon.DefaultUserSettings
+	var learn int64
+	err := t.Conn.QueryRow(ctx, `SELECT learn_facts FROM user_settings WHERE user_id = ?`, userID).Scan(&learn)
+	if errors.Is(err, ErrNoRows) {
+		return s, nil
+	}
+	s.LearnFacts = learn != 0
+	return s, t.Wrap(err, "read user settings")
+}
+
+// PutUserSettings stores the user's settings (an upsert). ENOTFOUND when the user does not exist.
+func (t *Tx) PutUserSettings(ctx context.Context, userID string, s carryon.UserSettings) error {
+	if err := t.WritableBy(userID); err != nil {
+		return err
+	}
+	_, err := t.Conn.Exec(ctx, `INSERT INTO user_settings (user_id, learn_facts) VALUES (?, ?)
+		ON CONFLICT (user_id) DO UPDATE SET learn_facts = excluded.learn_facts`, userID, boolInt(s.LearnFacts))
+	if carryon.ErrorCode(t.d.Normalize(err)) == carryon.ENOTFOUND {
+		return NotFound("user", userID)
+	}
+	return t.Wrap(err, "store user settings")
+}

@@ -10,6 +10,41 @@ import (
 )
 
 func testUsers(t *testing.T, open func(t *testing.T) store.Store) {
+	t.Run("Settings", func(t *testing.T) {
+		st := open(t)
+		ctx := t.Context()
+		write(t, st, func(tx store.Tx) error {
+			for _, id := range []string{"usr_1", "usr_2"} {
+				if err := tx.InsertUser(ctx, &carryon.User{ID: id, Name: "n" + id, CreatedAt: at(1)}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		settings := func(id string) carryon.UserSettings {
+			var s carryon.UserSettings
+			read(t, st, func(tx store.Tx) (err error) { s, err = tx.UserSettings(ctx, id); return err })
+			return s
+		}
+		if got := settings("usr_1"); got != carryon.DefaultUserSettings {
+			t.Fatalf("a user who changed nothing has %+v, want the defaults", got)
+		}
+		for _, learn := range []bool{false, false, true, false} {
+			write(t, st, func(tx store.Tx) error {
+				return tx.PutUserSettings(ctx, "usr_1", carryon.UserSettings{LearnFacts: learn})
+			})
+			if got := settings("usr_1"); got.LearnFacts != learn {
+				t.Fatalf("after storing learn_facts %v: %+v", learn, got)
+			}
+		}
+		if got := settings("usr_2"); got != carryon.DefaultUserSettings {
+			t.Fatalf("another user's settings changed: %+v", got)
+		}
+		err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+			return tx.PutUserSettings(ctx, "usr_nobody", carryon.UserSettings{})
+		})
+		wantCode(t, err, carryon.ENOTFOUND)
+	})
 	t.Run("InsertGetList", func(t *testing.T) {
 		st := open(t)
 		ctx := t.Context()
