@@ -40,6 +40,13 @@ type Source interface {
 	Tools(ctx context.Context) ([]Tool, error)
 }
 
+// Checker is implemented by a Source that can tell whether it is reachable without a call, such
+// as a remote A2A agent whose card it reads: `carryon agents check` reports its error.
+type Checker interface {
+	// Check reaches the source; its error says why it cannot be reached.
+	Check(ctx context.Context) error
+}
+
 // Reconciler is implemented by reconcilable tools: it checks the world to tell whether a call that
 // was cut off took effect.
 type Reconciler interface {
