@@ -87,9 +87,22 @@ type Call struct {
 	// LongTerm is the long-term memory service; nil when the caller offers none. It serves the
 	// user in the call's context, which must be OwnerID (tool/longtermtool checks).
 	LongTerm carryon.LongTermService
+	// Journal reads the earlier calls of this tool in the session; nil when the caller offers
+	// none.
+	Journal Journal
 	// Fence is the run attempt the call belongs to; a tool that changes a fenced resource (the
 	// workspace) refuses a call whose attempt is no longer the one allowed to write there.
 	Fence Fence
+}
+
+// Journal is what a tool reads of its own earlier calls in a session: a tool that keeps state
+// between calls (a remote A2A agent's conversation) records it as its result's FingerprintAfter,
+// which the journal stores with the call, and finds it there at the next call, even after a
+// restart.
+type Journal interface {
+	// LastFingerprint returns the FingerprintAfter of the newest earlier call of the tool in the
+	// session that recorded one, or "" when there is none.
+	LastFingerprint(ctx context.Context) (string, error)
 }
 
 // Fence is a fencing token: the run attempt a call belongs to. A runner that was paused past its
