@@ -106,17 +106,6 @@ func (v *validator) a2aAgent(at, name string, r *rawA2A, used bool, raw *rawFile
 	return a
 }
 
-// a2aNames are the names of the tools of the A2A agents among servers that the set defines.
-func a2aNames(servers []string, defined func(string) bool) []string {
-	var out []string
-	for _, s := range servers {
-		if defined(s) {
-			out = append(out, A2AToolName(s))
-		}
-	}
-	return out
-}
-
 // namedTool is a tool known by its name and effect class before anything can call it: an A2A
 // agent's, in the public view of a profile (the tool a run gets comes from the agent's source).
 type namedTool struct {
