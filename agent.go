@@ -28,9 +28,10 @@ type Agent struct {
 	Instructions string `json:"instructions,omitempty"`
 	// ToolPatterns are the profile's globs over tool names (path.Match syntax).
 	ToolPatterns []string `json:"tool_patterns"`
-	// Tools are the built-in tools the patterns select, with the effect class and approval they run
-	// with. Tools of MCP servers are found when a run starts and are not listed by GET /v1/agents;
-	// `carryon agents check` lists them here too, as their servers list them.
+	// Tools are the built-in tools the patterns select, and the tools of the remote A2A agents
+	// they select (one per agent, known from the file), with the effect class and approval they
+	// run with. Tools of MCP servers are found when a run starts and are not listed by GET
+	// /v1/agents; `carryon agents check` lists them here too, as their servers list them.
 	Tools []AgentTool `json:"tools"`
 	// Effects override tools' effect classes by tool name or glob (MCP tools are unsafe unless
 	// said otherwise): an exact name wins over a glob, a longer glob over a shorter one.
