@@ -1,6 +1,8 @@
 package agents_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -82,5 +84,28 @@ agents:
 	unused = strings.Replace(unused, `approval: {planner__send_message: always}`, `approval: {}`, 1)
 	if _, err := agents.Parse("agents.yaml", []byte(unused), agents.Options{Getenv: getenv(map[string]string{"READER_TOKEN": "x"}), Builtin: builtin()}); err != nil {
 		t.Fatalf("an unused agent's key was required: %v", err)
+	}
+}
+
+// TestA2ADocExample: the agents file of docs/A2A.md's "carryon calling other agents" is valid and
+// gives its profile the remote agent's tool.
+func TestA2ADocExample(t *testing.T) {
+	t.Parallel()
+	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "A2A.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(page), "## carryon calling other agents")
+	_, rest, ok2 := strings.Cut(rest, "```yaml\n")
+	block, _, ok3 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/A2A.md has no agents file under \"carryon calling other agents\"")
+	}
+	set, err := agents.Parse("A2A.md", []byte(block), agents.Options{Getenv: getenv(map[string]string{"PLANNER_KEY": "ck_x"}), Builtin: builtin()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := set.Agent("default"); len(v.A2AAgents) != 1 || v.A2AAgents[0].Tool != "planner__send_message" {
+		t.Fatalf("the example's profile: %+v", v)
 	}
 }
