@@ -19,8 +19,9 @@ const (
 	// DefaultCallTimeout bounds one call when Config.CallTimeout is zero: a remote agent runs a
 	// model loop of its own.
 	DefaultCallTimeout = 5 * time.Minute
-	// CardTimeout bounds reading the card.
-	CardTimeout = 10 * time.Second
+	// CardTimeout bounds reading the card; listCardTimeout when a run's start lists the tools.
+	CardTimeout     = 10 * time.Second
+	listCardTimeout = 3 * time.Second
 	// RetryCard is how long a card that could not be read is not asked for again when runs list
 	// the tools (a call always tries).
 	RetryCard = 30 * time.Second
@@ -92,7 +93,10 @@ func (a *Agent) Tools(ctx context.Context) ([]tool.Tool, error) {
 	retry := a.card == nil && time.Since(a.triedAt) >= RetryCard
 	a.mu.Unlock()
 	if retry {
-		_, _, _ = a.resolve(ctx)
+		// A run's start waits for the card a little only: its calls try again for longer.
+		lctx, cancel := context.WithTimeout(ctx, listCardTimeout)
+		_, _, _ = a.resolve(lctx)
+		cancel()
 	}
 	a.mu.Lock()
 	if a.card != nil {
