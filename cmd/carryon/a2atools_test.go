@@ -75,7 +75,8 @@ agents:
 // A remote task that needs input, one that fails, and an agent that cannot be reached are tool
 // errors the model sees, never a failed or hung run; `carryon agents check` names the
 // unreachable card. A SIGKILL of the calling server in the middle of a remote call leaves its
-// run, after the restart, waiting for a decision on that unsafe call, which is not sent again.
+// run, after the restart, waiting for a decision on that unsafe call, which is not sent again;
+// a rerun sends it with the same messageId, and the remote agent applies it once.
 func TestA2AAgentsAsTools(t *testing.T) {
 	t.Parallel()
 	remoteData := t.TempDir()
@@ -181,5 +182,19 @@ agents:
 	acts := must(t, srv.url, key, "GET", "/v1/runs/"+runID+"/actions", nil, 200).json(t)["items"].([]any)
 	if a := acts[0].(map[string]any); r["status"] != "waiting_approval" || a["status"] != "started" || a["attempt"] != 1.0 {
 		t.Fatalf("after the restart: run %v, journal %v; want waiting_approval on the cut-off call", r["status"], acts)
+	}
+	// rerun sends the message again with the same messageId: the remote agent applies it once
+	// and answers the task the first send started.
+	actionID := acts[0].(map[string]any)["id"].(string)
+	must(t, srv.url, key, "POST", "/v1/runs/"+runID+"/approve", map[string]any{"action_id": actionID, "decision": "rerun"}, 200)
+	r = waitRun(t, srv, key, runID)
+	acts = must(t, srv.url, key, "GET", "/v1/runs/"+runID+"/actions", nil, 200).json(t)["items"].([]any)
+	a = acts[0].(map[string]any)
+	fp, _ = a["fingerprint_after"].(string)
+	if r["status"] != "succeeded" || a["status"] != "succeeded" || !strings.Contains(r["reply"].(string), "Done: New task. Goal: Plan a long trip") || fp == "" {
+		t.Fatalf("after rerun: run %v, action %v", r, a)
+	}
+	if runs := must(t, remote.url, remoteKey, "GET", "/v1/sessions/"+strings.TrimPrefix(fp, "a2a-context:")+"/runs", nil, 200).json(t)["items"].([]any); len(runs) != 1 {
+		t.Fatalf("the message sent twice made %d remote tasks, want 1", len(runs))
 	}
 }
