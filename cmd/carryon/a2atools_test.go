@@ -197,4 +197,13 @@ agents:
 	if runs := must(t, remote.url, remoteKey, "GET", "/v1/sessions/"+strings.TrimPrefix(fp, "a2a-context:")+"/runs", nil, 200).json(t)["items"].([]any); len(runs) != 1 {
 		t.Fatalf("the message sent twice made %d remote tasks, want 1", len(runs))
 	}
+	made := 0
+	for _, s := range must(t, remote.url, remoteKey, "GET", "/v1/sessions?limit=100", nil, 200).json(t)["items"].([]any) {
+		if title, _ := s.(map[string]any)["title"].(string); strings.HasPrefix(title, "Plan a long trip") {
+			made++
+		}
+	}
+	if made != 1 {
+		t.Fatalf("the message sent twice made %d remote conversations, want 1", made)
+	}
 }
