@@ -5,7 +5,8 @@
 // It must not journal, retry or decide how a failure is shown: the engine records every call in the
 // action journal and asks a Reconciler, by the tool's effect class, whether a call that was cut off
 // took effect. Tools never write to the database themselves; working memory goes through the
-// WorkingMemoryEditor the caller hands in.
+// WorkingMemoryEditor the caller hands in, and a tool reads its own earlier calls only through the
+// Journal the caller hands in.
 package tool
 
 import (
