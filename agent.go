@@ -28,9 +28,10 @@ type Agent struct {
 	Instructions string `json:"instructions,omitempty"`
 	// ToolPatterns are the profile's globs over tool names (path.Match syntax).
 	ToolPatterns []string `json:"tool_patterns"`
-	// Tools are the built-in tools the patterns select, with the effect class and approval they run
-	// with. Tools of MCP servers are found when a run starts and are not listed by GET /v1/agents;
-	// `carryon agents check` lists them here too, as their servers list them.
+	// Tools are the built-in tools the patterns select, and the tools of the remote A2A agents
+	// they select (one per agent, known from the file), with the effect class and approval they
+	// run with. Tools of MCP servers are found when a run starts and are not listed by GET
+	// /v1/agents; `carryon agents check` lists them here too, as their servers list them.
 	Tools []AgentTool `json:"tools"`
 	// Effects override tools' effect classes by tool name or glob (MCP tools are unsafe unless
 	// said otherwise): an exact name wins over a glob, a longer glob over a shorter one.
@@ -39,9 +40,11 @@ type Agent struct {
 	// always or never.
 	Approval map[string]string `json:"approval,omitempty"`
 	// MCPServers are the MCP servers the patterns name tools of.
-	MCPServers    []AgentMCPServer `json:"mcp_servers,omitempty"`
-	MaxSteps      int              `json:"max_steps"`
-	ContextBudget int              `json:"context_budget"`
+	MCPServers []AgentMCPServer `json:"mcp_servers,omitempty"`
+	// A2AAgents are the remote A2A agents the patterns name the tools of.
+	A2AAgents     []AgentA2AAgent `json:"a2a_agents,omitempty"`
+	MaxSteps      int             `json:"max_steps"`
+	ContextBudget int             `json:"context_budget"`
 	// MemoryExtraction is the namespace facts learned from the profile's sessions go to ("": the
 	// profile learns none).
 	MemoryExtraction string `json:"memory_extraction,omitempty"`
@@ -78,6 +81,24 @@ type AgentTool struct {
 	Approval string `json:"approval"`
 	// MCPServer names the MCP server that offers the tool; "" for a built-in tool.
 	MCPServer string `json:"mcp_server,omitempty"`
+	// A2AAgent names the remote A2A agent the tool sends messages to (docs/A2A.md, "carryon
+	// calling other agents"); "" for another tool.
+	A2AAgent string `json:"a2a_agent,omitempty"`
+}
+
+// AgentA2AAgent is a remote A2A agent a profile uses, without its secrets: the environment
+// variables of its headers and key are named, their values never shown.
+type AgentA2AAgent struct {
+	Name string `json:"name"`
+	// URL is the agent card's URL or the base it is under.
+	URL string `json:"url"`
+	// Tool is the name of the tool that sends the agent a message (NAME__send_message).
+	Tool string `json:"tool"`
+	// HeadersEnv maps a header name to the environment variable that holds its value.
+	HeadersEnv map[string]string `json:"headers_env,omitempty"`
+	// APIKeyEnv names the variable whose value is sent as a bearer token.
+	APIKeyEnv          string  `json:"api_key_env,omitempty"`
+	CallTimeoutSeconds float64 `json:"call_timeout_seconds,omitempty"`
 }
 
 // AgentMCPServer is an MCP server a profile uses, without its secrets: the environment variables

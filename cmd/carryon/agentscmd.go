@@ -32,7 +32,7 @@ Examples:
 func runAgents(ctx context.Context, args []string, getenv env, stdout io.Writer) error {
 	fs := newFlagSet("agents", agentsUsage, stdout)
 	asJSON := fs.Bool("json", false, "print the profiles as GET /v1/agents answers them, with the MCP servers' tools in their tools")
-	noMCP := fs.Bool("no-mcp", false, "do not start or reach the MCP servers: the keys that name their tools are then checked only when a run lists them")
+	noMCP := fs.Bool("no-mcp", false, "do not start or reach the MCP servers (nor read the A2A agents' cards): the keys that name their tools are then checked only when a run lists them")
 	if len(args) == 0 {
 		return fs.misuse()
 	} else if isHelp(args[0]) {
@@ -90,8 +90,11 @@ func runAgents(ctx context.Context, args []string, getenv env, stdout io.Writer)
 		p, _ := set.Profile(a.Name)
 		for _, t := range a.Tools {
 			from := "built in"
-			if t.MCPServer != "" {
+			switch {
+			case t.MCPServer != "":
 				from = t.MCPServer + " (" + set.MCPServers[t.MCPServer].Transport() + ")"
+			case t.A2AAgent != "":
+				from = t.A2AAgent + " (a2a)"
 			}
 			r := p.Rule(t.Name, t.Effect)
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Name, t.Name, from, said(string(t.Effect), r.EffectKey), said(t.Approval, r.ApprovalKey))

@@ -88,6 +88,9 @@ func cardOf(a *carryon.Agent, endpoint string) card {
 		if t.MCPServer != "" {
 			tags = append(tags, "mcp:"+t.MCPServer)
 		}
+		if t.A2AAgent != "" {
+			tags = append(tags, "a2a:"+t.A2AAgent)
+		}
 		c.Skills = append(c.Skills, skill{ID: t.Name, Name: t.Name, Description: d, Tags: tags})
 	}
 	return c

@@ -124,6 +124,8 @@ type Profile struct {
 	// src is where the profile's keys are written, for the errors found when a server lists its
 	// tools; nil for the profile of the flags.
 	src *keySource
+	// a2a are the names of the A2A agents (a2a_agents) the profile's globs name the tools of.
+	a2a []string
 }
 
 // ApprovalOf returns the approval of a tool: always or never (see Rule).
@@ -133,6 +135,16 @@ func (p *Profile) ApprovalOf(toolName string) string {
 
 // MCPServers returns the names of the MCP servers the profile's globs name tools of, sorted.
 func (p *Profile) MCPServers() []string {
+	return slices.DeleteFunc(p.Sources(), func(s string) bool { return slices.Contains(p.a2a, s) })
+}
+
+// A2AAgents returns the names of the remote A2A agents the profile's globs name the tools of,
+// sorted.
+func (p *Profile) A2AAgents() []string { return slices.Clone(p.a2a) }
+
+// Sources returns the names of the MCP servers and A2A agents the profile's globs name tools of
+// (SOURCE__…), sorted: the tool.Sources a run of the profile asks for tools.
+func (p *Profile) Sources() []string {
 	var out []string
 	for _, g := range p.Tools {
 		if server, ok := serverOf(g); ok && !slices.Contains(out, server) {
@@ -158,7 +170,9 @@ func serverOf(name string) (string, bool) {
 type Set struct {
 	Providers  map[string]*Provider
 	MCPServers map[string]*MCPServer
-	Profiles   map[string]*Profile
+	// A2AAgents are the remote A2A agents whose tools profiles may select (a2a_agents).
+	A2AAgents map[string]*A2AAgent
+	Profiles  map[string]*Profile
 	// Embeddings make the vectors of long-term memory (nil: keyword search only).
 	Embeddings *Embeddings
 	views      map[string]*carryon.Agent

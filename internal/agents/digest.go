@@ -29,6 +29,17 @@ type canonical struct {
 	CompactThreshold int               `json:"compact_threshold,omitempty"`
 	ModelLimits      canonicalLimits   `json:"model_limits"`
 	MCPServers       []canonicalServer `json:"mcp_servers"`
+	// A2AAgents is left out when empty, so the digests of profiles without them stay as they were.
+	A2AAgents []canonicalA2A `json:"a2a_agents,omitempty"`
+}
+
+type canonicalA2A struct {
+	Name          string              `json:"name"`
+	URL           string              `json:"url"`
+	HeadersEnv    map[string]string   `json:"headers_env"`
+	APIKeyEnv     string              `json:"api_key_env"`
+	CallTimeoutNS int64               `json:"call_timeout_ns"`
+	Effect        carryon.EffectClass `json:"effect"`
 }
 
 type canonicalLimits struct {
@@ -72,6 +83,11 @@ func (s *Set) Digest(p *Profile) string {
 		c.MCPServers = append(c.MCPServers, canonicalServer{Name: m.Name, Command: m.Command, Env: m.Env, URL: m.URL,
 			HeadersEnv: m.HeadersEnv, TrustAnnotations: m.TrustAnnotations, CallTimeoutNS: int64(m.CallTimeout)})
 	}
+	for _, name := range p.A2AAgents() {
+		a := s.A2AAgents[name]
+		c.A2AAgents = append(c.A2AAgents, canonicalA2A{Name: a.Name, URL: a.URL, HeadersEnv: a.HeadersEnv, APIKeyEnv: a.APIKeyEnv,
+			CallTimeoutNS: int64(a.CallTimeout), Effect: a.Effect})
+	}
 	b, _ := json.Marshal(c) // strings, numbers and maps of strings: it cannot fail
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
@@ -106,7 +122,21 @@ func (s *Set) view(p *Profile, builtin []tool.Tool) *carryon.Agent {
 	if len(p.Approval) > 0 {
 		a.Approval = p.Approval
 	}
-	a.Tools = toolViews(p, Select(p, builtin), nil)
+	offered, from := slices.Clone(builtin), map[string]string{}
+	for _, name := range p.A2AAgents() {
+		r := s.A2AAgents[name]
+		offered = append(offered, namedTool{name: A2AToolName(name), effect: r.Effect})
+		from[A2AToolName(name)] = name
+		ra := carryon.AgentA2AAgent{Name: name, URL: r.URL, Tool: A2AToolName(name), APIKeyEnv: r.APIKeyEnv, CallTimeoutSeconds: r.CallTimeout.Seconds()}
+		if len(r.HeadersEnv) > 0 {
+			ra.HeadersEnv = r.HeadersEnv
+		}
+		a.A2AAgents = append(a.A2AAgents, ra)
+	}
+	a.Tools = toolViews(p, Select(p, offered), nil)
+	for i := range a.Tools {
+		a.Tools[i].A2AAgent = from[a.Tools[i].Name]
+	}
 	for _, name := range p.MCPServers() {
 		m := s.MCPServers[name]
 		ms := carryon.AgentMCPServer{Name: m.Name, Transport: m.Transport(), Command: m.Command, URL: m.URL,

@@ -30,6 +30,7 @@ type Options struct {
 type rawFile struct {
 	Providers  map[string]*rawProvider `yaml:"providers"`
 	MCPServers map[string]*rawServer   `yaml:"mcp_servers"`
+	A2AAgents  map[string]*rawA2A      `yaml:"a2a_agents"`
 	Agents     map[string]*rawAgent    `yaml:"agents"`
 	Embeddings *rawEmbeddings          `yaml:"embeddings"`
 }

@@ -53,21 +53,25 @@ func offer(ctx context.Context, p *Profile, builtin []tool.Tool, sources map[str
 	for _, t := range builtin {
 		off.server[t.Name()] = ""
 	}
-	for _, name := range p.MCPServers() {
+	for _, name := range p.Sources() {
 		src, ok := sources[name]
 		if !ok {
 			continue // nothing serves it (yet): the profile gets none of its tools
 		}
+		kind := "MCP server"
+		if slices.Contains(p.a2a, name) {
+			kind = "A2A agent"
+		}
 		listed, err := src.Tools(ctx)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("MCP server %s: %w", name, err))
+			errs = append(errs, fmt.Errorf("%s %s: %w", kind, name, err))
 			continue
 		}
 		slices.SortFunc(listed, func(a, b tool.Tool) int { return strings.Compare(a.Name(), b.Name()) })
 		off.listed[name] = names(listed)
 		for _, t := range listed {
 			if _, taken := off.server[t.Name()]; taken {
-				errs = append(errs, fmt.Errorf("MCP server %s offers a tool named %s, which another tool has; it is left out", name, t.Name()))
+				errs = append(errs, fmt.Errorf("%s %s offers a tool named %s, which another tool has; it is left out", kind, name, t.Name()))
 				continue
 			}
 			off.server[t.Name()] = name
@@ -117,6 +121,13 @@ func (s *Set) ListTools(ctx context.Context, builtin []tool.Tool, sources map[st
 		if probs := p.listedProblems(names(got), off.listed); len(probs) > 0 {
 			wrong = append(wrong, p.explain(probs))
 		}
+		for _, a := range p.A2AAgents() {
+			if c, ok := sources[a].(tool.Checker); ok {
+				if err := c.Check(ctx); err != nil {
+					off.missing = errors.Join(off.missing, fmt.Errorf("A2A agent %s: %w", a, err))
+				}
+			}
+		}
 		if off.missing != nil {
 			for _, line := range strings.Split(off.missing.Error(), "\n") {
 				if !slices.Contains(down, line) {
@@ -142,7 +153,13 @@ func (s *Set) ListTools(ctx context.Context, builtin []tool.Tool, sources map[st
 func toolViews(p *Profile, tools []tool.Tool, server map[string]string) []carryon.AgentTool {
 	out := []carryon.AgentTool{}
 	for _, t := range tools {
-		out = append(out, carryon.AgentTool{Name: t.Name(), Effect: t.Effect(), Approval: p.ApprovalOf(t.Name()), MCPServer: server[t.Name()]})
+		v := carryon.AgentTool{Name: t.Name(), Effect: t.Effect(), Approval: p.ApprovalOf(t.Name())}
+		if s := server[t.Name()]; slices.Contains(p.a2a, s) {
+			v.A2AAgent = s
+		} else {
+			v.MCPServer = s
+		}
+		out = append(out, v)
 	}
 	return out
 }

@@ -48,7 +48,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 func (v *validator) resolve(raw *rawFile) *Set {
-	set := &Set{Providers: map[string]*Provider{}, MCPServers: map[string]*MCPServer{}, Profiles: map[string]*Profile{}}
+	set := &Set{Providers: map[string]*Provider{}, MCPServers: map[string]*MCPServer{}, A2AAgents: map[string]*A2AAgent{}, Profiles: map[string]*Profile{}}
 	used := map[string]bool{}
 	for _, name := range sortedKeys(raw.Agents) {
 		if a := raw.Agents[name]; a != nil {
@@ -56,6 +56,7 @@ func (v *validator) resolve(raw *rawFile) *Set {
 			for _, g := range a.Tools {
 				if s, ok := serverOf(g); ok {
 					used["mcp_servers."+s] = true
+					used["a2a_agents."+s] = true
 				}
 			}
 		}
@@ -71,6 +72,11 @@ func (v *validator) resolve(raw *rawFile) *Set {
 	for _, name := range sortedKeys(raw.MCPServers) {
 		if s := v.server("mcp_servers."+name, name, raw.MCPServers[name], used["mcp_servers."+name]); s != nil {
 			set.MCPServers[name] = s
+		}
+	}
+	for _, name := range sortedKeys(raw.A2AAgents) {
+		if a := v.a2aAgent("a2a_agents."+name, name, raw.A2AAgents[name], used["a2a_agents."+name], raw); a != nil {
+			set.A2AAgents[name] = a
 		}
 	}
 	if len(raw.Agents) == 0 {
@@ -254,6 +260,11 @@ func (v *validator) agent(at, name string, r *rawAgent, raw *rawFile, set *Set) 
 	p.CompactThreshold = v.compaction(at+".compaction", r.Compaction, p.ContextBudget)
 	p.Extraction = v.extraction(at+".memory_extraction", r.MemoryExtraction)
 	p.Tools = v.globs(at+".tools", r.Tools, raw)
+	for _, s := range p.Sources() {
+		if _, ok := raw.A2AAgents[s]; ok {
+			p.a2a = append(p.a2a, s)
+		}
+	}
 	p.src = &keySource{file: v.file, pos: v.pos}
 	p.Effects = map[string]carryon.EffectClass{}
 	for _, t := range sortedKeys(r.Effects) {
@@ -290,7 +301,7 @@ func (v *validator) agent(at, name string, r *rawAgent, raw *rawFile, set *Set) 
 		}
 		p.Approval[t] = a
 	}
-	for _, pr := range p.ambiguities(v.selectedBuiltins(p.Tools)) {
+	for _, pr := range p.ambiguities(v.known(p)) {
 		v.fail(at+"."+pr.path, "%s", pr.msg)
 	}
 	return p
@@ -312,8 +323,15 @@ func (v *validator) globs(at string, globs []string, raw *rawFile) []string {
 			continue
 		}
 		if server, ok := serverOf(g); ok {
-			if _, known := raw.MCPServers[server]; !known {
-				v.fail(gat, "%q names tools of MCP server %s, which mcp_servers does not define", g, server)
+			_, mcp := raw.MCPServers[server]
+			_, a2a := raw.A2AAgents[server]
+			switch tool := A2AToolName(server); {
+			case !mcp && !a2a:
+				v.fail(gat, "%q names tools of MCP server %s, which mcp_servers does not define (nor a2a_agents an agent of that name)", g, server)
+			case a2a && !isGlob(g) && g != tool:
+				v.fail(gat, "%q is not the tool of A2A agent %s, which is %s", g, server, tool)
+			case a2a && isGlob(g) && !matchesAny(g, []string{tool}):
+				v.fail(gat, "%q does not match the tool of A2A agent %s, which is %s", g, server, tool)
 			}
 			continue
 		}
@@ -339,7 +357,7 @@ func (v *validator) toolKey(at, key string, p *Profile, raw *rawFile) bool {
 		return false
 	}
 	servers := p.MCPServers()
-	builtins := v.selectedBuiltins(p.Tools)
+	builtins := v.known(p)
 	server, named := serverOf(key)
 	if isGlob(key) {
 		switch {
@@ -363,6 +381,10 @@ func (v *validator) toolKey(at, key string, p *Profile, raw *rawFile) bool {
 		v.fail(at, "the agent's tools do not include %s (a built-in tool that no entry of its tools selects: %s)", key, entries(p.Tools))
 	case named && raw.MCPServers[server] != nil:
 		v.fail(at, "the agent's tools do not include %s (no entry of its tools names MCP server %s)", key, server)
+	case named && raw.A2AAgents[server] != nil && slices.Contains(p.a2a, server):
+		v.fail(at, "the agent's tools do not include %s (the tool of A2A agent %s is %s)", key, server, A2AToolName(server))
+	case named && raw.A2AAgents[server] != nil:
+		v.fail(at, "the agent's tools do not include %s (no entry of its tools names A2A agent %s)", key, server)
 	default:
 		candidates := slices.Clone(builtins)
 		for _, g := range p.Tools {
@@ -381,6 +403,18 @@ func entries(globs []string) string {
 		return "[]"
 	}
 	return strings.Join(globs, ", ")
+}
+
+// known are the names of the tools of profile p known at load: the built-in tools and the
+// tools of its A2A agents that its globs select.
+func (v *validator) known(p *Profile) []string {
+	out := v.selectedBuiltins(p.Tools)
+	for _, a := range p.a2a {
+		if selected(p.Tools, A2AToolName(a)) {
+			out = append(out, A2AToolName(a))
+		}
+	}
+	return out
 }
 
 // selectedBuiltins are the names of the built-in tools the globs select.

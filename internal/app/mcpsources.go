@@ -7,12 +7,14 @@ import (
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/agents"
 	"github.com/carryon-hub/carryon/internal/tool"
+	"github.com/carryon-hub/carryon/internal/tool/a2atool"
 	"github.com/carryon-hub/carryon/internal/tool/mcptool"
 )
 
 // mcpSources connects the agents file's MCP servers as tool sources, by server name: one client
-// per server, shared by the profiles that use it, started lazily on a run's first need. close
-// stops them (their stdio processes too); Close calls it once the runners have stopped.
+// per server, shared by the profiles that use it, started lazily on a run's first need; and its
+// remote A2A agents, by their names (their cards read on first need). close stops the MCP
+// servers (their stdio processes too); Close calls it once the runners have stopped.
 func mcpSources(set *agents.Set, log *slog.Logger) (sources map[string]tool.Source, close func(), err error) {
 	var servers []*mcptool.Server
 	close = func() {
@@ -31,6 +33,14 @@ func mcpSources(set *agents.Set, log *slog.Logger) (sources map[string]tool.Sour
 		s := mcptool.New(cfg, log.With("mcp_server", name))
 		servers = append(servers, s)
 		sources[name] = s
+	}
+	for name, r := range set.A2AAgents {
+		a, err := a2atool.New(a2atool.Config{Name: name, URL: r.URL, Headers: r.Headers(), CallTimeout: r.CallTimeout, Effect: r.Effect})
+		if err != nil {
+			close()
+			return nil, nil, err
+		}
+		sources[name] = a
 	}
 	return sources, close, nil
 }

@@ -93,7 +93,7 @@ func newProfiles(set *agents.Set, getenv func(string) string, workspaces string,
 // usesSources reports whether one of the profile's MCP servers has a source: then its tools are
 // asked for at every run.
 func (p *profiles) usesSources(prof *agents.Profile) bool {
-	for _, name := range prof.MCPServers() {
+	for _, name := range prof.Sources() {
 		if _, ok := p.sources[name]; ok {
 			return true
 		}

@@ -79,6 +79,14 @@ type Hub interface {
 	Preview(ctx context.Context, run *carryon.Run, ev carryon.Event)
 }
 
+// SessionJournal is implemented by a Hub that reads a session's earlier tool calls: a tool that
+// keeps its state in the journal (tool.Call.Journal) finds it there.
+type SessionJournal interface {
+	// LastToolAction returns the newest call of the tool called name in the run's session that
+	// recorded a fingerprint after it, or nil when there is none.
+	LastToolAction(ctx context.Context, run *carryon.Run, name string) (*carryon.Action, error)
+}
+
 // Plan is what PlanStep stores: the model's answer with tool calls.
 type Plan struct {
 	// Deltas are the data of the model call's model.delta events, in order.

@@ -244,12 +244,31 @@ func toolContext(ctx context.Context) (context.Context, func()) {
 }
 
 func (e *Engine) call(hub Hub, run *carryon.Run, a *carryon.Action, staged *stagedMemory) tool.Call {
-	return tool.Call{
+	c := tool.Call{
 		Args: a.Args, SessionID: run.SessionID, RunID: run.ID, IdempotencyKey: a.IdempotencyKey,
 		Workspace: e.Workspace(run.SessionID), WorkingMemory: workingMemoryEditor{hub: hub, run: run, staged: staged},
 		OwnerID: run.OwnerID, LongTerm: e.cfg.LongTerm,
 		Fence: tool.Fence{RunID: run.ID, Attempt: run.Attempt},
 	}
+	if j, ok := hub.(SessionJournal); ok {
+		c.Journal = sessionJournal{j: j, run: run, tool: a.Tool}
+	}
+	return c
+}
+
+// sessionJournal reads, for one call, the earlier calls of its tool in the run's session.
+type sessionJournal struct {
+	j    SessionJournal
+	run  *carryon.Run
+	tool string
+}
+
+func (s sessionJournal) LastFingerprint(ctx context.Context) (string, error) {
+	a, err := s.j.LastToolAction(ctx, s.run, s.tool)
+	if err != nil || a == nil {
+		return "", err
+	}
+	return a.FingerprintAfter, nil
 }
 
 // resultText is what the model sees of an action's outcome.

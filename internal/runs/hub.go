@@ -29,7 +29,10 @@ type hub struct {
 	last int64 // the seq of the last event this attempt knows stored: its previews follow it
 }
 
-var _ engine.Hub = (*hub)(nil)
+var (
+	_ engine.Hub            = (*hub)(nil)
+	_ engine.SessionJournal = (*hub)(nil)
+)
 
 func (h *hub) fence(run *carryon.Run) *carryon.RunFence {
 	return &carryon.RunFence{RunID: run.ID, Attempt: h.attempt}
@@ -222,6 +225,18 @@ func (h *hub) StepActions(ctx context.Context, run *carryon.Run, step int) ([]*c
 	err := h.s.st.Read(ctx, func(tx store.Tx) error {
 		var err error
 		out, err = tx.StepActions(ctx, run.OwnerID, run.ID, step)
+		return err
+	})
+	return out, err
+}
+
+// LastToolAction returns the newest call of the tool in the run's session that recorded a
+// fingerprint after it (engine.SessionJournal), or nil.
+func (h *hub) LastToolAction(ctx context.Context, run *carryon.Run, name string) (*carryon.Action, error) {
+	var out *carryon.Action
+	err := h.s.st.Read(ctx, func(tx store.Tx) error {
+		var err error
+		out, err = tx.LastToolAction(ctx, run.OwnerID, run.SessionID, name)
 		return err
 	})
 	return out, err

@@ -62,6 +62,9 @@ type Runs interface {
 	StepActions(ctx context.Context, owner, runID string, step int) ([]*carryon.Action, error)
 	// RecentActions returns the session's last limit actions, newest first.
 	RecentActions(ctx context.Context, owner, sessionID string, limit int) ([]*carryon.Action, error)
+	// LastToolAction returns the session's newest action of the tool called name that recorded a
+	// fingerprint after its call, or nil. ENOTFOUND when the session is not the owner's.
+	LastToolAction(ctx context.Context, owner, sessionID, name string) (*carryon.Action, error)
 
 	// AppendEvent stores an event of the owner's run e.RunID with the run's next seq, which it
 	// sets on e. ENOTFOUND when the run is not the owner's.

@@ -5,7 +5,8 @@
 // It must not journal, retry or decide how a failure is shown: the engine records every call in the
 // action journal and asks a Reconciler, by the tool's effect class, whether a call that was cut off
 // took effect. Tools never write to the database themselves; working memory goes through the
-// WorkingMemoryEditor the caller hands in.
+// WorkingMemoryEditor the caller hands in, and a tool reads its own earlier calls only through the
+// Journal the caller hands in.
 package tool
 
 import (
@@ -38,6 +39,13 @@ type Source interface {
 	// Tools returns the tools offered now. An error means the source cannot be reached; the caller
 	// decides whether a run goes on without those tools.
 	Tools(ctx context.Context) ([]Tool, error)
+}
+
+// Checker is implemented by a Source that can tell whether it is reachable without a call, such
+// as a remote A2A agent whose card it reads: `carryon agents check` reports its error.
+type Checker interface {
+	// Check reaches the source; its error says why it cannot be reached.
+	Check(ctx context.Context) error
 }
 
 // Reconciler is implemented by reconcilable tools: it checks the world to tell whether a call that
@@ -80,9 +88,22 @@ type Call struct {
 	// LongTerm is the long-term memory service; nil when the caller offers none. It serves the
 	// user in the call's context, which must be OwnerID (tool/longtermtool checks).
 	LongTerm carryon.LongTermService
+	// Journal reads the earlier calls of this tool in the session; nil when the caller offers
+	// none.
+	Journal Journal
 	// Fence is the run attempt the call belongs to; a tool that changes a fenced resource (the
 	// workspace) refuses a call whose attempt is no longer the one allowed to write there.
 	Fence Fence
+}
+
+// Journal is what a tool reads of its own earlier calls in a session: a tool that keeps state
+// between calls (a remote A2A agent's conversation) records it as its result's FingerprintAfter,
+// which the journal stores with the call, and finds it there at the next call, even after a
+// restart.
+type Journal interface {
+	// LastFingerprint returns the FingerprintAfter of the newest earlier call of the tool in the
+	// session that recorded one, or "" when there is none.
+	LastFingerprint(ctx context.Context) (string, error)
 }
 
 // Fence is a fencing token: the run attempt a call belongs to. A runner that was paused past its

@@ -81,6 +81,23 @@ func (t *Tx) RecentActions(ctx context.Context, owner, sessionID string, limit i
 		ORDER BY started_at DESC, step DESC, idx DESC`+limitArg, sessionID, Limit(limit))
 }
 
+// LastToolAction returns the newest action of the tool called name in the owner's session that
+// recorded a fingerprint after its call (newest by start time, then step and index), or nil when
+// there is none: a tool that keeps its state in the journal finds it there (an A2A agent's tool,
+// its remote contextId). The session's index is read newest first and the scan stops at the
+// first match. ENOTFOUND when the session is not the owner's.
+func (t *Tx) LastToolAction(ctx context.Context, owner, sessionID, name string) (*carryon.Action, error) {
+	if err := t.ownSession(ctx, owner, sessionID); err != nil {
+		return nil, err
+	}
+	acts, err := t.queryActions(ctx, "last tool action", `WHERE session_id = ? AND tool = ? AND fingerprint_after <> ''
+		ORDER BY started_at DESC, step DESC, idx DESC LIMIT 1`, sessionID, name)
+	if err != nil || len(acts) == 0 {
+		return nil, err
+	}
+	return acts[0], nil
+}
+
 func (t *Tx) queryActions(ctx context.Context, op, query string, args ...any) ([]*carryon.Action, error) {
 	return scanAll(t, ctx, op, func(r Row) (*carryon.Action, error) {
 		var a carryon.Action

@@ -241,6 +241,47 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		})
 	})
 
+	t.Run("LastToolAction", func(t *testing.T) {
+		st := open(t)
+		ctx := t.Context()
+		s := runFixture(t, st)
+		other := newSession(ownerA, "sess_2", at(0))
+		insertSession(t, st, other)
+		insertRun(t, st, newRun(other, "run_other", carryon.RunRunning, 3))
+		a2a := func(runID, sessionID string, step, sec int, fp string) *carryon.Action {
+			a := newAction(runID, sessionID, step, 0, sec)
+			a.Tool, a.FingerprintAfter = "planner__send_message", fp
+			return a
+		}
+		acts := []*carryon.Action{
+			a2a("run_1", s.ID, 1, 10, "a2a-context:old"), a2a("run_1", s.ID, 2, 20, "a2a-context:new"),
+			a2a("run_2", s.ID, 1, 30, ""), newAction("run_2", s.ID, 2, 0, 40),
+			a2a("run_other", other.ID, 1, 50, "a2a-context:other"),
+		}
+		acts[3].FingerprintAfter = "sha256:not-this-tool"
+		write(t, st, func(tx store.Tx) error {
+			for _, a := range acts {
+				if err := tx.InsertAction(ctx, ownerA, a); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		read(t, st, func(tx store.Tx) error {
+			got, err := tx.LastToolAction(ctx, ownerA, s.ID, "planner__send_message")
+			if err != nil || got == nil || got.ID != acts[1].ID {
+				t.Fatalf("LastToolAction = %v, %v; want %s (the newest with a fingerprint, of this session)", got, err, acts[1].ID)
+			}
+			checkAction(t, got, acts[1])
+			if got, err := tx.LastToolAction(ctx, ownerA, s.ID, "reader__send_message"); got != nil || err != nil {
+				t.Fatalf("LastToolAction of a tool never called = %v, %v; want nil, nil", got, err)
+			}
+			_, err = tx.LastToolAction(ctx, ownerB, s.ID, "planner__send_message")
+			wantCode(t, err, carryon.ENOTFOUND)
+			return nil
+		})
+	})
+
 	t.Run("Events", func(t *testing.T) {
 		st := open(t)
 		ctx := t.Context()

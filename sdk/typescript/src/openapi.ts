@@ -1095,6 +1095,7 @@ export interface components {
             next_cursor?: string;
         };
         Agent: {
+            a2a_agents?: components["schemas"]["AgentA2AAgent"][];
             approval?: {
                 [key: string]: string;
             };
@@ -1115,6 +1116,16 @@ export interface components {
             provider_kind: string;
             tool_patterns: string[];
             tools: components["schemas"]["AgentTool"][];
+        };
+        AgentA2AAgent: {
+            api_key_env?: string;
+            call_timeout_seconds?: number;
+            headers_env?: {
+                [key: string]: string;
+            };
+            name: string;
+            tool: string;
+            url: string;
         };
         AgentEmbeddings: {
             consolidate_above?: number;
@@ -1150,6 +1161,7 @@ export interface components {
             timeout_seconds: number;
         };
         AgentTool: {
+            a2a_agent?: string;
             approval: string;
             /** @enum {string} */
             effect: "read" | "idempotent" | "reconcilable" | "unsafe";
