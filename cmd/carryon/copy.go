@@ -135,6 +135,13 @@ func runCopy(ctx context.Context, args []string, getenv env, stdout, stderr io.W
 		}
 		counts[i].copied = n
 	}
+	// The source's full-text index of messages is not copied (an FTS5 table): the destination's
+	// is made from the copied messages, in the same transaction.
+	docs, err := postgres.RebuildSessionSearch(ctx, ptx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "indexed %s messages for session search\n", commas(docs))
 	ok := true
 	for i, t := range tables {
 		if err := ptx.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{t.name}.Sanitize()).Scan(&counts[i].dest); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -56,6 +57,12 @@ func TestCopySQLiteToPostgres(t *testing.T) {
 		{key, "/v1/runs/" + runID},
 		{key, "/v1/runs/" + runID + "/actions"},
 		{key, "/v1/sessions?limit=50"},
+		// Sessions found by their messages' words: the destination's search index is rebuilt from
+		// the copied messages (the fork by the text it shows, bob's never for alice).
+		{key, "/v1/sessions?q=" + url.QueryEscape("ünïcode quotes")},
+		{key, "/v1/sessions?q=first"},
+		{key, "/v1/sessions?q=only"},
+		{bob, "/v1/sessions?q=first"},
 		{key, "/v1/users"},
 		{bob, "/v1/sessions/" + bobSess},
 		{bob, "/v1/me"},

@@ -1,7 +1,11 @@
 package postgres
 
 import (
+	"context"
+	"fmt"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/carryon-hub/carryon/internal/store/sqlq"
 )
@@ -33,4 +37,36 @@ func searchQuery(terms []string) string {
 	q := sqlq.QuoteEach(terms, `'`)
 	q[len(q)-1] += ":*"
 	return strings.Join(q, " & ")
+}
+
+// rebuildSearch fills session_search from the messages each session shows: its own and those it
+// reads through its fork chain (an ancestor's rows up to the fork point of the level below it),
+// less its tombstones. It is the statement with which migration 0025 indexed the messages it
+// found.
+const rebuildSearch = `WITH RECURSIVE reach (reader, reader_key, src, upto) AS (
+	SELECT id, session_key, id, 9223372036854775807::bigint FROM sessions
+	UNION ALL
+	SELECT r.reader, r.reader_key, s.parent_id, least(r.upto, s.fork_seq::bigint)
+	FROM reach r JOIN sessions s ON s.id = r.src WHERE s.parent_id IS NOT NULL
+)
+INSERT INTO session_search (session_key, seq, doc)
+	SELECT r.reader_key, m.seq, to_tsvector('simple', left(m.content, 65536))
+	FROM reach r JOIN sessions o ON o.id = r.src
+	JOIN messages m ON m.session_key = o.session_key AND m.seq <= r.upto
+		AND (o.parent_id IS NULL OR m.seq > o.fork_seq)
+	WHERE m.content <> ''
+		AND NOT EXISTS (SELECT 1 FROM message_deletions d WHERE d.session_id = r.reader AND d.seq = m.seq)`
+
+// RebuildSessionSearch makes the session search index anew from the messages, in tx, and returns
+// how many documents it holds. carryon copy runs it after copying a SQLite deployment, whose
+// full-text index (an FTS5 table) is not copied.
+func RebuildSessionSearch(ctx context.Context, tx pgx.Tx) (int64, error) {
+	if _, err := tx.Exec(ctx, `DELETE FROM session_search`); err != nil {
+		return 0, fmt.Errorf("postgres: empty the session search index: %w", err)
+	}
+	tag, err := tx.Exec(ctx, rebuildSearch)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: rebuild the session search index: %w", err)
+	}
+	return tag.RowsAffected(), nil
 }
