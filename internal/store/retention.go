@@ -1,7 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/carryon-hub/carryon"
 )
@@ -66,4 +69,11 @@ type UserStat struct {
 	// metadata, working memory revisions, tool arguments and results, run events, long-term
 	// items (not the space of rows and indexes, which the database does not split by user).
 	Bytes int64 `json:"bytes"`
+}
+
+// SortUserStorage orders users as UserStorage answers them: the most bytes first, then by name.
+func SortUserStorage(users []UserStorage) {
+	slices.SortStableFunc(users, func(a, b UserStorage) int {
+		return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), strings.Compare(a.Name, b.Name))
+	})
 }

@@ -1,7 +1,6 @@
 package sqlq
 
 import (
-	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -131,9 +130,7 @@ func (t *Tx) UserStorage(ctx context.Context) ([]store.UserStorage, error) {
 		}
 		out = append(out, s)
 	}
-	slices.SortStableFunc(out, func(a, b store.UserStorage) int {
-		return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), strings.Compare(a.Name, b.Name))
-	})
+	store.SortUserStorage(out)
 	return out, nil
 }
 
