@@ -65,6 +65,15 @@ func TestSessionStorage(t *testing.T) {
 		t.Fatalf("storage = %+v; want workspace files last and totals %d rows, %d bytes", got, rows, bytes)
 	}
 
+	// The Go client reads the same.
+	viaClient, err := e.client(e.aliceKey).Storage(ctx(t), s.ID)
+	if err != nil || viaClient.Rows != got.Rows || viaClient.Bytes != got.Bytes || len(viaClient.Kinds) != len(got.Kinds) {
+		t.Fatalf("client Storage = %+v, %v; want %+v", viaClient, err, got)
+	}
+	if _, err := e.client(e.bobKey).Storage(ctx(t), s.ID); carryon.ErrorCode(err) != carryon.ENOTFOUND {
+		t.Fatalf("bob's client Storage: %v, want not found", err)
+	}
+
 	wantProblem(t, e.json("GET", path+"/storage", e.bobKey, ""), http.StatusNotFound, carryon.ENOTFOUND)
 	wantProblem(t, e.json("GET", "/v1/sessions/sess_missing/storage", e.aliceKey, ""), http.StatusNotFound, carryon.ENOTFOUND)
 	if a := e.json("POST", path+"/storage", e.aliceKey, "{}"); a.status != http.StatusMethodNotAllowed {
