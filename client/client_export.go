@@ -28,6 +28,15 @@ func (c *Client) Export(ctx context.Context, id string) ([]byte, error) {
 	return b, nil
 }
 
+// Storage returns what a session takes, by kind (GET /v1/sessions/{id}/storage).
+func (c *Client) Storage(ctx context.Context, id string) (*carryon.SessionStorage, error) {
+	var out carryon.SessionStorage
+	if err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + escape(id) + "/storage"}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Import makes a session of the caller from in.Bundle (POST /v1/sessions/import): a bundle, or
 // OpenAI conversation items when in.Format is carryon.ImportOpenAI.
 func (c *Client) Import(ctx context.Context, in carryon.ImportInput) (*carryon.ImportResult, error) {

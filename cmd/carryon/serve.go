@@ -207,6 +207,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Extract:     h.Extract,
 		Compactions: h.Compactions,
 		Export:      h.Sessions.Export,
+		Storage:     h.Sessions.Storage,
 		Import:      importer(h.Sessions),
 		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Schedules: h.Schedules, Webhooks: h.Webhooks, Logger: log, Compact: h.Compact,
 			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody, Writes: tel}),

@@ -9,8 +9,10 @@ import (
 )
 
 // TestInspectorLists: the sessions list pages 25 at a time (Load more), shows each session's
-// goal and next action, filters by status, and its title search finds a session on a page not
-// loaded yet; long-term memory is grouped by namespace and filters by one.
+// goal and next action, filters by status, and its search box asks the server (GET
+// /v1/sessions?q=): it finds sessions on a page not loaded yet by their titles, and a session by
+// a word only one of its messages holds; long-term memory is grouped by namespace and filters by
+// one.
 func TestInspectorLists(t *testing.T) {
 	t.Parallel()
 	requireBrowser(t)
@@ -25,6 +27,8 @@ func TestInspectorLists(t *testing.T) {
 		}
 		ids[i] = must(t, srv.url, key, "POST", "/v1/sessions", body, 201).json(t)["id"].(string)
 	}
+	must(t, srv.url, key, "POST", "/v1/sessions/"+ids[5]+"/messages",
+		map[string]any{"messages": []map[string]any{{"role": "user", "content": "Ask the lighthouse keeper about the ferry."}}}, 201)
 	for _, i := range []int{3, 28} {
 		must(t, srv.url, key, "POST", "/v1/sessions/"+ids[i]+"/close", nil, 200)
 	}
@@ -51,15 +55,23 @@ func TestInspectorLists(t *testing.T) {
 	p.until("the closed sessions", `document.querySelector('[data-state]').dataset.state === '|closed|all' && `+titles+` === 'trip 28,trip 3'`)
 	p.check("sessions-closed")
 
-	// A fresh list has the first page only; the search finds "trip 2" on the second.
+	// A fresh list has the first page only; the search finds the titles with "trip" and "2" (the
+	// server's words: "trip 12" too), those of the second page included.
 	p.do("reload", chromedp.Reload())
 	p.until("the first page again", `document.querySelector('[data-state]')?.dataset.state === '||more'`)
-	p.do("search", chromedp.SendKeys(chromedp.CSS(`input[name=title-search]`), "trip 2"))
+	p.do("search", chromedp.SendKeys(chromedp.CSS(`input[name=q]`), "trip 2"))
 	p.until("the search result", `document.querySelector('[data-state]').dataset.state === 'trip 2||all'`)
-	if got := p.eval(titles); got != "trip 29,trip 28,trip 27,trip 26,trip 25,trip 24,trip 23,trip 22,trip 21,trip 20,trip 2" {
+	if got := p.eval(titles); got != "trip 29,trip 28,trip 27,trip 26,trip 25,trip 24,trip 23,trip 22,trip 21,trip 20,trip 12,trip 2" {
 		t.Fatalf("searching \"trip 2\" shows %s", got)
 	}
 	p.check("sessions-search")
+	// A word that only a message of "trip 5" holds (no title has it) lists that session alone,
+	// a prefix of it too.
+	p.do("search a message", chromedp.Evaluate[chromedp.Void](`document.querySelector("input[name=q]").value = ""`), chromedp.SendKeys(chromedp.CSS(`input[name=q]`), "lighthou"))
+	p.until("the message's session", `document.querySelector('[data-state]').dataset.state === 'lighthou||all'`)
+	if got := p.eval(titles); got != "trip 5" {
+		t.Fatalf("searching \"lighthou\" shows %q, want trip 5 only", got)
+	}
 
 	p.do("long-term memory", chromedp.Navigate(srv.url+"/ui/#/memories"))
 	p.until("the namespaces", `[...document.querySelectorAll('section.namespace > h2')].map((h) => h.textContent).join(',') === 'Namespace prefs · 1 item,Namespace travel · 2 items'`)

@@ -42,6 +42,16 @@ func (s *server) handleSessionExport() http.HandlerFunc {
 	}
 }
 
+// handleSessionStorage answers what the session takes, by kind.
+func (s *server) handleSessionStorage() http.HandlerFunc {
+	if s.storage == nil {
+		return s.notImplemented("this server reports no session storage")
+	}
+	return readRoute(s, func(r *http.Request, _ *query) (*carryon.SessionStorage, error) {
+		return s.storage(r.Context(), r.PathValue("id"))
+	})
+}
+
 // handleSessionImport makes a session of the caller from a bundle or from OpenAI conversation
 // items: the format by the query's format, else by the Content-Type (JSON Lines: a bundle;
 // application/json: OpenAI items).

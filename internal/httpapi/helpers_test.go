@@ -170,6 +170,7 @@ func newEnvOnWith(t testing.TB, db store.Store, opt envOptions, change func(*htt
 		},
 		Compactions: e.sessions.ListCompactions,
 		Export:      e.sessions.Export,
+		Storage:     e.sessions.Storage,
 		Import:      e.sessions.Import,
 		// Facts learned by the scripted model, which answers no facts JSON: 503, nothing written.
 		Extract: extraction.New(db, e.longTerm, func(string) (extraction.Learner, bool) {

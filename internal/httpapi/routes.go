@@ -177,6 +177,8 @@ func routes() []Route {
 			Request: carryon.ForkInput{}, BodyOptional: true, Response: carryon.Session{}, handler: (*server).handleSessionFork})),
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/export", Status: 200, Summary: "Export a session as a bundle: JSON Lines of every row it owns, with a checksum (docs/EXPORT.md)",
 			handler: (*server).handleSessionExport}),
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/storage", Status: 200, Summary: "What a session takes, by kind: rows and bytes of its messages, compactions, working-memory revisions, runs, events, journal, request ids, search index documents and workspace files",
+			MayLag: true, Response: carryon.SessionStorage{}, handler: (*server).handleSessionStorage}),
 		retry(Route{Method: "POST", Pattern: "/v1/sessions/import", Auth: AuthUser, Status: 201, Summary: "Import a session for the caller from a bundle or from OpenAI conversation items, in one transaction (docs/EXPORT.md)",
 			Query: []Param{{Name: "format", Type: "string", Enum: []string{carryon.ImportCarryon, carryon.ImportOpenAI}, Description: "carryon (a bundle) or openai (conversation items); default by Content-Type"},
 				{Name: "keep_ids", Type: "string", Enum: []string{"true", "false"}, Description: "keep the bundle's ids instead of making new ones (an id that exists refuses the import with 409)"},

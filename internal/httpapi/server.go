@@ -100,6 +100,9 @@ type Config struct {
 	// Export returns the bundle of a session (GET /v1/sessions/{id}/export); without it that
 	// route answers 501.
 	Export func(ctx context.Context, sessionID string) ([]byte, error)
+	// Storage reports what a session takes, by kind (GET /v1/sessions/{id}/storage); without it
+	// that route answers 501.
+	Storage func(ctx context.Context, sessionID string) (*carryon.SessionStorage, error)
 	// Import makes a session of the caller from a bundle or OpenAI conversation items (POST
 	// /v1/sessions/import); without it that route answers 501.
 	Import func(ctx context.Context, in carryon.ImportInput) (*carryon.ImportResult, error)
@@ -168,6 +171,7 @@ type server struct {
 	compact        func(ctx context.Context, sessionID string, in carryon.CompactInput) (*carryon.Compaction, error)
 	compactions    func(ctx context.Context, sessionID string) (*carryon.CompactionPage, error)
 	export         func(ctx context.Context, sessionID string) ([]byte, error)
+	storage        func(ctx context.Context, sessionID string) (*carryon.SessionStorage, error)
 	importer       func(ctx context.Context, in carryon.ImportInput) (*carryon.ImportResult, error)
 	extract        func(ctx context.Context, sessionID string) (*carryon.Extraction, error)
 	logger         *slog.Logger
@@ -201,6 +205,7 @@ func NewServer(cfg Config) http.Handler {
 		compact:        cfg.Compact,
 		compactions:    cfg.Compactions,
 		export:         cfg.Export,
+		storage:        cfg.Storage,
 		importer:       cfg.Import,
 		extract:        cfg.Extract,
 		logger:         cfg.Logger,

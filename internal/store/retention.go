@@ -1,6 +1,13 @@
 package store
 
-import "context"
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/carryon-hub/carryon"
+)
 
 // Retention is what the system sweeper reads to enforce the retention settings, and the
 // operator's size report (carryon stats). None of it is for a user's request.
@@ -21,6 +28,21 @@ type Retention interface {
 	// UserStats returns every user (but those being forgotten) with the size of what they own,
 	// ordered by name. It reads every row of the database: it is for an operator, not a request.
 	UserStats(ctx context.Context) ([]UserStat, error)
+	// UserStorage returns every user (but those being forgotten) with the rows and bytes of what
+	// they own by kind (SessionStorage's kinds and carryon.StorageLongTerm), the most bytes
+	// first, then by name. Like UserStats it reads every row of the database.
+	UserStorage(ctx context.Context) ([]UserStorage, error)
+	// SessionOwners returns the owner of each of ids that names a stored session.
+	SessionOwners(ctx context.Context, ids []string) (map[string]string, error)
+}
+
+// UserStorage is what one user's rows take, by kind; Rows and Bytes are the sums of Kinds.
+type UserStorage struct {
+	UserID string               `json:"user_id"`
+	Name   string               `json:"name"`
+	Kinds  []carryon.StorageUse `json:"kinds"`
+	Rows   int64                `json:"rows"`
+	Bytes  int64                `json:"bytes"`
 }
 
 // TableStat is the size of one table.
@@ -47,4 +69,11 @@ type UserStat struct {
 	// metadata, working memory revisions, tool arguments and results, run events, long-term
 	// items (not the space of rows and indexes, which the database does not split by user).
 	Bytes int64 `json:"bytes"`
+}
+
+// SortUserStorage orders users as UserStorage answers them: the most bytes first, then by name.
+func SortUserStorage(users []UserStorage) {
+	slices.SortStableFunc(users, func(a, b UserStorage) int {
+		return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), strings.Compare(a.Name, b.Name))
+	})
 }

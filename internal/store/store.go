@@ -165,6 +165,12 @@ type Sessions interface {
 	// share its messages get a copy of the shared part first, so they keep their whole history.
 	// ENOTFOUND.
 	DeleteSession(ctx context.Context, owner, id string) error
+	// SessionStorage returns the rows and bytes of the owner's session by kind, in one
+	// statement: every kind the database holds, carryon.StorageMessages to
+	// carryon.StorageSearchIndex in the order of carryon.SessionStorage's doc (workspace files
+	// are not the database's). A fork counts its own rows and the search documents it has (a
+	// copy of its parent's). ENOTFOUND when the session is not the owner's.
+	SessionStorage(ctx context.Context, owner, id string) ([]carryon.StorageUse, error)
 	// PurgeableSessions returns up to q.Limit sessions of any owner that q selects, oldest first.
 	// It is for the system sweeper only.
 	PurgeableSessions(ctx context.Context, q PurgeQuery) ([]SessionRef, error)

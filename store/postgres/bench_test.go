@@ -1,8 +1,12 @@
 package postgres_test
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/carryon-hub/carryon/internal/store/storetest"
 )
@@ -45,4 +49,27 @@ func BenchmarkForkChain(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkSessionSearch: session search (ListSessions with terms, the first page) for a user
+// with 1,000 sessions of 100 messages each, or 10,000 (1,000,000 messages) with
+// CARRYON_BENCH_LARGE=1, after an ANALYZE (the statistics autovacuum would have gathered by
+// then); docs/BENCHMARKS.md has the figures.
+func BenchmarkSessionSearch(b *testing.B) {
+	sessions := 1000
+	if os.Getenv("CARRYON_BENCH_LARGE") != "" {
+		sessions = 10000
+	}
+	dsn := newSchema(b)
+	st := open(b, dsn)
+	owner := storetest.PrefillSearch(b, st, sessions, 100)
+	conn, err := pgx.Connect(b.Context(), dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(b.Context(), "ANALYZE"); err != nil {
+		b.Fatal(err)
+	}
+	storetest.BenchSessionSearch(b, st, owner)
 }

@@ -24,6 +24,8 @@ var sessionSearch = sqlq.SessionSearch{
 		ORDER BY seq LIMIT ?2)`,
 	CopyFork: `INSERT INTO session_search (session_key, seq, doc)
 		SELECT ?1, seq, doc FROM session_search WHERE session_key = ?2 AND seq >= 1 AND seq <= ?3`,
+	StorageFrom:  `session_search x JOIN sessions s ON s.session_key = x.session_key`,
+	StorageBytes: `pg_column_size(x.doc)`,
 	Match: func(terms []string) (string, []any) {
 		return `SELECT session_key FROM session_search WHERE doc @@ to_tsquery('simple', ?)`, []any{searchQuery(terms)}
 	},

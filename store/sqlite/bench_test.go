@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -47,4 +48,17 @@ func BenchmarkForkChain(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkSessionSearch: session search (ListSessions with terms, the first page) for a user
+// with 1,000 sessions of 100 messages each, or 10,000 (1,000,000 messages) with
+// CARRYON_BENCH_LARGE=1; docs/BENCHMARKS.md has the figures.
+func BenchmarkSessionSearch(b *testing.B) {
+	sessions := 1000
+	if os.Getenv("CARRYON_BENCH_LARGE") != "" {
+		sessions = 10000
+	}
+	st := openFile(b, filepath.Join(b.TempDir(), "bench.db"))
+	owner := storetest.PrefillSearch(b, st, sessions, 100)
+	storetest.BenchSessionSearch(b, st, owner)
 }

@@ -22,6 +22,9 @@ var sessionSearch = sqlq.SessionSearch{
 	CopyFork: `INSERT INTO session_search (rowid, doc)
 		SELECT ?1 * 4294967296 + (rowid - ?2 * 4294967296), doc FROM session_search
 		WHERE rowid > ?2 * 4294967296 AND rowid <= ?2 * 4294967296 + ?3`,
+	StorageFrom: `sessions s JOIN session_search x
+		ON x.rowid >= s.session_key * 4294967296 AND x.rowid < (s.session_key + 1) * 4294967296`,
+	StorageBytes: `octet_length(x.doc)`,
 	Match: func(terms []string) (string, []any) {
 		return `SELECT rowid >> 32 FROM session_search WHERE session_search MATCH ?`, []any{searchExpression(terms)}
 	},

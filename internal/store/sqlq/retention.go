@@ -2,7 +2,6 @@ package sqlq
 
 import (
 	"context"
-	"strings"
 
 	"github.com/carryon-hub/carryon/internal/store"
 )
@@ -20,27 +19,15 @@ func (t *Tx) SessionsOverLimit(ctx context.Context, max, limit int) ([]store.Ses
 		WHERE n > ? ORDER BY last_active_at, id`+limitArg, max, Limit(limit))
 }
 
-// ExistingSessions returns which of ids name a stored session, in one query a hundred ids.
+// ExistingSessions returns which of ids name a stored session (SessionOwners' query).
 func (t *Tx) ExistingSessions(ctx context.Context, ids []string) (map[string]bool, error) {
-	out := map[string]bool{}
-	for len(ids) > 0 {
-		n := min(len(ids), 100)
-		args := make([]any, n)
-		for i, id := range ids[:n] {
-			args[i] = id
-		}
-		found, err := scanAll(t, ctx, "existing sessions", func(r Row) (string, error) {
-			var id string
-			err := r.Scan(&id)
-			return id, err
-		}, `SELECT id FROM sessions WHERE id IN (?`+strings.Repeat(", ?", n-1)+`)`, args...)
-		if err != nil {
-			return nil, err
-		}
-		for _, id := range found {
-			out[id] = true
-		}
-		ids = ids[n:]
+	owners, err := t.SessionOwners(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(owners))
+	for id := range owners {
+		out[id] = true
 	}
 	return out, nil
 }

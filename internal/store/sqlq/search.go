@@ -34,6 +34,10 @@ type SessionSearch struct {
 	// one of terms as a word, the last also as the start of one (terms from
 	// store.SearchQueryTerms: letters and digits only), and its arguments.
 	Match func(terms []string) (string, []any)
+	// StorageFrom names the documents of sessions as x joined to their session as s (in an
+	// order that reaches one session's documents through its row), and StorageBytes the bytes
+	// one document x takes, for the storage reports (SessionStorage, UserStorage).
+	StorageFrom, StorageBytes string
 	// MetadataEquals returns a condition on sessions' metadata column: the top-level key holds
 	// the JSON string value (key from store.MetadataKeyChars), and its arguments.
 	MetadataEquals func(key, value string) (string, []any)

@@ -1,16 +1,16 @@
 // The caller's sessions: status, agent, title, last activity, goal and next action; filter by
-// status (the API's), search by title (in the browser, which loads the remaining pages for it: the
-// API has no title search), paging.
+// status and search (both the API's: GET /v1/sessions?status=&q=, the search over titles and
+// message text, asked for once typing pauses), paging.
 import { api, q, requestID } from './api.js';
 import { h, field, when, errorBox } from './dom.js';
 
-// MAX_SEARCHED bounds how many sessions a title search loads.
-const MAX_SEARCHED = 2000;
+// SEARCH_DELAY is how long typing pauses (ms) before the search box asks the server.
+const SEARCH_DELAY = 250;
 
 export async function sessionsView(show) {
   const [statusLabel, status] = field('Status', 'select', {}, h('option', { value: '' }, 'any'),
     ...['active', 'closed', 'expired'].map((s) => h('option', { value: s }, s)));
-  const [searchLabel, search] = field('Search titles', 'input', { type: 'search', name: 'title-search' });
+  const [searchLabel, search] = field('Search titles and messages', 'input', { type: 'search', name: 'q' });
   const tbody = h('tbody', {});
   const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more');
   const count = h('p', { class: 'muted', 'aria-live': 'polite' });
@@ -18,22 +18,22 @@ export async function sessionsView(show) {
   let loaded = [];
   let cursor = '';
 
+  // needle is the search the loaded rows answer (what the box held when the first page was asked).
+  let needle = '';
   // render draws the rows; settled says the loading is over (data-state is what the rows answer,
   // which the tests wait for).
   const render = (settled = true) => {
-    const needle = search.value.trim().toLowerCase();
-    const rows = loaded.filter((s) => !needle || (s.title || '').toLowerCase().includes(needle));
-    tbody.replaceChildren(...rows.map(rowOf));
-    count.textContent = `${rows.length} of ${loaded.length} loaded sessions shown${cursor ? ' (more on the server)' : ''}`;
+    tbody.replaceChildren(...loaded.map(rowOf));
+    count.textContent = `${loaded.length} ${needle ? 'matching ' : ''}sessions shown${cursor ? ' (more on the server)' : ''}`;
     if (settled) count.dataset.state = `${needle}|${status.value}|${cursor ? 'more' : 'all'}`;
   };
   // Pages load one at a time, in order (a search and Load more may ask at once).
   let chain = Promise.resolve();
   const loadPage = async (reset, limit) => {
-    if (reset) { loaded = []; cursor = ''; } else if (!cursor) return;
+    if (reset) { loaded = []; cursor = ''; needle = search.value.trim(); } else if (!cursor) return;
     count.dataset.state = 'loading';
     try {
-      const page = await api('GET', `/v1/sessions${q({ status: status.value, limit, cursor })}`);
+      const page = await api('GET', `/v1/sessions${q({ status: status.value, q: needle, limit, cursor })}`);
       loaded = loaded.concat(page.items);
       cursor = page.next_cursor || '';
       more.hidden = !cursor;
@@ -44,12 +44,13 @@ export async function sessionsView(show) {
     } catch (e) { msg.replaceChildren(errorBox(e)); cursor = ''; more.hidden = true; render(); }
   };
   const load = (reset, limit = 25) => (chain = chain.then(() => loadPage(reset, limit)));
-  // A search reads the remaining pages (up to MAX_SEARCHED sessions): the API has no title search.
-  const loadAll = async () => {
-    while (cursor && loaded.length < MAX_SEARCHED && search.value.trim()) await load(false, 100);
-  };
-  status.addEventListener('change', () => load(true).then(() => { if (search.value.trim()) return loadAll(); }));
-  search.addEventListener('input', () => { render(); loadAll(); });
+  // The search box asks the server once typing pauses, and again only when its words changed.
+  let timer = 0;
+  search.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { if (search.value.trim() !== needle) load(true); }, SEARCH_DELAY);
+  });
+  status.addEventListener('change', () => load(true));
   more.addEventListener('click', () => load(false));
 
   show('Sessions', newSessionForm(), h('h2', {}, 'Your sessions'), h('div', { class: 'row' }, statusLabel, searchLabel), msg,
