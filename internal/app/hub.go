@@ -182,7 +182,7 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 		raw.Close()
 		return nil, err
 	}
-	h.extract = extraction.New(st, h.LongTerm, h.profiles.Learner).WithIdle(idleLearners(opt.Agents), opt.Logger)
+	h.extract = extraction.New(st, h.LongTerm, h.profiles.Learner).WithIdle(idleLearners(opt.Agents), opt.Logger).WithSpans(tel)
 	workers := opt.Workers
 	if opt.NoWorkers {
 		workers = 0

@@ -65,12 +65,35 @@ type Service struct {
 	log     *slog.Logger
 	mu      sync.Mutex
 	tries   map[string]int // failed idle extractions, by session and last activity
+	spans   Spans
+}
+
+// Spans traces the writes of learned facts (telemetry.Telemetry): the span of one write, ended
+// with how many items it created and updated.
+type Spans interface {
+	MemoryWrite(ctx context.Context, namespace, sessionID string) (context.Context, func(created, updated int, err error))
+}
+
+// noSpans traces nothing.
+type noSpans struct{}
+
+func (noSpans) MemoryWrite(ctx context.Context, _, _ string) (context.Context, func(int, int, error)) {
+	return ctx, func(int, int, error) {}
+}
+
+// WithSpans sets what traces the writes of learned facts (nil: nothing), and returns s.
+func (s *Service) WithSpans(sp Spans) *Service {
+	if sp == nil {
+		sp = noSpans{}
+	}
+	s.spans = sp
+	return s
 }
 
 // New returns an extraction service over st, writing facts through mem; learner names each
 // profile's extraction.
 func New(st store.Store, mem *longterm.Service, learner func(agent string) (Learner, bool)) *Service {
-	return &Service{st: st, mem: mem, learner: learner, now: time.Now, log: slog.New(slog.DiscardHandler), tries: map[string]int{}}
+	return &Service{st: st, mem: mem, learner: learner, now: time.Now, log: slog.New(slog.DiscardHandler), tries: map[string]int{}, spans: noSpans{}}
 }
 
 // Extract learns facts from the caller's session: the turns after its mark, read by the model
@@ -127,9 +150,17 @@ func (s *Service) Extract(ctx context.Context, sessionID string) (*carryon.Extra
 			return nil, err
 		}
 	}
-	facts, err := s.mem.AddFacts(ctx, l.Namespace, texts, func(ctx context.Context, tx store.Tx) (bool, error) {
+	wctx, end := s.spans.MemoryWrite(ctx, l.Namespace, sessionID)
+	facts, err := s.mem.AddFacts(wctx, l.Namespace, texts, func(ctx context.Context, tx store.Tx) (bool, error) {
 		return tx.SetExtracted(ctx, own, sessionID, from, to, sess.Version, s.now().UTC())
 	})
+	updated := 0
+	for _, f := range facts {
+		if f.ConsolidatedInto != "" {
+			updated++
+		}
+	}
+	end(len(facts)-updated, updated, err)
 	if err != nil {
 		return nil, err
 	}
