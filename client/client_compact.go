@@ -27,3 +27,13 @@ func (c *Client) Compactions(ctx context.Context, id string) (*carryon.Compactio
 	}
 	return &out, nil
 }
+
+// Extract learns facts from the session's new turns into the caller's long-term memory (POST
+// /v1/sessions/{id}/extract).
+func (c *Client) Extract(ctx context.Context, id string) (*carryon.Extraction, error) {
+	var out carryon.Extraction
+	if err := c.do(ctx, call{method: "POST", path: "/v1/sessions/" + escape(id) + "/extract"}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

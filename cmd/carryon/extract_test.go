@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon/internal/model/modeltest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestExtractFacts: POST /v1/sessions/{id}/extract has the session's model read the turns since
@@ -59,6 +60,20 @@ agents:
 	}
 	if items := must(t, srv.url, key, "GET", "/v1/memories?namespace=learned", nil, 200).json(t)["items"].([]any); len(items) != 2 {
 		t.Fatalf("learned items: %v", items)
+	}
+	// The CLI and the MCP tool learn through the same route: a new turn, once.
+	say("I moved to Porto.")
+	if out := cli(t, srv, "sessions", "extract", id); !strings.Contains(out, "2 facts learned from messages 5-6 into learned") || !strings.Contains(out, "(into ") {
+		t.Fatalf("sessions extract:\n%s", out)
+	}
+	say("Porto is lovely.")
+	h := &repeatHub{t: t, srv: srv, mcp: map[string]*mcp.ClientSession{}}
+	m, isErr := mcpTool(t, h.session(key), "learn_facts", map[string]any{"session_id": id})
+	if isErr || m["from_seq"] != 6.0 || m["to_seq"] != 8.0 || len(m["facts"].([]any)) != 2 {
+		t.Fatalf("learn_facts: %v", m)
+	}
+	if m, isErr := mcpTool(t, h.session(key), "learn_facts", map[string]any{"session_id": "sess_nosuch"}); !isErr {
+		t.Fatalf("learn_facts of no session: %v", m)
 	}
 
 	plain := must(t, srv.url, key, "POST", "/v1/sessions", map[string]any{"agent": "plain"}, 201).json(t)["id"].(string)

@@ -50,7 +50,7 @@ func runMCP(ctx context.Context, args []string, getenv env, stdin io.Reader, std
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	srv := mcpserver.New(mcpserver.Config{Sessions: c, Runs: c, LongTerm: c.LongTerm(), Schedules: c.Schedules(), Webhooks: clientWebhooks{c.Webhooks()}, RunWait: *runWait, Compact: c.Compact,
+	srv := mcpserver.New(mcpserver.Config{Sessions: c, Runs: c, LongTerm: c.LongTerm(), Schedules: c.Schedules(), Webhooks: clientWebhooks{c.Webhooks()}, RunWait: *runWait, Compact: c.Compact, Extract: c.Extract,
 		Logger: log, ShowInternalErrors: true})
 	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopCloser{stdout}}
 	err = srv.Run(ctx, t)

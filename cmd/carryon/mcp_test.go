@@ -80,7 +80,7 @@ func mcpErrorCode(t *testing.T, cs *mcp.ClientSession, name string, args map[str
 
 // mcpTools are the tools of `carryon serve`'s MCP server (and of `carryon mcp`), sorted.
 var mcpTools = []string{"append_messages", "compact_session", "create_schedule", "create_session", "create_webhook", "delete_message",
-	"delete_schedule", "delete_webhook", "forget", "get_session", "get_webhook", "list_schedules", "list_sessions", "list_webhook_deliveries",
+	"delete_schedule", "delete_webhook", "forget", "get_session", "get_webhook", "learn_facts", "list_schedules", "list_sessions", "list_webhook_deliveries",
 	"list_webhooks", "pause_schedule", "recall", "redeliver_webhook", "remember", "resume_schedule", "rotate_webhook_secret", "run_schedule",
 	"start_run", "update_webhook", "update_working_memory"}
 

@@ -252,6 +252,7 @@ var noKeyTools = map[string]string{
 	"update_webhook":        noKeyRoutes["PATCH /v1/webhooks/{id}"],
 	"delete_webhook":        noKeyRoutes["DELETE /v1/webhooks/{id}"],
 	"redeliver_webhook":     noKeyRoutes["POST /v1/webhooks/{id}/deliveries/{did}/redeliver"],
+	"learn_facts":           noKeyRoutes["POST /v1/sessions/{id}/extract"],
 }
 
 // session is an MCP client session over streamable HTTP (/mcp) as the user of key, made once per

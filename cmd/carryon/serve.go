@@ -209,7 +209,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Export:      h.Sessions.Export,
 		Storage:     h.Sessions.Storage,
 		Import:      importer(h.Sessions),
-		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Schedules: h.Schedules, Webhooks: h.Webhooks, Logger: log, Compact: h.Compact,
+		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Schedules: h.Schedules, Webhooks: h.Webhooks, Logger: log, Compact: h.Compact, Extract: h.Extract,
 			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody, Writes: tel}),
 		UI: webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
 		Doors: []httpapi.FrontDoor{

@@ -32,6 +32,9 @@ const sessionsUsage = `usage: carryon sessions COMMAND [flags]
                                   messages; the context sends the summary in their place
                                   from then on (the history stays)
   compactions ID [--json]         the session's compactions, oldest first
+  extract ID [--json]             learn facts about you from the session's turns since the last
+                                  time into your long-term memory (its profile needs
+                                  memory_extraction; docs/AGENTS.md)
   The key's user's sessions, on a server (--server, --key).
 
 Examples:
@@ -49,7 +52,7 @@ func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr 
 	cf.register(fs.FlagSet, getenv)
 	status := fs.String("status", "", "only sessions with this status (ls)")
 	limit := fs.Int("limit", 0, "list only the newest N sessions; default all of them, page by page (ls)")
-	asJSON := fs.Bool("json", false, "print JSON (ls, compact, compactions)")
+	asJSON := fs.Bool("json", false, "print JSON (ls, compact, compactions, extract)")
 	nmsg := fs.Int("messages", 20, "how many recent messages to show (show)")
 	atVersion := fs.Int64("at-version", 0, "fork the session as it was at this version (fork)")
 	title := fs.String("title", "", "title of the fork (fork)")
@@ -80,7 +83,7 @@ func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr 
 		} else if *limit < 0 {
 			return usagef("--limit must be 1 or more")
 		}
-	case "show", "close", "restore", "rm", "fork", "export", "import", "compact", "compactions":
+	case "show", "close", "restore", "rm", "fork", "export", "import", "compact", "compactions", "extract":
 		if len(pos) != 1 {
 			return fs.misuse()
 		}
@@ -179,6 +182,23 @@ func runSessions(ctx context.Context, args []string, getenv env, stdout, stderr 
 		_, err = fmt.Fprintf(stdout, "%s compacted at version %d: messages %d-%d, %d tokens before, %d after\n%s\n",
 			id, cp.Version, cp.CoversFrom, cp.CoversTo, cp.TokensBefore, cp.TokensAfter, cp.Summary)
 		return err
+	case "extract":
+		x, err := c.Extract(ctx, id)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(stdout, x)
+		}
+		fmt.Fprintf(stdout, "%s: %d facts learned from messages %d-%d into %s\n", id, len(x.Facts), x.FromSeq+1, x.ToSeq, x.Namespace)
+		for _, f := range x.Facts {
+			how := "new"
+			if f.ConsolidatedInto != "" {
+				how = "into " + f.ConsolidatedInto
+			}
+			fmt.Fprintf(stdout, "  %s (%s)\n", f.Text, how)
+		}
+		return nil
 	case "compactions":
 		page, err := c.Compactions(ctx, id)
 		if err != nil {

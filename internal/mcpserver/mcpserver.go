@@ -89,6 +89,8 @@ type Config struct {
 	Writes WriteCounter
 	// Compact, when set, backs the tool compact_session, which is offered only then.
 	Compact CompactFunc
+	// Extract, when set, backs the tool learn_facts, which is offered only then.
+	Extract ExtractFunc
 }
 
 // WriteCounter counts how a write through a front door ended: front is "mcp" here, replayed
@@ -110,6 +112,7 @@ type server struct {
 	needVer   bool
 	writes    WriteCounter
 	compact   CompactFunc
+	extract   ExtractFunc
 }
 
 // New returns the MCP server with carryon's tools, resource templates and prompt. It panics when
@@ -119,7 +122,7 @@ func New(cfg Config) *mcp.Server {
 		panic("mcpserver.New: Config.Sessions is required")
 	}
 	s := &server{sessions: cfg.Sessions, runs: cfg.Runs, longTerm: cfg.LongTerm, schedules: cfg.Schedules, webhooks: cfg.Webhooks, runWait: cfg.RunWait,
-		logger: cfg.Logger, showErrs: cfg.ShowInternalErrors, needVer: cfg.RequireVersion, writes: cfg.Writes, compact: cfg.Compact}
+		logger: cfg.Logger, showErrs: cfg.ShowInternalErrors, needVer: cfg.RequireVersion, writes: cfg.Writes, compact: cfg.Compact, extract: cfg.Extract}
 	if s.runWait <= 0 {
 		s.runWait = DefaultRunWait
 	}
@@ -138,6 +141,9 @@ func New(cfg Config) *mcp.Server {
 	s.addWebhookTools(srv)
 	if s.compact != nil {
 		addCompact(s, srv)
+	}
+	if s.extract != nil {
+		addExtract(s, srv)
 	}
 	s.addResources(srv)
 	s.addPrompts(srv)
