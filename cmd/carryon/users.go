@@ -69,7 +69,8 @@ func runUsers(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		ws = filepath.Join(sf.data, "workspaces")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	svc := users.New(st, nil).ForgetWith(sessions.New(st, sessions.Config{Workspaces: ws, Logger: log}))
+	svc := users.New(st, nil).ForgetWith(sessions.New(st, sessions.Config{Workspaces: ws, Logger: log})).
+		AnnounceKeys(filepath.Join(sf.data, users.EpochFile)) // a server on the same SQLite file drops its cached keys
 	ctx = carryon.NewTrustedContext(ctx)
 
 	switch {

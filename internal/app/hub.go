@@ -155,7 +155,12 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 	}
 	h := &Hub{Store: st, raw: raw, Data: opt.Data, Agents: opt.Agents}
 	tel := opt.Telemetry
-	h.Users = users.New(st, nil).KeepRequestIDs(opt.RequestIDTTL)
+	keys := ""
+	notifier, shared := store.AsNotifier(raw)
+	if !shared && opt.Data != "" {
+		keys = filepath.Join(opt.Data, users.EpochFile) // SQLite: the CLI's revocations touch it
+	}
+	h.Users = users.New(st, nil).KeepRequestIDs(opt.RequestIDTTL).CacheKeys(keys)
 	h.Sessions = sessions.New(st, sessions.Config{
 		IdleTTL: opt.IdleTTL, PurgeAfter: opt.PurgeAfter, ClosedRetention: opt.ClosedRetention, IdempotencyTTL: opt.RequestIDTTL,
 		Workspaces: opt.Workspaces, Logger: opt.Logger, Agents: opt.Agents, MaxSessionsPerUser: opt.MaxSessionsPerUser,
@@ -199,6 +204,9 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 	h.bg.Go(func() { h.LongTerm.RunReembedder(bgCtx, carryon.NewID("inst_"), opt.SweepInterval) })
 	h.bg.Go(func() { h.extract.RunIdle(bgCtx, carryon.NewID("inst_"), opt.SweepInterval) })
 	h.bg.Go(func() { h.Runs.Listen(bgCtx) })
+	if shared { // another instance's revocations and forgets, and a lost connection, drop the cached keys
+		h.bg.Go(func() { _ = notifier.Listen(bgCtx, users.KeysChannel, func(string) { h.Users.DropCachedKeys() }) })
+	}
 	whCfg := opt.Webhooks
 	if whCfg.Logger == nil {
 		whCfg.Logger = opt.Logger

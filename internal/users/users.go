@@ -28,6 +28,10 @@ type Service struct {
 	now    func() time.Time
 	keepID time.Duration
 	forget Forgetter
+	// cache keeps authenticated keys (CacheKeys); nil: every request reads its key.
+	cache *keyCache
+	// epochFile is touched by every key revocation and forget (AnnounceKeys, CacheKeys).
+	epochFile string
 }
 
 // Forgetter finishes forgetting a user that ForgetUser marked: everything the user owns, then
@@ -76,16 +80,30 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*carryon.Use
 	if !strings.HasPrefix(secret, KeyPrefix) || len(secret) > 128 {
 		return nil, bad
 	}
+	hash := HashKey(secret)
+	now := s.now()
+	var ticket uint64
+	if s.cache != nil {
+		var u *carryon.User
+		var ok bool
+		if u, ticket, ok = s.cache.cached(hash, now); ok {
+			return u, nil
+		}
+	}
 	var u *carryon.User
+	var k *carryon.APIKey
 	// Seeing a key's creation before it is durable admits no one (its secret is not out before
 	// the creation is acknowledged); seeing a revocation early refuses sooner.
 	err := s.st.Read(store.WithReadAhead(ctx), func(tx store.Tx) error {
 		var err error
-		_, u, err = tx.KeyByHash(ctx, HashKey(secret))
+		k, u, err = tx.KeyByHash(ctx, hash)
 		return err
 	})
 	if carryon.ErrorCode(err) == carryon.ENOTFOUND {
 		return nil, bad
+	}
+	if err == nil && s.cache != nil {
+		s.cache.put(hash, k.ID, u, ticket, now)
 	}
 	return u, err
 }
@@ -197,6 +215,9 @@ func (s *Service) RevokeKey(ctx context.Context, keyID string, opt carryon.Retry
 	_, err := idempotency.Write(ctx, s.st, req, func(tx store.Tx) (struct{}, error) {
 		return struct{}{}, tx.RevokeKey(ctx, keyID, now)
 	})
+	if err == nil {
+		s.announce(ctx, keyID, "")
+	}
 	return err
 }
 
@@ -240,6 +261,7 @@ func (s *Service) ForgetUser(ctx context.Context, user string) (*carryon.ForgetR
 	if err != nil {
 		return nil, err
 	}
+	s.announce(ctx, "", id) // its keys are gone
 	return s.forget.Forget(ctx, id, by)
 }
 
