@@ -99,7 +99,6 @@ export function build(events, actions, now = Date.now()) {
             kind: 'model', name: `model call ${calls}`, start: ms(phase.created_at), end: t,
             tokens: assistant.tokens || 0, toolCalls: calls2.map((c) => c.name), message: assistant,
             events: [...phaseEvents, ev],
-            facts: [`${assistant.tokens || 0} output tokens`, calls2.length ? `asked for ${calls2.map((c) => c.name).join(', ')}` : 'answered'],
           });
           phase = null; phaseEvents = [];
         }
@@ -143,16 +142,20 @@ export function build(events, actions, now = Date.now()) {
   if (wait) wait.end = end;
   for (const b of tools.values()) { b.end = end; b.open = true; b.status = 'running'; }
   const start = attempts.length ? attempts[0].at : end;
-  for (const at of attempts) for (const b of at.bars) b.label = labelOf(b);
+  for (const at of attempts) for (const b of at.bars) { b.facts = factsOf(b); b.label = `${b.facts.join(', ')}, ${duration(b.end - b.start)}`; }
   return { attempts, start, end, ended };
 }
 
-// labelOf is a bar's accessible name: "write_file, reconcilable, succeeded, 65 ms".
-function labelOf(b) {
-  const d = duration(b.end - b.start);
-  if (b.kind === 'model') return `${b.name}, ${b.tokens} output tokens, ${d}`;
-  if (b.kind === 'tool') return `${b.name}, ${b.effect}, ${b.status || 'running'}, ${d}`;
-  return `${b.name}, ${b.open ? 'still waiting' : b.decision ? `${b.decision}d` : 'answered'}, ${d}`;
+// decisions are the words for the decisions a run.approved event records.
+const decisions = { approve: 'approved', reject: 'rejected', rerun: 'run again', mark_done: 'marked done', skip: 'skipped' };
+
+// factsOf is what a bar's row says before its length; with the length, its accessible name:
+// "write_file, reconcilable, succeeded, 65 ms" (the row shows the same words, so that what is
+// seen and what is read out agree).
+function factsOf(b) {
+  if (b.kind === 'model') return [b.name, `${b.tokens} output tokens`];
+  if (b.kind === 'tool') return [b.name, b.effect, b.status || 'running'];
+  return [b.name, b.open ? 'still waiting' : decisions[b.decision] || b.decision || 'answered'];
 }
 
 // waterfall is the picture of run r (as GET /v1/runs/{id} or a runs list answers it) from its
@@ -167,13 +170,13 @@ export function waterfall(r, events, actions) {
   const bars = attempts.map((a) => {
     const rows = a.bars.map((b) => {
       const bar = h('span', { class: `wf-bar ${b.kind}${b.effect ? ` effect-${b.effect}` : ''}${b.status && b.status !== 'succeeded' ? ' not-ok' : ''}${b.open ? ' open' : ''}` });
-      bar.style.left = pct(b.start);
+      bar.style.left = `min(${pct(b.start)}, calc(100% - 3px))`; // a bar at the end still shows, inside its track
       bar.style.width = `max(3px, ${(100 * (b.end - b.start) / span).toFixed(3)}%)`;
-      const btn = h('button', { type: 'button', class: `wf-row ${b.kind}`, 'aria-label': b.label, 'aria-pressed': 'false', onclick: () => {
+      const btn = h('button', { type: 'button', class: `wf-row ${b.kind}`, 'aria-label': b.label, 'aria-pressed': 'false', 'data-action': b.action?.id, onclick: () => {
         if (chosen) chosen.setAttribute('aria-pressed', 'false');
         chosen = btn; btn.setAttribute('aria-pressed', 'true');
         detail.replaceChildren(barDetail(b, start));
-      } }, h('span', { class: 'wf-name' }, b.kind === 'tool' ? `${b.name} · ${b.status || 'running'}` : b.name), h('span', { class: 'wf-track' }, bar), h('span', { class: 'wf-time' }, duration(b.end - b.start)));
+      } }, h('span', { class: 'wf-name' }, b.facts.join(' · ')), h('span', { class: 'wf-track' }, bar), h('span', { class: 'wf-time' }, ` ${duration(b.end - b.start)}`));
       return h('li', {}, btn);
     });
     return h('div', { class: `wf-attempt ${a.kind}`, 'data-attempt': a.attempt },
@@ -198,7 +201,8 @@ function barDetail(b, start) {
   const facts = [`from +${duration(b.start - start)} (${when(b.start)}) to +${duration(b.end - start)}${b.open ? ' (not ended)' : ''}`, `${duration(b.end - b.start)}`];
   const parts = [h('h4', {}, b.label), h('div', { class: 'muted' }, facts.join(' · '))];
   if (b.kind === 'model') {
-    parts.push(h('div', {}, b.facts.join(' · ')));
+    const asked = (b.message.tool_calls || []).map((c) => c.name);
+    parts.push(h('div', {}, asked.length ? `asked for ${asked.join(', ')}` : 'answered without tool calls'));
     if (b.message.content) parts.push(h('div', { class: 'label' }, 'Text'), folded(b.message.content));
     if (b.message.tool_calls?.length) parts.push(h('div', { class: 'label' }, 'Tool calls'), folded(json(b.message.tool_calls)));
   }
