@@ -131,6 +131,21 @@ func TestInspectorWaterfall(t *testing.T) {
 	if n := strings.Count(strings.Join(want1, "\n"), "write_file, reconcilable, succeeded"); n != 3 { // PLAN.md and the two asked for
 		t.Fatalf("the first run has %d write_file calls: %v", n, want1)
 	}
+	// Time to first token: a mark on each model call whose stored deltas say when its text came.
+	steps := map[int]bool{}
+	for _, e := range storedEvents(t, srv, key, first) {
+		var d struct {
+			Step int
+			Text string
+			At   string
+		}
+		if e.Type == "model.delta" && json.Unmarshal(e.Data, &d) == nil && d.Text != "" && d.At != "" {
+			steps[d.Step] = true
+		}
+	}
+	if got := p.eval(`String(document.querySelectorAll('#run-` + first + ` .wf-row.model .wf-ttft').length)`); got != fmt.Sprint(len(steps)) || len(steps) == 0 {
+		t.Fatalf("the first run's waterfall marks the first token on %s model calls; its stored deltas tell it for %d", got, len(steps))
+	}
 	head := p.eval(`document.querySelector('#run-` + first + ` .wf-head').textContent`)
 	u := run1["usage"].(map[string]any)
 	for _, w := range []string{fmt.Sprintf("usage %v in / %v out tokens", u["input_tokens"], u["output_tokens"]), run1["trace_id"].(string), "1 attempt"} {

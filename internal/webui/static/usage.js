@@ -38,11 +38,12 @@ const partNames = {
   tool_digest: 'tool digest', summary: 'summary (compaction)', messages: 'messages',
 };
 
-// contextBar is the context preview c's parts as one stacked bar of its budget, with a legend
-// that gives each part's tokens.
+// contextBar is the context preview c's parts as one stacked bar (the whole bar is the context,
+// each part as long as its share), with a legend that gives each part's tokens, and the share of
+// the budget it takes.
 export function contextBar(c) {
   const parts = (c.parts || []).filter((p) => p.tokens > 0);
-  const whole = Math.max(c.budget || 0, c.tokens || 0, 1);
+  const whole = Math.max(1, parts.reduce((n, p) => n + p.tokens, 0));
   const bar = h('div', { class: 'cb-bar', role: 'img', 'aria-label': `Context: ${c.tokens} of ${c.budget} tokens; ${parts.map((p) => `${partNames[p.name] || p.name} ${p.tokens}`).join(', ')}` },
     ...parts.map((p) => {
       const s = h('span', { class: `cb-seg part-${p.name}`, 'data-part': p.name, 'data-tokens': p.tokens, title: `${partNames[p.name] || p.name}: ${p.tokens} tokens` });
@@ -50,7 +51,7 @@ export function contextBar(c) {
       return s;
     }));
   return h('figure', { class: 'context-bar' },
-    h('figcaption', {}, `The next turn's context: ${c.tokens} of ${c.budget} tokens (${Math.round(100 * c.tokens / Math.max(1, c.budget))}%)${c.estimated ? ', estimated' : ''}`),
+    h('figcaption', {}, `The next turn's context: ${c.tokens} of ${c.budget} tokens (${Math.round(100 * c.tokens / Math.max(1, c.budget))}% of the budget)${c.estimated ? ', estimated' : ''}`),
     bar,
     h('ul', { class: 'cb-legend' }, ...(c.parts || []).map((p) => h('li', { 'data-part': p.name }, h('span', { class: `cb-key part-${p.name}`, 'aria-hidden': 'true' }), `${partNames[p.name] || p.name}: ${p.tokens}`))));
 }

@@ -95,9 +95,11 @@ export function build(events, actions, now = Date.now()) {
         if (assistant && phase) {
           calls++;
           const calls2 = assistant.tool_calls || [];
+          const first = phaseEvents.find((e) => e.type === 'model.delta' && e.data && e.data.at && e.data.text);
           attemptOf().bars.push({
             kind: 'model', name: `model call ${calls}`, start: ms(phase.created_at), end: t,
             tokens: assistant.tokens || 0, toolCalls: calls2.map((c) => c.name), message: assistant,
+            firstToken: first ? ms(first.data.at) : null,
             events: [...phaseEvents, ev],
           });
           phase = null; phaseEvents = [];
@@ -172,6 +174,11 @@ export function waterfall(r, events, actions) {
       const bar = h('span', { class: `wf-bar ${b.kind}${b.effect ? ` effect-${b.effect}` : ''}${b.status && b.status !== 'succeeded' ? ' not-ok' : ''}${b.open ? ' open' : ''}` });
       bar.style.left = `min(${pct(b.start)}, calc(100% - 3px))`; // a bar at the end still shows, inside its track
       bar.style.width = `max(3px, ${(100 * (b.end - b.start) / span).toFixed(3)}%)`;
+      if (b.firstToken) {
+        const mark = h('span', { class: 'wf-ttft' });
+        mark.style.left = `min(${(100 * (b.firstToken - b.start) / Math.max(1, b.end - b.start)).toFixed(3)}%, calc(100% - 2px))`;
+        bar.append(mark);
+      }
       const btn = h('button', { type: 'button', class: `wf-row ${b.kind}`, 'aria-label': b.label, 'aria-pressed': 'false', 'data-action': b.action?.id, onclick: () => {
         if (chosen) chosen.setAttribute('aria-pressed', 'false');
         chosen = btn; btn.setAttribute('aria-pressed', 'true');
@@ -189,9 +196,16 @@ export function waterfall(r, events, actions) {
       ` · ${attempts.length} attempt${attempts.length === 1 ? '' : 's'}${takeovers ? ` (${takeovers} takeover${takeovers === 1 ? '' : 's'})` : ''} · ${duration(end - start)} · `,
       h('span', { class: 'wf-usage' }, `usage ${u.input_tokens || 0} in / ${u.output_tokens || 0} out tokens`),
       r.trace_id ? [' · trace ', copyable(r.trace_id)] : ''),
-    h('div', { class: 'wf-legend', 'aria-hidden': 'true' }, ...['model call', 'read', 'idempotent', 'reconcilable', 'unsafe', 'wait'].map((k) => h('span', { class: `wf-key ${k === 'model call' ? 'model' : k === 'wait' ? 'wait' : `tool effect-${k}`}` }, k))),
-    attempts.length ? bars : h('p', { class: 'muted' }, 'The run has not started yet.'),
+    h('div', { class: 'wf-legend', 'aria-hidden': 'true' }, ...['model call', 'read', 'idempotent', 'reconcilable', 'unsafe', 'wait'].map((k) => h('span', { class: `wf-key ${k === 'model call' ? 'model' : k === 'wait' ? 'wait' : `tool effect-${k}`}` }, k)),
+      h('span', { class: 'wf-key ttft' }, 'first token')),
+    attempts.length ? [axis(end - start), ...bars] : h('p', { class: 'muted' }, 'The run has not started yet.'),
     detail);
+}
+
+// axis is the time scale over the rows: the run's start, its middle and its end.
+function axis(span) {
+  return h('div', { class: 'wf-axis', 'aria-hidden': 'true' }, h('span', {}),
+    h('span', { class: 'wf-ticks' }, h('span', { class: 'tick start' }, '0'), h('span', { class: 'tick mid' }, `+${duration(span / 2)}`), h('span', { class: 'tick end' }, `+${duration(span)}`)), h('span', {}));
 }
 
 // barDetail is what a chosen bar stands for: its times and status, the call's arguments and
@@ -202,7 +216,8 @@ function barDetail(b, start) {
   const parts = [h('h4', {}, b.label), h('div', { class: 'muted' }, facts.join(' · '))];
   if (b.kind === 'model') {
     const asked = (b.message.tool_calls || []).map((c) => c.name);
-    parts.push(h('div', {}, asked.length ? `asked for ${asked.join(', ')}` : 'answered without tool calls'));
+    parts.push(h('div', {}, asked.length ? `asked for ${asked.join(', ')}` : 'answered without tool calls',
+      b.firstToken ? ` · first token after ${duration(b.firstToken - b.start)} (counted from the bar's start, which includes building the context)` : ' · no time to first token (no text, or stored before carryon kept it)'));
     if (b.message.content) parts.push(h('div', { class: 'label' }, 'Text'), folded(b.message.content));
     if (b.message.tool_calls?.length) parts.push(h('div', { class: 'label' }, 'Tool calls'), folded(json(b.message.tool_calls)));
   }
