@@ -264,6 +264,9 @@ func TestInspectorWaterfallTakeover(t *testing.T) {
 	if !strings.Contains(cut, "test_append, unsafe, cut off") {
 		t.Fatalf("the first attempt's tool bars are\n%s\nwithout the call the crash cut off", cut)
 	}
+	if got := p.eval(`[...document.querySelectorAll('#run-` + runID + ` .wf-attempt[data-attempt="2"] .wf-row.wait')].map((b) => b.getAttribute('aria-label')).join('\n')`); !strings.HasPrefix(got, "waiting for a decision on test_append (cut off by a crash), run again, ") {
+		t.Fatalf("the takeover's wait is %q", got)
+	}
 	if got := p.eval(`[...document.querySelectorAll('#run-` + runID + ` .wf-row.tool')].filter((b) => b.getAttribute('aria-label').startsWith('test_append, unsafe, succeeded')).length + ''`); got != "1" {
 		t.Fatalf("the waterfall shows the call run again %s times", got)
 	}

@@ -123,7 +123,11 @@ export function build(events, actions, now = Date.now()) {
         const approval = ev.type === 'run.waiting_approval';
         const a = d.action || {};
         const names = approval ? [a.tool] : ((d.required_action && d.required_action.tool_calls) || []).map((c) => c.name);
-        wait = { kind: 'wait', name: approval ? `waiting for approval of ${a.tool || 'a call'}` : `waiting for client tool outputs (${names.join(', ') || 'none'})`,
+        // A call whose tool asks for approval waits with status waiting; one a crash cut off
+        // (started, unknown) waits for the user's decision on what became of it.
+        const cut = approval && a.status && a.status !== 'waiting';
+        const name = !approval ? `waiting for client tool outputs (${names.join(', ') || 'none'})` : cut ? `waiting for a decision on ${a.tool} (cut off by a crash)` : `waiting for approval of ${a.tool || 'a call'}`;
+        wait = { kind: 'wait', name,
           start: t, end: t, open: true, events: [ev], action: approval ? byID.get(a.id) || a : null, approval };
         attemptOf().bars.push(wait);
         break;
