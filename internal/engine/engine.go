@@ -327,19 +327,21 @@ func addUsage(run *carryon.Run, u carryon.Usage) {
 }
 
 // callModel streams one model call. Its text is coalesced into deltas of at most one a
-// DeltaEvery, each previewed to the run's live followers at once and returned for the step's next
-// write to store; a provider's error is named after the provider.
+// DeltaEvery, each with the time its first piece arrived (a step's first delta tells when its
+// first token came), each previewed to the run's live followers at once and returned for the
+// step's next write to store; a provider's error is named after the provider.
 func (e *Engine) callModel(ctx context.Context, hub Hub, run *carryon.Run, req model.Request, step int) (model.Response, []json.RawMessage, error) {
 	var resp model.Response
 	var deltas []json.RawMessage
 	var pending strings.Builder
+	var at time.Time // when the pending text's first piece arrived
 	last, first := time.Now(), true
 	flush := func() {
 		last = time.Now()
 		if pending.Len() == 0 {
 			return
 		}
-		b, _ := json.Marshal(deltaData{Step: step, Text: pending.String()})
+		b, _ := json.Marshal(deltaData{Step: step, Text: pending.String(), At: at})
 		pending.Reset()
 		deltas = append(deltas, b)
 		hub.Preview(ctx, run, carryon.Event{RunID: run.ID, Type: carryon.EventModelDelta, Data: b, CreatedAt: e.now()})
@@ -358,6 +360,9 @@ func (e *Engine) callModel(ctx context.Context, hub Hub, run *carryon.Run, req m
 		}
 		if c.Delta != "" {
 			resp.Text += c.Delta
+			if pending.Len() == 0 {
+				at = e.now()
+			}
 			pending.WriteString(c.Delta)
 			if time.Since(last) >= e.cfg.DeltaEvery {
 				flush()
@@ -375,10 +380,11 @@ func (e *Engine) callModel(ctx context.Context, hub Hub, run *carryon.Run, req m
 	return resp, deltas, nil
 }
 
-// deltaData is the data of a model.delta event.
+// deltaData is the data of a model.delta event: At is when the first piece of its text arrived.
 type deltaData struct {
-	Step int    `json:"step"`
-	Text string `json:"text"`
+	Step int       `json:"step"`
+	Text string    `json:"text"`
+	At   time.Time `json:"at"`
 }
 
 // specs are the tools offered to the model in a run: the engine's, then the run's client tools.

@@ -202,7 +202,7 @@ func TestRateLimitedThenAnswered(t *testing.T) {
 					deltas = append(deltas, string(e.Data))
 				}
 			}
-			if len(deltas) != 1 || deltas[0] != `{"step":1,"text":"Hello there."}` {
+			if len(deltas) != 1 || !strings.HasPrefix(deltas[0], `{"step":1,"text":"Hello there.","at":"`) {
 				t.Errorf("delta events = %v, want the answer in one", deltas)
 			}
 		})

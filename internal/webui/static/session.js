@@ -1,12 +1,13 @@
 // A session page: its state and controls, the chat box with the live run, approvals and client
-// tool outputs, the timeline, its schedules, the working memory (history, diff, editor) and the
-// context preview.
+// tool outputs, the timeline, its schedules, the working memory (history, diff, editor), the
+// usage charts (tokens per run, the next turn's context make-up) and the context preview.
 import { api, stream, requestID } from './api.js';
 import { h, field, json, when, errorBox, toast, confirmButton } from './dom.js';
 import { memoryPanel } from './memory.js';
 import { timelinePanel } from './timeline.js';
 import { approvalCard } from './approvals.js';
 import { schedulesPanel, newScheduleForm } from './schedules.js';
+import { runsChart, contextBar } from './usage.js';
 
 const FINAL = ['succeeded', 'failed', 'cancelled', 'interrupted'];
 const sid = (id) => encodeURIComponent(id);
@@ -28,6 +29,8 @@ export async function sessionView(id, show, openRun) {
   const timeline = timelinePanel(base, () => { refreshInfo(); memory.refresh(); }, openRun);
   const schedules = schedulesPanel(id, (run) => { refreshTimeline(); followRun(run); });
   const contextOut = h('div', {});
+  const usageRuns = h('div', { id: 'usage-runs' });
+  const usageContext = h('div', { id: 'usage-context' });
 
   const refreshInfo = async () => {
     try { session = await api('GET', `${base}?messages=0`); } catch (e) { controlsMsg.replaceChildren(errorBox(e)); return; }
@@ -67,7 +70,20 @@ export async function sessionView(id, show, openRun) {
       }));
   };
 
-  const refreshTimeline = () => timeline.refresh();
+  const refreshTimeline = async () => {
+    const runs = await timeline.refresh();
+    usageRuns.replaceChildren(runsChart(runs));
+    return runs;
+  };
+
+  // refreshContext draws the next turn's context make-up (and answers the preview, or null).
+  const refreshContext = async () => {
+    try {
+      const c = await api('GET', `${base}/context`);
+      usageContext.replaceChildren(contextBar(c));
+      return c;
+    } catch (e) { usageContext.replaceChildren(errorBox(e)); return null; }
+  };
 
   // followRun streams a run's events into the live area until it ends.
   const followRun = async (run) => {
@@ -112,7 +128,7 @@ export async function sessionView(id, show, openRun) {
         }
       }, mine.signal);
     } catch (e) { if (!mine.signal.aborted) live.append(errorBox(e)); }
-    if (!mine.signal.aborted) { refreshTimeline(); refreshInfo(); memory.refresh(); }
+    if (!mine.signal.aborted) { refreshTimeline(); refreshInfo(); memory.refresh(); refreshContext(); }
   };
 
   // showApprovals shows the action a waiting_approval run waits for (its pending_action) with its decisions.
@@ -165,8 +181,9 @@ export async function sessionView(id, show, openRun) {
   } }, msgLabel, h('div', { class: 'row' }, mtLabel, h('button', { type: 'submit' }, 'Send')), h('details', {}, h('summary', {}, 'Client-side tools'), toolsLabel), chatMsg);
 
   const contextButton = h('button', { type: 'button', class: 'secondary', onclick: async () => {
+    const c = await refreshContext();
+    if (!c) return;
     try {
-      const c = await api('GET', `${base}/context`);
       contextOut.replaceChildren(
         h('p', {}, `${c.tokens} of ${c.budget} tokens (${c.encoding}${c.estimated ? ', estimated' : ''}) for ${c.model}; messages ${c.first_seq}–${c.last_seq}${c.unsummarized ? `; ${c.unsummarized} to summarize first` : ''}`),
         h('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': 'Context parts' }, h('table', { 'aria-label': 'Context parts' }, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Part'), h('th', { scope: 'col' }, 'Tokens'), h('th', { scope: 'col' }, 'Content'))),
@@ -181,10 +198,13 @@ export async function sessionView(id, show, openRun) {
       h('details', {}, h('summary', {}, 'New schedule'), newScheduleForm(id, () => schedules.refresh()))),
     h('div', { class: 'grid' },
       h('div', {}, h('h2', {}, 'Chat'), chat, live, pending, h('h2', {}, 'Timeline'), timeline.element),
-      h('div', {}, memory.element, h('h2', {}, 'Context preview'), h('p', { class: 'muted' }, 'What the model sees at the next run, with tokens per part.'), contextButton, contextOut)));
+      h('div', {}, memory.element,
+        h('section', { 'aria-labelledby': 'usage-title' }, h('h2', { id: 'usage-title' }, 'Usage'), usageRuns, usageContext),
+        h('h2', {}, 'Context preview'), h('p', { class: 'muted' }, 'What the model sees at the next run, with tokens per part.'), contextButton, contextOut)));
   await refreshInfo();
   const runs = await refreshTimeline();
   memory.refresh(true);
+  refreshContext();
   schedules.refresh();
   if (openRun) document.getElementById(`run-${openRun}`)?.scrollIntoView();
   const active = runs.find((r) => !FINAL.includes(r.status));

@@ -1,9 +1,10 @@
 // A session's timeline: its messages in order (deleted ones as tombstones, summaries with the
 // messages they cover under a compaction marker, tool calls with their arguments), each with a confirmed Delete, and each
-// run after the message that triggered it (status, attempt, usage; opened: its tool journal).
+// run after the message that triggered it (status, attempt, usage; opened: its waterfall and tool journal).
 import { api, q, requestID } from './api.js';
 import { h, json, when, errorBox, toast, confirmButton, copyable, folded } from './dom.js';
 import { actionsList, runSummary, startedBy } from './runs.js';
+import { storedEvents, waterfall } from './waterfall.js';
 
 const sid = (id) => encodeURIComponent(id);
 
@@ -87,7 +88,7 @@ function tombstoneItem(m) {
     h('div', { class: 'muted' }, '(deleted: its content is hidden from every read and from the model)'));
 }
 
-// runItem is a run; opened, its tool journal. The runs in open keep open when the timeline is
+// runItem is a run; opened, its waterfall (waterfall.js) and its tool journal. The runs in open keep open when the timeline is
 // drawn again (it is, whenever a run moves on).
 function runItem(r, open) {
   const body = h('div', {});
@@ -98,7 +99,8 @@ function runItem(r, open) {
     loaded = true;
     body.append(h('div', { class: 'muted' }, 'run ', copyable(r.id), r.trace_id ? [' · trace ', copyable(r.trace_id)] : ''), startedBy(r), r.reply ? h('div', {}, 'Reply: ', r.reply) : '', r.error ? h('div', { class: 'bad' }, 'Error: ', typeof r.error === 'string' ? r.error : json(r.error)) : '');
     try {
-      body.append(actionsList((await api('GET', `/v1/runs/${sid(r.id)}/actions${q({ limit: 1000 })}`)).items));
+      const [actions, events] = await Promise.all([api('GET', `/v1/runs/${sid(r.id)}/actions${q({ limit: 1000 })}`), storedEvents(r.id)]);
+      body.append(waterfall(r, events, actions.items), h('h4', {}, 'Tool journal'), actionsList(actions.items));
     } catch (e) { body.append(errorBox(e)); }
   };
   d.addEventListener('toggle', () => {
