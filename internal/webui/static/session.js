@@ -1,6 +1,7 @@
 // A session page: its state and controls, the chat box with the live run, approvals and client
 // tool outputs, the timeline, its schedules, the working memory (history, diff, editor), the
-// usage charts (tokens per run, the next turn's context make-up) and the context preview.
+// usage charts (tokens per run, the next turn's context make-up), the facts learned from it and
+// the context preview.
 import { api, stream, requestID } from './api.js';
 import { h, field, json, when, errorBox, toast, confirmButton } from './dom.js';
 import { memoryPanel } from './memory.js';
@@ -8,6 +9,7 @@ import { timelinePanel } from './timeline.js';
 import { approvalCard } from './approvals.js';
 import { schedulesPanel, newScheduleForm } from './schedules.js';
 import { runsChart, contextBar } from './usage.js';
+import { factsPanel } from './facts.js';
 
 const FINAL = ['succeeded', 'failed', 'cancelled', 'interrupted'];
 const sid = (id) => encodeURIComponent(id);
@@ -200,6 +202,7 @@ export async function sessionView(id, show, openRun) {
       h('div', {}, h('h2', {}, 'Chat'), chat, live, pending, h('h2', {}, 'Timeline'), timeline.element),
       h('div', {}, memory.element,
         h('section', { 'aria-labelledby': 'usage-title' }, h('h2', { id: 'usage-title' }, 'Usage'), usageRuns, usageContext),
+        factsPanel(base),
         h('h2', {}, 'Context preview'), h('p', { class: 'muted' }, 'What the model sees at the next run, with tokens per part.'), contextButton, contextOut)));
   await refreshInfo();
   const runs = await refreshTimeline();
