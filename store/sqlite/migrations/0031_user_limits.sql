@@ -19,3 +19,5 @@ CREATE TABLE limit_shares (
 	PRIMARY KEY (instance_id, user_id)
 );
 CREATE INDEX limit_shares_updated ON limit_shares (updated_at);
+-- The running runs of an owner, which a claim counts against the owner's max_concurrent_runs.
+CREATE INDEX runs_running_owner ON runs (owner_id) WHERE status = 'running';
