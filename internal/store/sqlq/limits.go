@@ -29,7 +29,8 @@ func (t *Tx) UserLimits(ctx context.Context, userID string) (carryon.Limits, tim
 	return l, FromMicros(at), true, nil
 }
 
-// PutUserLimits stores the user's limits, replacing any. ENOTFOUND when the user is missing.
+// PutUserLimits stores the user's limits, replacing any; limits equal to the stored ones keep
+// their updated_at (a repeated PUT answers as the first). ENOTFOUND when the user is missing.
 func (t *Tx) PutUserLimits(ctx context.Context, userID string, l carryon.Limits, now time.Time) error {
 	if err := t.Writable(); err != nil {
 		return err
@@ -38,17 +39,17 @@ func (t *Tx) PutUserLimits(ctx context.Context, userID string, l carryon.Limits,
 	if err != nil {
 		return t.Wrap(err, "encode user limits")
 	}
-	n, err := t.Conn.Exec(ctx, `INSERT INTO user_limits (user_id, limits, updated_at)
-		SELECT id, ?, ? FROM users WHERE id = ? AND forgetting_at IS NULL
-		ON CONFLICT (user_id) DO UPDATE SET limits = excluded.limits, updated_at = excluded.updated_at`,
-		string(raw), Micros(now), userID)
-	if err != nil {
+	var one int
+	err = t.Conn.QueryRow(ctx, `SELECT 1 FROM users WHERE id = ? AND forgetting_at IS NULL`, userID).Scan(&one)
+	if errors.Is(err, ErrNoRows) {
+		return NotFound("user", userID)
+	} else if err != nil {
 		return t.Wrap(err, "put user limits")
 	}
-	if n == 0 {
-		return NotFound("user", userID)
-	}
-	return nil
+	_, err = t.Conn.Exec(ctx, `INSERT INTO user_limits (user_id, limits, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (user_id) DO UPDATE SET limits = excluded.limits, updated_at = excluded.updated_at
+		WHERE user_limits.limits <> excluded.limits`, userID, string(raw), Micros(now))
+	return t.Wrap(err, "put user limits")
 }
 
 // StoredBytes counts the octets of the owner's messages, working-memory documents and long-term

@@ -35,6 +35,10 @@ func testLimits(t *testing.T, open func(t *testing.T) store.Store) {
 		write(t, st, func(tx store.Tx) error {
 			return tx.PutUserLimits(ctx, "usr_l", carryon.Limits{RequestsPerSecond: &rate, MaxStoredBytes: &zero}, at(6))
 		})
+		// The same limits again keep their time: a repeated PUT answers as the first.
+		write(t, st, func(tx store.Tx) error {
+			return tx.PutUserLimits(ctx, "usr_l", carryon.Limits{RequestsPerSecond: &rate, MaxStoredBytes: &zero}, at(7))
+		})
 		read(t, st, func(tx store.Tx) error {
 			l, updated, found, err := tx.UserLimits(ctx, "usr_l")
 			if err != nil {
