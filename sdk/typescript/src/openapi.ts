@@ -944,6 +944,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/users/{id}/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's limits (by id or name): those an admin set, those that apply over the server's defaults, the bytes stored and the runs running */
+        get: operations["get_users_id_limits"];
+        /** Replace a user's limits (by id or name): a field left out is the server's default, 0 no bound; a negative value is 400 */
+        put: operations["put_users_id_limits"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Headers of GET /v1/users/{id}/limits
+         * @description The status and headers GET /v1/users/{id}/limits would answer (A user's limits (by id or name): those an admin set, those that apply over the server's defaults, the bytes stored and the runs running); no body is sent.
+         */
+        head: operations["head_users_id_limits"];
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks": {
         parameters: {
             query?: never;
@@ -1374,6 +1396,19 @@ export interface components {
             items: components["schemas"]["APIKey"][];
             next_cursor?: string;
         };
+        Limits: {
+            /** Format: int64 */
+            max_concurrent_runs?: number;
+            /** Format: int64 */
+            max_requests_in_flight?: number;
+            /** Format: int64 */
+            max_stored_bytes?: number;
+            /** Format: int64 */
+            max_streams?: number;
+            /** Format: int64 */
+            request_burst?: number;
+            requests_per_second?: number;
+        };
         LongTermAdd: {
             request_id?: string;
             text: string;
@@ -1625,7 +1660,7 @@ export interface components {
         Problem: {
             active_run_id?: string;
             /** @enum {string} */
-            code: "conflict" | "forbidden" | "idempotency_key_reused" | "internal" | "invalid_request" | "method_not_allowed" | "not_found" | "not_implemented" | "payload_too_large" | "request_in_flight" | "request_timeout" | "run_fenced" | "session_busy" | "session_closed" | "session_expired" | "too_many_requests" | "unauthorized" | "unavailable" | "unsupported_media_type" | "version_conflict" | "version_required";
+            code: "conflict" | "forbidden" | "idempotency_key_reused" | "insufficient_storage" | "internal" | "invalid_request" | "method_not_allowed" | "not_found" | "not_implemented" | "payload_too_large" | "request_in_flight" | "request_timeout" | "run_fenced" | "session_busy" | "session_closed" | "session_expired" | "too_many_requests" | "unauthorized" | "unavailable" | "unsupported_media_type" | "version_conflict" | "version_required";
             /** Format: int64 */
             current_version?: number;
             detail: string;
@@ -1863,6 +1898,17 @@ export interface components {
             id: string;
             name: string;
         };
+        UserLimits: {
+            effective: components["schemas"]["Limits"];
+            limits: components["schemas"]["Limits"];
+            /** Format: int64 */
+            running_runs: number;
+            /** Format: int64 */
+            stored_bytes: number;
+            /** Format: date-time */
+            updated_at?: string;
+            user_id: string;
+        };
         UserList: {
             items: components["schemas"]["User"][];
             next_cursor?: string;
@@ -1921,6 +1967,10 @@ export interface components {
         Location: string;
         /** @description Cache-Control: no-store; the answer is not to be cached. */
         NoStore: "no-store";
+        /** @description What is left of the caller's rate, "rate";r=<requests left>;t=<seconds until full>; on every answer to a user with a rate limit. */
+        RateLimit: string;
+        /** @description The caller's rate policy (draft-ietf-httpapi-ratelimit-headers-11), "rate";q=<burst>;w=<seconds to refill>; on every answer to a user with a rate limit. */
+        "RateLimit-Policy": string;
         /** @description Seconds to wait before trying again. */
         "Retry-After": string;
         /** @description The scheme to authenticate with: Bearer. */
@@ -2572,10 +2622,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2694,10 +2746,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2962,10 +3016,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3029,6 +3085,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -3212,10 +3285,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3334,10 +3409,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3456,10 +3533,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3585,10 +3664,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3731,10 +3812,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3908,10 +3991,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4143,10 +4228,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4210,6 +4297,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -4304,10 +4408,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4543,10 +4649,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4610,6 +4718,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -4797,10 +4922,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4958,10 +5085,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5119,10 +5248,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5280,10 +5411,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5439,10 +5572,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5598,10 +5733,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5762,10 +5899,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5926,10 +6065,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6178,10 +6319,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6413,10 +6556,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6581,10 +6726,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6749,10 +6896,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7001,10 +7150,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7145,10 +7296,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7272,10 +7425,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7414,10 +7569,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7630,10 +7787,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7772,10 +7931,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7990,10 +8151,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8040,6 +8203,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -8209,10 +8389,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8259,6 +8441,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -8356,10 +8555,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8570,10 +8771,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8620,6 +8823,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -8717,10 +8937,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8927,10 +9149,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8994,6 +9218,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -9102,10 +9343,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9354,10 +9597,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9512,10 +9757,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9784,10 +10031,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9834,6 +10083,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -10039,10 +10305,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10311,10 +10579,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10378,6 +10648,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -10470,10 +10757,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10629,10 +10918,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10788,10 +11079,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10947,10 +11240,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11126,10 +11421,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11305,10 +11602,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11464,10 +11763,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11514,6 +11815,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -11703,10 +12021,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11753,6 +12073,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -11846,10 +12183,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11989,10 +12328,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12262,10 +12603,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12312,6 +12655,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -12409,10 +12769,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12556,10 +12918,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12705,10 +13069,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12854,10 +13220,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13007,10 +13375,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13280,10 +13650,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13330,6 +13702,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -13433,10 +13822,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13707,10 +14098,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13962,10 +14355,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14109,10 +14504,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14415,10 +14812,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14482,6 +14881,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -14579,10 +14995,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14743,10 +15161,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14962,10 +15382,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15012,6 +15434,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -15109,10 +15548,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15252,10 +15693,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15395,10 +15838,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15668,10 +16113,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15718,6 +16165,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -15815,10 +16279,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15962,10 +16428,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16111,10 +16579,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16260,10 +16730,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16404,10 +16876,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16601,10 +17075,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16745,10 +17221,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16904,10 +17382,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17063,10 +17543,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17222,10 +17704,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17386,10 +17870,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17547,10 +18033,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17711,10 +18199,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17743,6 +18233,578 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_users_id_limits: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description a user id or name */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: A user's limits (by id or name): those an admin set, those that apply over the server's defaults, the bytes stored and the runs running */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserLimits"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Forbidden. `forbidden`: the route needs an admin key. */
+            403: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                        /** @constant */
+                        status?: 403;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    put_users_id_limits: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description a user id or name */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["Limits"];
+            };
+        };
+        responses: {
+            /** @description OK: Replace a user's limits (by id or name): a field left out is the server's default, 0 no bound; a negative value is 400 */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserLimits"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: a limit is negative, not a number, or not one of the fields. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Forbidden. `forbidden`: the route needs an admin key. */
+            403: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                        /** @constant */
+                        status?: 403;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such user. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Request Entity Too Large. `payload_too_large`: the request body is over the server's limit. */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                        /** @constant */
+                        status?: 413;
+                    };
+                };
+            };
+            /** @description Unsupported Media Type. `unsupported_media_type`: the body's Content-Type is not one the route reads. */
+            415: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                        /** @constant */
+                        status?: 415;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    head_users_id_limits: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description a user id or name */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: A user's limits (by id or name): those an admin set, those that apply over the server's defaults, the bytes stored and the runs running */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserLimits"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Forbidden. `forbidden`: the route needs an admin key. */
+            403: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                        /** @constant */
+                        status?: 403;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
                     };
                 };
             };
@@ -17833,10 +18895,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18046,10 +19110,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18113,6 +19179,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -18185,10 +19268,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18344,10 +19429,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18501,10 +19588,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18660,10 +19749,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18857,10 +19948,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18924,6 +20017,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -19021,10 +20131,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19185,10 +20297,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19347,10 +20461,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19414,6 +20530,23 @@ export interface operations {
                         code?: "unavailable";
                         /** @constant */
                         status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
                     };
                 };
             };
@@ -19544,10 +20677,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
