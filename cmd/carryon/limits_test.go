@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -109,4 +111,78 @@ func TestLimitsAcrossInstancesPostgres(t *testing.T) {
 	}) {
 		t.Fatal("instance b did not let a stream in after one on a closed")
 	}
+}
+
+// TestRateLimitEveryDoor: a user out of its rate is refused on every front door, each in its own
+// format, with Retry-After and the RateLimit fields; the quota refuses the doors' writes too.
+func TestRateLimitEveryDoor(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, t.TempDir())
+	admin := localKey(t, srv.data)
+	key := must(t, srv.url, admin, "POST", "/v1/users", map[string]any{"name": "flooder"}, 201).json(t)["key"].(string)
+	must(t, srv.url, admin, "PUT", "/v1/users/flooder/limits", map[string]any{"requests_per_second": 0.001, "request_burst": 1}, 200)
+	if r := must(t, srv.url, key, "GET", "/v1/me", nil, 200); r.header.Get("RateLimit") != `"rate";r=0;t=1000` {
+		t.Errorf("RateLimit after the one request of the burst = %q", r.header.Get("RateLimit"))
+	}
+	for _, d := range []struct{ method, path, body string }{
+		{"GET", "/v1/sessions", ""},
+		{"POST", "/v1/conversations", `{}`},
+		{"GET", "/v1/responses/resp_x", ""},
+		{"POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+		{"POST", "/v1/ag-ui", `{}`},
+		{"POST", "/v1/ai-sdk/chat", `{}`},
+		{"POST", "/a2a", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}`},
+	} {
+		var body any
+		if d.body != "" {
+			body = d.body
+		}
+		r := doorDo(t, srv.url, key, d.method, d.path, body, "Accept: application/json, text/event-stream")
+		if r.status != 429 || r.header.Get("Retry-After") == "" || r.header.Get("RateLimit") == "" || r.header.Get("RateLimit-Policy") == "" {
+			t.Errorf("%s %s: %d, Retry-After %q, RateLimit %q, RateLimit-Policy %q: %s", d.method, d.path, r.status,
+				r.header.Get("Retry-After"), r.header.Get("RateLimit"), r.header.Get("RateLimit-Policy"), r.body)
+		}
+	}
+	// The quota, on the doors that write by their method.
+	must(t, srv.url, admin, "PUT", "/v1/users/flooder/limits", map[string]any{"max_stored_bytes": 1}, 200)
+	must(t, srv.url, key, "POST", "/v1/sessions", map[string]any{"title": "one"}, 201)
+	conv := doorDo(t, srv.url, key, "POST", "/v1/conversations", "{}").json(t)["id"].(string)
+	var stored bool
+	if !within(10*time.Second, func() bool {
+		r := doorDo(t, srv.url, key, "POST", "/v1/conversations/"+conv+"/items", `{"items":[{"type":"message","role":"user","content":"more and more"}]}`)
+		stored = stored || r.status == 200
+		return r.status == 507
+	}) || !stored {
+		t.Fatalf("the OpenAI door's item writes were not refused 507 past the quota (stored first: %v)", stored)
+	}
+	if r := doorDo(t, srv.url, key, "GET", "/v1/conversations/"+conv+"/items", nil); r.status != 200 {
+		t.Errorf("reading the conversation past the quota: %d %s", r.status, r.body)
+	}
+}
+
+// doorDo sends one request to a door outside the OpenAPI document (whose answers the default
+// transport would check against it); body is nil or a JSON string.
+func doorDo(t *testing.T, url, key, method, path string, body any, headers ...string) response {
+	t.Helper()
+	var rd io.Reader
+	if b, ok := body.(string); ok {
+		rd = strings.NewReader(b)
+	}
+	req, err := http.NewRequest(method, url+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Set(k, v)
+	}
+	res, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return response{res.StatusCode, res.Header, b}
 }
