@@ -229,8 +229,10 @@ func tooMany(what string, limit int64) error {
 	return e
 }
 
-// storedBytes is the user's count of stored bytes, counted again when it is older than
-// Config.Recount. While one request counts, the others take the last count.
+// storedBytes is the user's count of stored bytes. A count older than Config.Recount is made
+// again in the background while the request goes on with the last one (a count reads every row
+// of the user: 22 ms for 100,000 messages, docs/BENCHMARKS.md); only a user never counted waits
+// for the first. One count at a time per user.
 func (l *Limiter) storedBytes(ctx context.Context, id string) (int64, error) {
 	if l.cfg.Store == nil {
 		return 0, nil
@@ -238,13 +240,28 @@ func (l *Limiter) storedBytes(ctx context.Context, id string) (int64, error) {
 	now := l.cfg.Now()
 	l.mu.Lock()
 	u := l.userLocked(id)
+	n, never := u.bytes, u.bytesAt.IsZero()
 	if u.counting || now.Sub(u.bytesAt) < l.cfg.Recount {
-		n := u.bytes
 		l.mu.Unlock()
 		return n, nil
 	}
 	u.counting = true
 	l.mu.Unlock()
+	if !never {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if _, err := l.count(ctx, u, id, now); err != nil {
+				l.cfg.Logger.WarnContext(ctx, "counting a user's stored bytes failed", "user_id", id, "err", err)
+			}
+		}()
+		return n, nil
+	}
+	return l.count(ctx, u, id, now)
+}
+
+// count counts user id's stored bytes into u, as of now.
+func (l *Limiter) count(ctx context.Context, u *user, id string, now time.Time) (int64, error) {
 	var n int64
 	err := l.cfg.Store.Read(ctx, func(tx store.Tx) error {
 		var err error

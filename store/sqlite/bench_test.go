@@ -48,3 +48,12 @@ func BenchmarkForkChain(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStoredBytes is the quota's recount of a user with one session of history messages.
+func BenchmarkStoredBytes(b *testing.B) {
+	for _, history := range histories {
+		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
+			storetest.BenchStoredBytes(b, openFile(b, filepath.Join(b.TempDir(), "bench.db")), history)
+		})
+	}
+}
