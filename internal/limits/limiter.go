@@ -64,11 +64,10 @@ type Config struct {
 // Limiter counts every user's requests, streams and bytes against their limits. It is safe for
 // concurrent use.
 type Limiter struct {
-	cfg     Config
-	mu      sync.Mutex
-	users   map[string]*user
-	seen    map[[2]string]int64 // another instance's last share of a user: (instance, user) → used
-	started bool                // the shares have been read once
+	cfg   Config
+	mu    sync.Mutex
+	users map[string]*user
+	seen  map[[2]string]int64 // another instance's last share of a user: (instance, user) → used
 }
 
 // user is what a Limiter keeps of one user.

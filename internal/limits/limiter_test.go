@@ -92,6 +92,44 @@ func TestShare(t *testing.T) {
 		x.Leave()
 		y.Leave()
 		s2.Leave()
+		// An instance that starts later counts only what a took since a's previous share of a
+		// user, never a's whole history of it.
+		for range 4 {
+			adm, err := a.Enter(ctx, "w", false, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			adm.Leave()
+		}
+		if err := a.Share(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Second) // a's bucket of w refills; its share goes stale
+		c := limits.New(limits.Config{Defaults: defaults, Store: db, InstanceID: "c", Share: true})
+		if err := c.Share(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		adm, err = a.Enter(ctx, "w", false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		adm.Leave()
+		if err := a.Share(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Share(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			if adm, err := c.Enter(ctx, "w", false, false); err != nil {
+				t.Fatalf("request %d of w on c, which should count only a's last one: %v", i+1, err)
+			} else {
+				adm.Leave()
+			}
+		}
+		if _, err := c.Enter(ctx, "w", false, false); carryon.ErrorCode(err) != carryon.ETOOMANY {
+			t.Fatalf("the fourth request of w on c = %v, want too_many_requests (3 here and 1 on a of a burst of 4)", err)
+		}
 	})
 }
 

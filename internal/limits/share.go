@@ -38,7 +38,8 @@ func (l *Limiter) Share(ctx context.Context, prune bool) error {
 	l.mu.Lock()
 	for id, u := range l.users {
 		if u.bucket.used != u.sharedUsed || u.streams != u.sharedStreams || u.streams > 0 {
-			mine = append(mine, store.LimitShare{InstanceID: l.cfg.InstanceID, UserID: id, Used: u.bucket.used, Streams: u.streams, UpdatedAt: now})
+			mine = append(mine, store.LimitShare{InstanceID: l.cfg.InstanceID, UserID: id, Used: u.bucket.used, PrevUsed: u.sharedUsed,
+				Streams: u.streams, UpdatedAt: now})
 		}
 	}
 	l.mu.Unlock()
@@ -86,15 +87,14 @@ func (l *Limiter) Share(ctx context.Context, prune bool) error {
 		u := l.userLocked(s.UserID)
 		u.remoteStreams += s.Streams
 		switch {
-		case !known && !l.started:
-			// What the others took before this instance started is not its business.
-		case !known || s.Used < prev:
-			// A user new to that instance, or an instance that restarted (its count began again).
-			u.bucket.debt += float64(s.Used)
-		default:
+		case !known && s.Used >= s.PrevUsed:
+			// The first share seen of that instance and user: what it took since its previous
+			// share (its last second). What it took before is older than this instance's view
+			// (before it started, or in a row gone stale) and is not counted again.
+			u.bucket.debt += float64(s.Used - s.PrevUsed)
+		case known && s.Used >= prev:
 			u.bucket.debt += float64(s.Used - prev)
 		}
 	}
-	l.started = true
 	return nil
 }

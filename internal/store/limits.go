@@ -8,12 +8,13 @@ import (
 )
 
 // LimitShare is what one server instance has counted of one user: the requests it took from the
-// user's token bucket since it started (Used, only ever growing) and the event streams the user
-// has open on it now, as of UpdatedAt.
+// user's token bucket since it started (Used, only ever growing; PrevUsed is Used as of the
+// instance's previous share of the user, 0 for its first) and the event streams the user has
+// open on it now, as of UpdatedAt.
 type LimitShare struct {
-	InstanceID, UserID string
-	Used, Streams      int64
-	UpdatedAt          time.Time
+	InstanceID, UserID      string
+	Used, PrevUsed, Streams int64
+	UpdatedAt               time.Time
 }
 
 // Limits stores the limits an admin set per user, and what the limits count: the instances'

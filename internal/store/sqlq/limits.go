@@ -94,17 +94,17 @@ func (t *Tx) PutLimitShares(ctx context.Context, shares []store.LimitShare) erro
 	}
 	args := make([][]any, len(shares))
 	for i, s := range shares {
-		args[i] = []any{s.InstanceID, s.UserID, s.Used, s.Streams, Micros(s.UpdatedAt)}
+		args[i] = []any{s.InstanceID, s.UserID, s.Used, s.PrevUsed, s.Streams, Micros(s.UpdatedAt)}
 	}
-	_, err := t.Conn.ExecEach(ctx, `INSERT INTO limit_shares (instance_id, user_id, used, streams, updated_at)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT (instance_id, user_id)
-		DO UPDATE SET used = excluded.used, streams = excluded.streams, updated_at = excluded.updated_at`, args)
+	_, err := t.Conn.ExecEach(ctx, `INSERT INTO limit_shares (instance_id, user_id, used, prev_used, streams, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (instance_id, user_id)
+		DO UPDATE SET used = excluded.used, prev_used = excluded.prev_used, streams = excluded.streams, updated_at = excluded.updated_at`, args)
 	return t.Wrap(err, "put limit shares")
 }
 
 // LimitSharesSince returns the shares updated at or after since.
 func (t *Tx) LimitSharesSince(ctx context.Context, since time.Time) ([]store.LimitShare, error) {
-	rows, err := t.Conn.Query(ctx, `SELECT instance_id, user_id, used, streams, updated_at FROM limit_shares
+	rows, err := t.Conn.Query(ctx, `SELECT instance_id, user_id, used, prev_used, streams, updated_at FROM limit_shares
 		WHERE updated_at >= ?`, Micros(since))
 	if err != nil {
 		return nil, t.Wrap(err, "read limit shares")
@@ -114,7 +114,7 @@ func (t *Tx) LimitSharesSince(ctx context.Context, since time.Time) ([]store.Lim
 	for rows.Next() {
 		var s store.LimitShare
 		var at int64
-		if err := rows.Scan(&s.InstanceID, &s.UserID, &s.Used, &s.Streams, &at); err != nil {
+		if err := rows.Scan(&s.InstanceID, &s.UserID, &s.Used, &s.PrevUsed, &s.Streams, &at); err != nil {
 			return nil, t.Wrap(err, "read limit shares")
 		}
 		s.UpdatedAt = FromMicros(at)

@@ -110,7 +110,7 @@ func testLimits(t *testing.T, open func(t *testing.T) store.Store) {
 			})
 		})
 		write(t, st, func(tx store.Tx) error {
-			return tx.PutLimitShares(ctx, []store.LimitShare{{InstanceID: "i1", UserID: "u1", Used: 9, Streams: 2, UpdatedAt: at(11)}})
+			return tx.PutLimitShares(ctx, []store.LimitShare{{InstanceID: "i1", UserID: "u1", Used: 9, PrevUsed: 5, Streams: 2, UpdatedAt: at(11)}})
 		})
 		var got []store.LimitShare
 		read(t, st, func(tx store.Tx) error {
@@ -118,7 +118,7 @@ func testLimits(t *testing.T, open func(t *testing.T) store.Store) {
 			got, err = tx.LimitSharesSince(ctx, at(5))
 			return err
 		})
-		if len(got) != 1 || got[0].Used != 9 || got[0].Streams != 2 || !got[0].UpdatedAt.Equal(at(11)) {
+		if len(got) != 1 || got[0].Used != 9 || got[0].PrevUsed != 5 || got[0].Streams != 2 || !got[0].UpdatedAt.Equal(at(11)) {
 			t.Errorf("shares since 5s = %+v, want i1's replaced row alone", got)
 		}
 		write(t, st, func(tx store.Tx) error { return tx.DeleteLimitShares(ctx, at(5)) })
