@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // openEvents opens the event stream of run on the server at url as key and returns its status;
@@ -157,6 +159,23 @@ func TestRateLimitEveryDoor(t *testing.T) {
 	}
 	if r := doorDo(t, srv.url, key, "GET", "/v1/conversations/"+conv+"/items", nil); r.status != 200 {
 		t.Errorf("reading the conversation past the quota: %d %s", r.status, r.body)
+	}
+	// /mcp: the tools that store more are refused with the quota's error; the reads still work.
+	c := mcp.NewClient(&mcp.Implementation{Name: "carryon-limits", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.url + "/mcp", DisableStandaloneSSE: true,
+		HTTPClient: &http.Client{Transport: bearer{key, &http.Transport{}}}}, nil)
+	if err != nil {
+		t.Fatalf("connect to /mcp: %v", err)
+	}
+	defer cs.Close()
+	m, isErr := mcpTool(t, cs, "append_messages", map[string]any{"session_id": conv, "messages": []map[string]any{{"role": "user", "content": "more"}}})
+	if e, _ := m["error"].(map[string]any); !isErr || e["code"] != "insufficient_storage" {
+		t.Errorf("append_messages past the quota: %v (error %v)", m, isErr)
+	}
+	if m, isErr := mcpTool(t, cs, "get_session", map[string]any{"session_id": conv}); isErr {
+		t.Errorf("get_session past the quota: %v", m)
 	}
 }
 

@@ -220,7 +220,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Export:      h.Sessions.Export,
 		Import:      importer(h.Sessions),
 		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Schedules: h.Schedules, Webhooks: h.Webhooks, Logger: log, Compact: h.Compact,
-			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody, Writes: tel}),
+			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody, Writes: tel, Quota: h.Limits.Quota}),
 		UI: webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
 		Doors: []httpapi.FrontDoor{
 			openaiapi.New(openaiapi.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody,

@@ -207,19 +207,39 @@ func (l *Limiter) Enter(ctx context.Context, id string, stream, grows bool) (*Ad
 			u.streams--
 		}
 	}
-	if quota := carryon.Int(lim.MaxStoredBytes); grows && quota > 0 {
-		n, err := l.storedBytes(ctx, id)
-		if err == nil && n >= quota {
-			err = carryon.Errorf(carryon.EQUOTA,
-				"this user stores %d bytes and may store %d: nothing more is written until some is deleted (sessions, messages, long-term memory); reads and deletes still work",
-				n, quota)
-		}
-		if err != nil {
+	if grows {
+		if err := l.quota(ctx, id, lim); err != nil {
 			adm.Leave()
 			return adm, err
 		}
 	}
 	return adm, nil
+}
+
+// Quota refuses with EQUOTA when the user in ctx stores as many bytes as its quota allows (for a
+// door that tells a write from a read only after the gate: /mcp's tools); nil without a user in
+// ctx or a quota.
+func (l *Limiter) Quota(ctx context.Context) error {
+	id := carryon.UserIDFromContext(ctx)
+	if id == "" {
+		return nil
+	}
+	return l.quota(ctx, id, l.Effective(ctx, id))
+}
+
+// quota refuses with EQUOTA when user id stores as many bytes as lim allows.
+func (l *Limiter) quota(ctx context.Context, id string, lim carryon.Limits) error {
+	max := carryon.Int(lim.MaxStoredBytes)
+	if max <= 0 {
+		return nil
+	}
+	n, err := l.storedBytes(ctx, id)
+	if err == nil && n >= max {
+		err = carryon.Errorf(carryon.EQUOTA,
+			"this user stores %d bytes and may store %d: nothing more is written until some is deleted (sessions, messages, long-term memory); reads and deletes still work",
+			n, max)
+	}
+	return err
 }
 
 func tooMany(what string, limit int64) error {
