@@ -177,6 +177,15 @@ func TestRateLimitEveryDoor(t *testing.T) {
 	if m, isErr := mcpTool(t, cs, "get_session", map[string]any{"session_id": conv}); isErr {
 		t.Errorf("get_session past the quota: %v", m)
 	}
+	// A2A: a message is refused; reading a task is not (a missing one is its not-found error).
+	r := doorDo(t, srv.url, key, "POST", "/a2a", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-quota","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`)
+	if !strings.Contains(string(r.body), `"carryon_code":"insufficient_storage"`) {
+		t.Errorf("A2A SendMessage past the quota: %d %s", r.status, r.body)
+	}
+	r = doorDo(t, srv.url, key, "POST", "/a2a", `{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"run_missing"}}`)
+	if strings.Contains(string(r.body), "insufficient_storage") || !strings.Contains(string(r.body), `not found`) {
+		t.Errorf("A2A GetTask past the quota: %d %s", r.status, r.body)
+	}
 }
 
 // doorDo sends one request to a door outside the OpenAPI document (whose answers the default

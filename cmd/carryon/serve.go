@@ -225,7 +225,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Doors: []httpapi.FrontDoor{
 			openaiapi.New(openaiapi.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody,
 				Compact: h.Compact, CompactKey: ckey}),
-			a2a.New(a2a.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
+			a2a.New(a2a.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody, Quota: h.Limits.Quota}),
 			agui.New(agui.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
 			aisdk.New(aisdk.Config{Sessions: ss, Runs: rs, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
 		},

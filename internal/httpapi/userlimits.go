@@ -76,7 +76,8 @@ func methodGrows(m string) bool {
 // doorGrows says whether a request to a door outside the route table would store more: a POST,
 // PUT or PATCH, except on the JSON-RPC doors (/mcp and A2A), whose every call is a POST, reads
 // included, so that a user at its quota can still read there (the MCP server asks the quota
-// before each tool that stores more, mcpserver.Config.Quota; A2A is not held to it yet).
+// before each tool that stores more, mcpserver.Config.Quota, and A2A before a message is sent,
+// a2a.Config.Quota).
 func doorGrows(d carryon.Door, r *http.Request) bool {
 	if d == carryon.DoorMCP || d == carryon.DoorA2A {
 		return false
