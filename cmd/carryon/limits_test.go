@@ -214,3 +214,27 @@ func doorDo(t *testing.T, url, key, method, path string, body any, headers ...st
 	b, _ := io.ReadAll(res.Body)
 	return response{res.StatusCode, res.Header, b}
 }
+
+// TestUsersLimits: carryon users limits reads and sets a user's limits on the database itself;
+// bad limits are refused and change nothing.
+func TestUsersLimits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	data := t.TempDir()
+	if out, err := captureRun(ctx, "users", "add", "lim", "--data", data); err != nil {
+		t.Fatalf("users add: %v\n%s", err, out)
+	}
+	out, err := captureRun(ctx, "users", "limits", "lim", "--set", `{"max_streams": 3, "requests_per_second": 2.5}`, "--data", data)
+	if err != nil || !strings.Contains(out, `"max_streams": 3`) || !strings.Contains(out, `"requests_per_second": 2.5`) {
+		t.Fatalf("users limits --set: %v\n%s", err, out)
+	}
+	for _, bad := range []string{`{"max_streams": -1}`, `{"nope": 1}`, `{"max_streams": "many"}`} {
+		if out, err := captureRun(ctx, "users", "limits", "lim", "--set", bad, "--data", data); err == nil {
+			t.Errorf("users limits --set %s: no error\n%s", bad, out)
+		}
+	}
+	again, err := captureRun(ctx, "users", "limits", "lim", "--data", data)
+	if err != nil || again != out {
+		t.Fatalf("users limits after bad input: %v\n%s\nwant\n%s", err, again, out)
+	}
+}
