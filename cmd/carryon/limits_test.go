@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carryon-hub/carryon"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -236,5 +237,12 @@ func TestUsersLimits(t *testing.T) {
 	again, err := captureRun(ctx, "users", "limits", "lim", "--data", data)
 	if err != nil || again != out {
 		t.Fatalf("users limits after bad input: %v\n%s\nwant\n%s", err, again, out)
+	}
+	// Forgetting the user takes its limits with it.
+	if out, err := captureRun(ctx, "users", "rm", "lim", "--data", data); err != nil {
+		t.Fatalf("users rm of a user with limits: %v\n%s", err, out)
+	}
+	if _, err := captureRun(ctx, "users", "limits", "lim", "--data", data); carryon.ErrorCode(err) != carryon.ENOTFOUND {
+		t.Fatalf("limits of a forgotten user: %v", err)
 	}
 }
