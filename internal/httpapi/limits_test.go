@@ -43,6 +43,9 @@ func TestRateLimitPerUser(t *testing.T) {
 	if over.header.Get("RateLimit-Policy") == "" {
 		t.Error("429 without RateLimit-Policy")
 	}
+	if m := string(e.json("GET", "/metrics", "", "").body); !strings.Contains(m, `carryon_limit_refusals_total{limit="rate"} 1`) {
+		t.Errorf("/metrics does not count the refusal by the rate")
+	}
 	b := e.json("GET", "/v1/me", e.bobKey, "")
 	wantStatus(t, b, 200)
 	if b.header.Get("RateLimit") != "" || b.header.Get("RateLimit-Policy") != "" {

@@ -89,6 +89,9 @@ func doorGrows(d carryon.Door, r *http.Request) bool {
 // It returns the admission (its Leave uncounts the request) or the refusal.
 func (s *server) admit(w http.ResponseWriter, r *http.Request, u *carryon.User, grows bool) (*limits.Admission, error) {
 	adm, err := s.limits.Enter(r.Context(), u.ID, isStream(r), grows)
+	if adm.Refused != "" {
+		s.metrics.refused.WithLabelValues(adm.Refused).Inc()
+	}
 	if adm.Policy != "" {
 		w.Header().Set("RateLimit-Policy", adm.Policy)
 		w.Header().Set("RateLimit", adm.State)

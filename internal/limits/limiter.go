@@ -151,7 +151,10 @@ func policy(lim carryon.Limits) (rate, bool) {
 // answer, "" when the user has no rate limit; they are set on a refusal too.
 type Admission struct {
 	Policy, State string
-	leave         func()
+	// Refused names the limit that refused the request ("requests", "streams", "rate",
+	// "quota"), "" when none did.
+	Refused string
+	leave   func()
 }
 
 // Leave uncounts the request; it may be called once.
@@ -175,10 +178,12 @@ func (l *Limiter) Enter(ctx context.Context, id string, stream, grows bool) (*Ad
 	u := l.userLocked(id)
 	if max := carryon.Int(lim.MaxRequests); max > 0 && u.inflight >= max {
 		l.mu.Unlock()
+		adm.Refused = "requests"
 		return adm, tooMany("requests in flight", max)
 	}
 	if max := carryon.Int(lim.MaxStreams); stream && max > 0 && u.streams+u.remoteStreams >= max {
 		l.mu.Unlock()
+		adm.Refused = "streams"
 		return adm, tooMany("event streams open", max)
 	}
 	if p, ok := policy(lim); ok {
@@ -191,6 +196,7 @@ func (l *Limiter) Enter(ctx context.Context, id string, stream, grows bool) (*Ad
 			e := carryon.Errorf(carryon.ETOOMANY, "this user may make %g requests a second (bursts of %d) and has none left; retry in %s",
 				p.perSecond, int64(p.burst), wait.Round(time.Millisecond))
 			e.RetryAfterSeconds = int(max(1, ceilSeconds(wait)))
+			adm.Refused = "rate"
 			return adm, e
 		}
 	}
@@ -210,6 +216,9 @@ func (l *Limiter) Enter(ctx context.Context, id string, stream, grows bool) (*Ad
 	if grows {
 		if err := l.quota(ctx, id, lim); err != nil {
 			adm.Leave()
+			if carryon.ErrorCode(err) == carryon.EQUOTA {
+				adm.Refused = "quota"
+			}
 			return adm, err
 		}
 	}
