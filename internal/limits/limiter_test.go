@@ -52,9 +52,9 @@ func TestShare(t *testing.T) {
 		if adm.State != `"rate";r=0;t=8` {
 			t.Errorf("b's RateLimit = %q, want no token left and 8 s to refill 4 at 0.5 a second", adm.State)
 		}
-		adm, err = b.Enter(ctx, "u", false, false)
-		if carryon.ErrorCode(err) != carryon.ETOOMANY {
-			t.Fatalf("b's second request = %v, want too_many_requests: a took three", err)
+		refused, err := b.Enter(ctx, "u", false, false)
+		if carryon.ErrorCode(err) != carryon.ETOOMANY || refused.Refused != "rate" {
+			t.Fatalf("b's second request = %v (refused by %q), want too_many_requests by the rate: a took three", err, refused.Refused)
 		}
 		if e, _ := carryon.AsError(err); e.RetryAfterSeconds != 2 {
 			t.Errorf("Retry-After = %d, want 2 (one token at 0.5 a second)", e.RetryAfterSeconds)
