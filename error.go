@@ -23,7 +23,8 @@ const (
 	EVERSIONNEEDED  = "version_required"       // 428: the server requires an expected version
 	ETOOLARGE       = "payload_too_large"      // 413: the request body is over the limit
 	ETIMEOUT        = "request_timeout"        // 408: the request body did not arrive in time
-	ETOOMANY        = "too_many_requests"      // 429: the caller has too many requests or streams open
+	ETOOMANY        = "too_many_requests"      // 429: the caller has too many requests or streams open, or is over its request rate
+	EQUOTA          = "insufficient_storage"   // 507: the caller's stored bytes are at its quota; reads and deletes still work
 	EUNSUPPORTED    = "unsupported_media_type" // 415: the body is not JSON
 	EINTERNAL       = "internal"               // 500: a bug or an unexpected failure
 	EUNAVAILABLE    = "unavailable"            // 503: the server is shutting down or not ready

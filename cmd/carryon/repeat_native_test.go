@@ -12,6 +12,7 @@ import (
 var noKeyRoutes = map[string]string{
 	"POST /v1/users":                                    "its answer holds the first key's secret, shown once and never stored, so it cannot be replayed (a retried creation finds the name taken: 409)",
 	"POST /v1/users/{id}/keys":                          "its answer holds the key's secret, shown once and never stored, so it cannot be replayed",
+	"PUT /v1/users/{id}/limits":                         "it sets the limits to values: a repeat sets them again and answers the same (updated_at moves only when a value changes)",
 	"DELETE /v1/users/{id}":                             "the forget is many transactions and forgets the user's request ids with the rest: a repeat continues a cut-off forget or finds the user gone (404)",
 	"POST /v1/memories/search":                          "a read: its query is a body",
 	"POST /v1/sessions/{id}/extract":                    "the session's extraction mark makes it happen once per turn: a repeat learns only newer turns (none: an empty list)",

@@ -22,6 +22,7 @@ import (
 	"github.com/carryon-hub/carryon/internal/app"
 	"github.com/carryon-hub/carryon/internal/dbopen"
 	"github.com/carryon-hub/carryon/internal/httpapi"
+	"github.com/carryon-hub/carryon/internal/limits"
 	"github.com/carryon-hub/carryon/internal/mcpserver"
 	"github.com/carryon-hub/carryon/internal/openaiapi"
 	"github.com/carryon-hub/carryon/internal/sessions"
@@ -64,6 +65,11 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	bodyTimeout := fs.Duration("body-timeout", httpapi.DefaultBodyReadTimeout, "how long a request body may take to arrive before the answer is 408")
 	maxRequests := fs.Int("max-requests-per-user", httpapi.DefaultMaxRequestsPerUser, "requests one user may have in flight at once, on every front door; more are answered 429 (-1: no bound)")
 	maxStreams := fs.Int("max-streams-per-user", httpapi.DefaultMaxStreamsPerUser, "event streams one user may have open at once; more are answered 429 (-1: no bound)")
+	ratePerUser := fs.Float64("rate-per-user", 0, "requests a second one user may make, on every front door (a token bucket per user; 429 with RateLimit headers past it; 0: no bound)")
+	burstPerUser := fs.Int64("burst-per-user", 0, "requests one user may make at once before --rate-per-user holds it back (0: one second of the rate)")
+	maxRuns := fs.Int64("max-runs-per-user", 0, "runs one user may have running at once, across instances; more wait queued (0: no bound)")
+	quota := fs.Int64("max-stored-bytes-per-user", 0, "bytes of messages, working memory and long-term memory one user may store; writes past it are answered 507 (0: no bound)")
+	quotaRecount := fs.Duration("quota-recount", limits.DefaultRecount, "how old a user's count of stored bytes may be: the quota's tolerance is what a user writes in it")
 	logJSON := fs.Bool("log-json", false, "log as JSON lines instead of text")
 	leaseTTL := fs.Duration("lease-ttl", 15*time.Second, "how long a runner's lease on a run lasts without a heartbeat; a run whose runner died is taken over after it")
 	workers := fs.Int("workers", 8, "runs this instance executes at once; 0 serves the API and streams only")
@@ -95,6 +101,9 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	}
 	if *maxSessions < 0 {
 		return usagef("--max-sessions-per-user must be 0 or more")
+	}
+	if *ratePerUser < 0 || *burstPerUser < 0 || *maxRuns < 0 || *quota < 0 || *quotaRecount <= 0 {
+		return usagef("--rate-per-user, --burst-per-user, --max-runs-per-user and --max-stored-bytes-per-user must be 0 or more, --quota-recount more than 0")
 	}
 	if *workers < 0 {
 		return usagef("--workers must be 0 or more")
@@ -167,6 +176,8 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Webhooks: webhooks.WorkerConfig{Policy: webhooks.Policy{AllowHTTP: *whAllowHTTP, AllowPrivate: *whAllowPrivate},
 			Timeout: *whTimeout, RetryFor: *whRetryFor, MinBackoff: *whMinBackoff, MaxBackoff: *whMaxBackoff, Registerer: reg},
 		ScheduleMinInterval: *schedMin, NoScheduler: *noScheduler,
+		Limits:      serverLimits(*maxRequests, *maxStreams, *ratePerUser, *burstPerUser, *maxRuns, *quota),
+		ShareLimits: isPostgres(dsn), QuotaRecount: *quotaRecount,
 		Instrument: func(kind string, d time.Duration, err error) {
 			outcome := "ok"
 			switch {
@@ -198,7 +209,7 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	handler := httpapi.NewServer(httpapi.Config{
 		StreamsDone: streamsDone,
 		Sessions:    ss, Users: us, Runs: rs, LongTerm: ms, Webhooks: h.Webhooks, Logger: log, Ready: h.Ping, MaxBodyBytes: *maxBody,
-		BodyReadTimeout: *bodyTimeout, MaxRequestsPerUser: *maxRequests, MaxStreamsPerUser: *maxStreams,
+		BodyReadTimeout: *bodyTimeout, Limits: h.Limits,
 		RequireVersion: *requireVersion, Registry: reg, Telemetry: tel,
 		Agents:      set,
 		Schedules:   h.Schedules,
@@ -210,12 +221,12 @@ func runServe(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		Storage:     h.Sessions.Storage,
 		Import:      importer(h.Sessions),
 		MCP: mcpserver.Handler(mcpserver.Config{Sessions: ss, Runs: rs, LongTerm: ms, Schedules: h.Schedules, Webhooks: h.Webhooks, Logger: log, Compact: h.Compact, Extract: h.Extract,
-			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody, Writes: tel}),
+			RequireVersion: *requireVersion, MaxBodyBytes: *maxBody, Writes: tel, Quota: h.Limits.Quota}),
 		UI: webui.Handler(webuiConfig(*uiLocalKey, sf.data)),
 		Doors: []httpapi.FrontDoor{
 			openaiapi.New(openaiapi.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody,
 				Compact: h.Compact, CompactKey: ckey}),
-			a2a.New(a2a.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
+			a2a.New(a2a.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody, Quota: h.Limits.Quota}),
 			agui.New(agui.Config{Sessions: ss, Runs: rs, Agents: set, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
 			aisdk.New(aisdk.Config{Sessions: ss, Runs: rs, StreamsDone: streamsDone, MaxBodyBytes: *maxBody}),
 		},
@@ -295,4 +306,11 @@ func importer(ss *sessions.Service) func(context.Context, carryon.ImportInput) (
 		}
 		return ss.ImportMessages(ctx, in.Bundle, msgs, in)
 	}
+}
+
+// serverLimits are the per-user limits of serve's flags.
+func serverLimits(maxRequests, maxStreams int, rate float64, burst, maxRuns, quota int64) carryon.Limits {
+	l := httpapi.DefaultLimits(maxRequests, maxStreams)
+	l.RequestsPerSecond, l.RequestBurst, l.MaxRuns, l.MaxStoredBytes = &rate, &burst, &maxRuns, &quota
+	return l
 }

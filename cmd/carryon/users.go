@@ -7,11 +7,14 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/limits"
 	"github.com/carryon-hub/carryon/internal/sessions"
+	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/internal/users"
 )
 
@@ -26,6 +29,12 @@ const usersUsage = `usage: carryon users COMMAND [flags]
                        memory, request ids, keys; prints the receipt (counts; --json for JSON)
                        and logs one audit line on stderr. Given the id of a user whose forgetting
                        was cut off, it continues it (so does a running server's sweeper).
+  limits USER [--set JSON]
+                       a user's limits as JSON: those set for the user, the bytes stored and
+                       the runs running; --set replaces them (docs/API.md, "Limits"), e.g.
+                       '{"requests_per_second": 5, "request_burst": 20}', '{}' for the server's
+                       defaults (a negative value or an unknown field is refused). "effective"
+                       here knows no server flags: GET /v1/users/{id}/limits shows what applies.
   Works on the database itself (--data, --db), with or without a running server.
 
 Examples:
@@ -33,6 +42,7 @@ Examples:
   carryon users add root --admin --db postgres://carryon@db.internal:5432/carryon
   carryon users keys add alice
   carryon users keys revoke key_...
+  carryon users limits alice --set '{"max_stored_bytes": 1000000000}'
   carryon users rm bob --workspaces /srv/carryon/workspaces`
 
 // runUsers manages users and keys directly on the database in the data directory, so it works
@@ -44,6 +54,7 @@ func runUsers(ctx context.Context, args []string, getenv env, stdout, stderr io.
 	admin := fs.Bool("admin", false, "make the user an admin (users add)")
 	workspaces := fs.String("workspaces", "", "directory of the sessions' workspaces (users rm); default DATA/workspaces")
 	asJSON := fs.Bool("json", false, "print the receipt as JSON (users rm)")
+	setLimits := fs.String("set", "", "the user's new limits as JSON (users limits)")
 	if len(args) == 0 {
 		return fs.misuse()
 	} else if isHelp(args[0]) {
@@ -54,7 +65,8 @@ func runUsers(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		return err
 	}
 	switch {
-	case args[0] == "add" && len(pos) == 1, args[0] == "ls" && len(pos) == 0, args[0] == "rm" && len(pos) == 1:
+	case args[0] == "add" && len(pos) == 1, args[0] == "ls" && len(pos) == 0, args[0] == "rm" && len(pos) == 1,
+		args[0] == "limits" && len(pos) == 1:
 	case args[0] == "keys" && len(pos) == 2 && (pos[0] == "ls" || pos[0] == "add" || pos[0] == "revoke"):
 	default:
 		return fs.misuse()
@@ -82,6 +94,8 @@ func runUsers(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		fmt.Fprintf(stdout, "created user %s (%s); its API key is shown once, on the next line:\n", u.Name, u.ID)
 		_, err = fmt.Fprintln(stdout, secret)
 		return err
+	case args[0] == "limits" && len(pos) == 1:
+		return userLimits(ctx, st, pos[0], *setLimits, stdout)
 	case args[0] == "rm" && len(pos) == 1:
 		r, err := svc.ForgetUser(ctx, pos[0])
 		if err != nil {
@@ -130,6 +144,30 @@ func runUsers(ctx context.Context, args []string, getenv env, stdout, stderr io.
 		return err
 	}
 	return fs.misuse()
+}
+
+// userLimits prints a user's limits as JSON, after replacing them with set when it is not empty.
+func userLimits(ctx context.Context, st store.Store, user, set string, stdout io.Writer) error {
+	l := limits.New(limits.Config{Store: st})
+	var out *carryon.UserLimits
+	var err error
+	if set == "" {
+		out, err = l.GetLimits(ctx, user)
+	} else {
+		var in carryon.Limits
+		dec := json.NewDecoder(strings.NewReader(set))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			return usagef("--set: %v", err)
+		}
+		out, err = l.SetLimits(ctx, user, in)
+	}
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }
 
 // printReceipt prints what forgetting a user deleted: JSON, or one line per kind.

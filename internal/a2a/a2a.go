@@ -21,6 +21,7 @@
 package a2a
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -61,6 +62,10 @@ type Config struct {
 	StreamsDone <-chan struct{}
 	// KeepAlive is how often a quiet stream gets an SSE comment; zero means DefaultKeepAlive.
 	KeepAlive time.Duration
+	// Quota, when set, is asked before a message is sent (SendMessage, SendStreamingMessage):
+	// its error (EQUOTA, the caller's stored bytes at its quota) answers instead. Reads and
+	// cancels are never refused by it.
+	Quota func(ctx context.Context) error
 }
 
 // Handler serves the agent cards and the JSON-RPC endpoints.
@@ -72,6 +77,7 @@ type Handler struct {
 	maxBody     int64
 	streamsDone <-chan struct{}
 	keepAlive   time.Duration
+	quota       func(ctx context.Context) error
 }
 
 // New returns the handler over cfg. It panics when a required service is missing.
@@ -79,7 +85,8 @@ func New(cfg Config) *Handler {
 	if cfg.Sessions == nil || cfg.Runs == nil || cfg.Agents == nil {
 		panic("a2a.New: Config.Sessions, Runs and Agents are required")
 	}
-	h := &Handler{sessions: cfg.Sessions, runs: cfg.Runs, agents: cfg.Agents, maxBody: cfg.MaxBodyBytes, streamsDone: cfg.StreamsDone, keepAlive: cfg.KeepAlive}
+	h := &Handler{sessions: cfg.Sessions, runs: cfg.Runs, agents: cfg.Agents, maxBody: cfg.MaxBodyBytes, streamsDone: cfg.StreamsDone, keepAlive: cfg.KeepAlive,
+		quota: cfg.Quota}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes
 	}

@@ -85,10 +85,10 @@ func errorOf(err error) *errorObject {
 		out.Code = codeInvalidParams
 	case carryon.EBUSY, carryon.ECONFLICT, carryon.ECLOSED, carryon.EEXPIRED, carryon.EVERSION:
 		out.Code = codeUnsupported
-	case carryon.ENOTIMPLEMENTED:
+	case carryon.ENOTIMPLEMENTED, carryon.EQUOTA:
 		out.Code = codeUnsupported
 	}
-	if code != carryon.EUNAVAILABLE && wire.StatusOf(code) >= 500 {
+	if code != carryon.EUNAVAILABLE && code != carryon.EQUOTA && wire.StatusOf(code) >= 500 {
 		out.Code, out.Message, out.Data = codeInternal, "internal error", map[string]any{"carryon_code": carryon.EINTERNAL}
 	}
 	return out

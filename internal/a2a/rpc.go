@@ -83,6 +83,10 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, agent string)
 			answer(nil, err)
 			return
 		}
+		if err := h.checkQuota(ctx); err != nil {
+			answer(nil, err)
+			return
+		}
 		runID, err := h.deliver(ctx, agent, p)
 		if err != nil {
 			answer(nil, err)
@@ -102,6 +106,10 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, agent string)
 	case "stream":
 		var p sendParams
 		if err := decodeParams(req.Params, &p); err != nil {
+			answer(nil, err)
+			return
+		}
+		if err := h.checkQuota(ctx); err != nil {
 			answer(nil, err)
 			return
 		}
@@ -223,4 +231,12 @@ func (h *Handler) cancel(ctx context.Context, d dialect, id string) (*translator
 	wait, stop := context.WithTimeout(ctx, 10*time.Second)
 	defer stop()
 	return h.taskAt(wait, d, id, ended)
+}
+
+// checkQuota asks Config.Quota, when set, whether the caller may store more.
+func (h *Handler) checkQuota(ctx context.Context) error {
+	if h.quota == nil {
+		return nil
+	}
+	return h.quota(ctx)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/carryon-hub/carryon"
 	"github.com/carryon-hub/carryon/internal/agents"
 	"github.com/carryon-hub/carryon/internal/extraction"
+	"github.com/carryon-hub/carryon/internal/limits"
 	"github.com/carryon-hub/carryon/internal/longterm"
 	"github.com/carryon-hub/carryon/internal/model"
 	"github.com/carryon-hub/carryon/internal/runs"
@@ -90,6 +91,14 @@ type Options struct {
 	// Webhooks configures the webhook delivery worker every instance runs and the URL policy
 	// of the webhooks API (its Policy; zero: https and public addresses only).
 	Webhooks webhooks.WorkerConfig
+	// Limits are the server's per-user limits (package limits; a nil field or 0: no bound); an
+	// admin's limits for a user override them. Its MaxRuns bounds the runs a user has running.
+	Limits carryon.Limits
+	// ShareLimits shares the limits' counts between instances through the store (several
+	// instances on PostgreSQL); QuotaRecount is how old a user's count of stored bytes may be
+	// (zero: limits.DefaultRecount).
+	ShareLimits  bool
+	QuotaRecount time.Duration
 }
 
 // Hub is carryon opened in-process: the services the HTTP server and the adapters use. Every
@@ -108,6 +117,9 @@ type Hub struct {
 	Schedules *schedules.Service
 	// Agents are the agent profiles the runs use.
 	Agents *agents.Set
+	// Limits counts every user's requests, streams and bytes against their limits, and serves
+	// the admin's per-user limits.
+	Limits *limits.Limiter
 	// Webhooks owns the users' webhooks and their delivery logs; its worker delivers the
 	// outbox in the background.
 	Webhooks *webhooks.Service
@@ -193,7 +205,9 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 		workers = 0
 	}
 	h.Runs = runs.New(st, h.Sessions, nil, runs.Config{Logger: opt.Logger, LeaseTTL: opt.LeaseTTL, MaxAttempts: opt.MaxAttempts,
-		Workers: workers, Agents: h.profiles, ToolOutputTimeout: opt.ToolOutputTimeout, Telemetry: tel})
+		Workers: workers, Agents: h.profiles, ToolOutputTimeout: opt.ToolOutputTimeout, Telemetry: tel, MaxRunsPerUser: carryon.Int(opt.Limits.MaxRuns)})
+	h.Limits = limits.New(limits.Config{Defaults: opt.Limits, Store: st, InstanceID: carryon.NewID("inst_"), Share: opt.ShareLimits,
+		Recount: opt.QuotaRecount, Now: opt.Now, Logger: opt.Logger})
 	h.Sessions.EndRunsWith(h.Runs) // forgetting a user stops its runs before their rows go
 	h.Schedules = schedules.New(st, h.Runs, schedules.Config{Now: opt.Now, MinInterval: opt.ScheduleMinInterval,
 		RequestIDTTL: opt.RequestIDTTL, Logger: opt.Logger, Telemetry: tel})
@@ -207,6 +221,7 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 	if shared { // another instance's revocations and forgets, and a lost connection, drop the cached keys
 		h.bg.Go(func() { _ = notifier.Listen(bgCtx, users.KeysChannel, func(string) { h.Users.DropCachedKeys() }) })
 	}
+	h.bg.Go(func() { h.Limits.Run(bgCtx) })
 	whCfg := opt.Webhooks
 	if whCfg.Logger == nil {
 		whCfg.Logger = opt.Logger

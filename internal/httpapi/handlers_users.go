@@ -136,3 +136,25 @@ func (s *server) handleReady() http.HandlerFunc {
 		s.writeJSON(w, r, http.StatusOK, wire.Health{Status: "ready"})
 	}
 }
+
+// handleLimitsGet answers a user's limits (GET /v1/users/{id}/limits).
+func (s *server) handleLimitsGet() http.HandlerFunc {
+	return withService(s, s.limitService, "this server keeps no per-user limits", func(ls carryon.LimitService) http.HandlerFunc {
+		return readRoute(s, func(r *http.Request, _ *query) (*carryon.UserLimits, error) {
+			return ls.GetLimits(r.Context(), r.PathValue("id"))
+		})
+	})
+}
+
+// handleLimitsPut replaces a user's limits (PUT /v1/users/{id}/limits). It takes no request id:
+// it sets the limits to values, and a repeat sets them again and answers the same.
+func (s *server) handleLimitsPut() http.HandlerFunc {
+	return withService(s, s.limitService, "this server keeps no per-user limits", func(ls carryon.LimitService) http.HandlerFunc {
+		return writeRoute[carryon.Limits, *carryon.UserLimits]{
+			call: func(ctx context.Context, r *http.Request, in carryon.Limits) (*carryon.UserLimits, error) {
+				return ls.SetLimits(ctx, r.PathValue("id"), in)
+			},
+			status: http.StatusOK,
+		}.handler(s)
+	})
+}

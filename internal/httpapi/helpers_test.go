@@ -20,6 +20,7 @@ import (
 	"github.com/carryon-hub/carryon/internal/engine"
 	"github.com/carryon-hub/carryon/internal/extraction"
 	"github.com/carryon-hub/carryon/internal/httpapi"
+	"github.com/carryon-hub/carryon/internal/limits"
 	"github.com/carryon-hub/carryon/internal/longterm"
 	"github.com/carryon-hub/carryon/internal/model/scripted"
 	"github.com/carryon-hub/carryon/internal/openapicheck"
@@ -182,6 +183,9 @@ func newEnvOnWith(t testing.TB, db store.Store, opt envOptions, change func(*htt
 	}
 	if change != nil {
 		change(&cfg)
+	}
+	if cfg.Limits == nil {
+		cfg.Limits = limits.New(limits.Config{Store: db, Defaults: httpapi.DefaultLimits(cfg.MaxRequestsPerUser, cfg.MaxStreamsPerUser)})
 	}
 	e.handler = httpapi.NewServer(cfg)
 	e.srv = httptest.NewServer(e.handler)

@@ -16,6 +16,7 @@ import (
 type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	refused  *prometheus.CounterVec
 }
 
 // newRegistry returns a registry with the Go runtime and process collectors.
@@ -39,8 +40,13 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"route", "method"}),
 	}
+	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "carryon_limit_refusals_total",
+		Help: "Requests the per-user limits refused at the gate, by limit: requests (in flight), streams, rate, quota.",
+	}, []string{"limit"})
 	m.requests = register(reg, m.requests)
 	m.duration = register(reg, m.duration)
+	m.refused = register(reg, m.refused)
 	return m
 }
 

@@ -219,12 +219,12 @@ func (s *server) checkRoute(rt *Route, next http.Handler) http.Handler {
 				return
 			}
 			r = r.WithContext(carryon.NewContextWithDoor(carryon.NewContextWithUser(r.Context(), u), routeDoor(r)))
-			leave, err := s.limits.enter(u.ID, isStream(r))
+			adm, err := s.admit(w, r, u, routeGrows(rt))
 			if err != nil {
 				s.writeError(w, r, err)
 				return
 			}
-			defer leave()
+			defer adm.Leave()
 		}
 		if err := checkQuery(r, rt.Query); err != nil {
 			s.writeError(w, r, err)
@@ -262,23 +262,24 @@ func withDoor(d carryon.Door, next http.Handler) http.Handler {
 // authenticated serves next only to a request with a valid bearer key, with the key's user in its
 // context: the authentication of checkRoute, for a handler outside the route table (Config.MCP).
 func (s *server) authenticated(next http.Handler) http.Handler {
-	return s.authenticatedWith(s.writeError, next)
+	return s.authenticatedWith(carryon.DoorMCP, s.writeError, next)
 }
 
-// authenticatedWith is authenticated with its own way to answer a refusal (a Config.Doors door's).
-func (s *server) authenticatedWith(refuse func(http.ResponseWriter, *http.Request, error), next http.Handler) http.Handler {
+// authenticatedWith is authenticated for door d with its own way to answer a refusal (a
+// Config.Doors door's).
+func (s *server) authenticatedWith(d carryon.Door, refuse func(http.ResponseWriter, *http.Request, error), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, err := s.identify(r)
 		if err != nil {
 			refuse(w, r, err)
 			return
 		}
-		leave, err := s.limits.enter(u.ID, isStream(r))
+		adm, err := s.admit(w, r, u, doorGrows(d, r))
 		if err != nil {
 			refuse(w, r, err)
 			return
 		}
-		defer leave()
+		defer adm.Leave()
 		next.ServeHTTP(w, r.WithContext(carryon.NewContextWithUser(r.Context(), u)))
 	})
 }

@@ -28,6 +28,10 @@ var componentHeaders = obj{
 	"Idempotent-Replayed": obj{"schema": obj{"type": "string", "enum": []string{"true"}},
 		"description": "Present (true) when this is the stored answer of an earlier request with the same idempotency key."},
 	"Retry-After": obj{"schema": obj{"type": "string", "pattern": "^[0-9]+$"}, "description": "Seconds to wait before trying again."},
+	"RateLimit-Policy": obj{"schema": obj{"type": "string"},
+		"description": `The caller's rate policy (draft-ietf-httpapi-ratelimit-headers-11), "rate";q=<burst>;w=<seconds to refill>; on every answer to a user with a rate limit.`},
+	"RateLimit": obj{"schema": obj{"type": "string"},
+		"description": `What is left of the caller's rate, "rate";r=<requests left>;t=<seconds until full>; on every answer to a user with a rate limit.`},
 	"WWW-Authenticate": obj{"required": true, "schema": obj{"type": "string", "pattern": "^Bearer "},
 		"description": "The scheme to authenticate with: Bearer."},
 	"NoStore": obj{"required": true, "schema": obj{"type": "string", "enum": []string{"no-store"}},
@@ -59,7 +63,8 @@ var codeMeaning = map[string]string{
 	carryon.ECONFLICT:       "the request conflicts with the current state",
 	carryon.EVERSIONNEEDED:  "this server requires an expected version on writes (If-Match or expected_version)",
 	carryon.ETOOLARGE:       "the request body is over the server's limit",
-	carryon.ETOOMANY:        "the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After",
+	carryon.ETOOMANY:        "the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After",
+	carryon.EQUOTA:          "the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work",
 	carryon.EUNSUPPORTED:    "the body's Content-Type is not one the route reads",
 	carryon.EINTERNAL:       "an unexpected failure; the server logs it and the answer says nothing more",
 	carryon.EUNAVAILABLE:    "the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once",
@@ -94,6 +99,8 @@ var routeCodes = map[string]map[string]string{
 	"DELETE /v1/users/{id}": {carryon.ENOTFOUND: "no such user (or its forgetting finished: a repeat after a lost answer finds it gone)",
 		carryon.EINVALID: "the caller names itself: another admin must forget it", carryon.EUNAVAILABLE: ""},
 	"GET /readyz": {carryon.EUNAVAILABLE: ""},
+	"PUT /v1/users/{id}/limits": {carryon.ENOTFOUND: "no such user",
+		carryon.EINVALID: "a limit is negative, not a number, or not one of the fields"},
 }
 
 // problemCodes lists the error codes a route can answer.
@@ -108,6 +115,9 @@ func problemCodes(rt *Route) []string {
 	}
 	if rt.Auth == AuthAdmin {
 		add(carryon.EFORBIDDEN)
+	}
+	if rt.Auth != AuthPublic && routeGrows(rt) {
+		add(carryon.EQUOTA)
 	}
 	if strings.Contains(rt.Pattern, "{") && rt.Method != http.MethodPut { // a PUT makes what it names
 		add(carryon.ENOTFOUND)
@@ -143,7 +153,7 @@ func needsOptionalService(pattern string) bool {
 	return strings.HasPrefix(pattern, "/v1/runs/") || strings.HasPrefix(pattern, "/v1/memories") ||
 		strings.HasPrefix(pattern, "/v1/webhooks") || pattern == "/v1/chat" || pattern == "/v1/sessions/{id}/runs" || pattern == "/v1/sessions/{id}/context" ||
 		pattern == "/v1/sessions/{id}/compact" || pattern == "/v1/sessions/{id}/compactions" ||
-		pattern == "/v1/sessions/{id}/export" || pattern == "/v1/sessions/import"
+		pattern == "/v1/sessions/{id}/export" || pattern == "/v1/sessions/import" || pattern == "/v1/users/{id}/limits"
 }
 
 // takesVersion reports whether a write checks an expected version (Route.Versioned): writes to a
@@ -286,6 +296,9 @@ func problemResponse(rt *Route, status int, codes []string) obj {
 		headers["WWW-Authenticate"] = header("WWW-Authenticate")
 	case http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		headers["Retry-After"] = header("Retry-After")
+	}
+	if status == http.StatusTooManyRequests {
+		headers["RateLimit-Policy"], headers["RateLimit"] = header("RateLimit-Policy"), header("RateLimit")
 	}
 	return obj{"description": http.StatusText(status) + ". " + strings.Join(why, "; ") + ".", "headers": headers,
 		"content": obj{"application/problem+json": obj{"schema": obj{"allOf": []any{

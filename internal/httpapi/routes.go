@@ -311,6 +311,12 @@ func routes() []Route {
 			Response: wire.CreateKeyResponse{}, handler: (*server).handleKeyCreate},
 		{Method: "GET", Pattern: "/v1/users/{id}/keys", Auth: AuthAdmin, Status: 200, Summary: "List a user's keys (by id or name), oldest first",
 			Query: []Param{paramLimit, paramCursor}, Response: wire.KeyList{}, handler: (*server).handleKeyList},
+		{Method: "GET", Pattern: "/v1/users/{id}/limits", Auth: AuthAdmin, Status: 200,
+			Summary:  "A user's limits (by id or name): those an admin set, those that apply over the server's defaults, the bytes stored and the runs running",
+			Response: carryon.UserLimits{}, handler: (*server).handleLimitsGet},
+		{Method: "PUT", Pattern: "/v1/users/{id}/limits", Auth: AuthAdmin, Status: 200,
+			Summary: "Replace a user's limits (by id or name): a field left out is the server's default, 0 no bound; a negative value is 400",
+			Request: carryon.Limits{}, BodyOptional: true, Response: carryon.UserLimits{}, handler: (*server).handleLimitsPut},
 		retry(Route{Method: "DELETE", Pattern: "/v1/keys/{id}", Auth: AuthAdmin, Status: 204, Summary: "Revoke a key",
 			Request: carryon.RetryOptions{}, BodyOptional: true, handler: (*server).handleKeyRevoke}),
 		// Operations.

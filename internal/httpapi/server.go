@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/limits"
 	"github.com/carryon-hub/carryon/internal/telemetry"
 	"github.com/carryon-hub/carryon/internal/webhooks"
 	"github.com/carryon-hub/carryon/internal/wire"
@@ -76,6 +77,12 @@ type Config struct {
 	// door, and MaxStreamsPerUser the event streams among them (userlimits.go); 0 means the
 	// defaults (DefaultMaxRequestsPerUser, DefaultMaxStreamsPerUser), negative no bound.
 	MaxRequestsPerUser, MaxStreamsPerUser int
+	// Limits, when set, counts every user's requests against their limits instead (package
+	// limits: the rate, the streams, the requests in flight, the stored-bytes quota, the admin's
+	// per-user limits, shared between instances); MaxRequestsPerUser and MaxStreamsPerUser are
+	// then ignored (its defaults hold them). It also serves GET and PUT /v1/users/{id}/limits,
+	// which answer 501 without it.
+	Limits *limits.Limiter
 	// RequireVersion refuses writes to an existing session that carry no expected version (428).
 	RequireVersion bool
 	// Runs is the run manager; without it the run routes answer 501.
@@ -178,7 +185,8 @@ type server struct {
 	ready          func(context.Context) error
 	maxBody        int64
 	bodyTimeout    time.Duration
-	limits         *userLimits
+	limits         *limits.Limiter
+	limitService   carryon.LimitService
 	requireVersion bool
 	registry       *prometheus.Registry
 	metrics        *metrics
@@ -212,7 +220,7 @@ func NewServer(cfg Config) http.Handler {
 		ready:          cfg.Ready,
 		maxBody:        cfg.MaxBodyBytes,
 		bodyTimeout:    cfg.BodyReadTimeout,
-		limits:         newUserLimits(cfg.MaxRequestsPerUser, cfg.MaxStreamsPerUser),
+		limits:         cfg.Limits,
 		requireVersion: cfg.RequireVersion,
 		registry:       cfg.Registry,
 		telemetry:      cfg.Telemetry,
@@ -220,6 +228,11 @@ func NewServer(cfg Config) http.Handler {
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.limits == nil {
+		s.limits = newLimiter(cfg)
+	} else {
+		s.limitService = s.limits
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
@@ -247,7 +260,7 @@ func NewServer(cfg Config) http.Handler {
 	}
 	for _, door := range cfg.Doors {
 		for _, prefix := range door.Prefixes() {
-			h := s.wrap(prefix, s.authenticatedWith(door.WriteError, withDoor(door.Door(), door)))
+			h := s.wrap(prefix, s.authenticatedWith(door.Door(), door.WriteError, withDoor(door.Door(), door)))
 			s.mux.Handle(prefix, h)
 			s.mux.Handle(prefix+"/", h)
 		}

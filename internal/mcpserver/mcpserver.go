@@ -87,6 +87,9 @@ type Config struct {
 	// Writes counts how the tools' writes end (a replay, a conflict), as the API's routes do:
 	// telemetry.Telemetry; nil counts nothing.
 	Writes WriteCounter
+	// Quota, when set, is asked before a tool that stores more (growing): its error (EQUOTA,
+	// the caller's stored bytes at its quota) answers the call instead, as a tool error.
+	Quota func(ctx context.Context) error
 	// Compact, when set, backs the tool compact_session, which is offered only then.
 	Compact CompactFunc
 	// Extract, when set, backs the tool learn_facts, which is offered only then.
@@ -111,6 +114,7 @@ type server struct {
 	showErrs  bool
 	needVer   bool
 	writes    WriteCounter
+	quota     func(ctx context.Context) error
 	compact   CompactFunc
 	extract   ExtractFunc
 }
@@ -122,7 +126,7 @@ func New(cfg Config) *mcp.Server {
 		panic("mcpserver.New: Config.Sessions is required")
 	}
 	s := &server{sessions: cfg.Sessions, runs: cfg.Runs, longTerm: cfg.LongTerm, schedules: cfg.Schedules, webhooks: cfg.Webhooks, runWait: cfg.RunWait,
-		logger: cfg.Logger, showErrs: cfg.ShowInternalErrors, needVer: cfg.RequireVersion, writes: cfg.Writes, compact: cfg.Compact, extract: cfg.Extract}
+		logger: cfg.Logger, showErrs: cfg.ShowInternalErrors, needVer: cfg.RequireVersion, writes: cfg.Writes, compact: cfg.Compact, extract: cfg.Extract, quota: cfg.Quota}
 	if s.runWait <= 0 {
 		s.runWait = DefaultRunWait
 	}

@@ -43,6 +43,11 @@ func addTool[In any](s *server, srv *mcp.Server, t *mcp.Tool, edit func(*jsonsch
 			return s.toolError(ctx, t.Name, err), nil
 		}
 		ctx, rc := withReceipt(caller(ctx, req.Extra)) // the tool's writes fill it in
+		if s.quota != nil && growing[t.Name] {
+			if err := s.quota(ctx); err != nil {
+				return s.toolError(ctx, t.Name, err), nil
+			}
+		}
 		out, err := call(ctx, in)
 		if s.writes != nil && !t.Annotations.ReadOnlyHint {
 			s.writes.Write("mcp", rc.Replayed, carryon.ErrorCode(err))
@@ -57,6 +62,11 @@ func addTool[In any](s *server, srv *mcp.Server, t *mcp.Tool, edit func(*jsonsch
 		return &mcp.CallToolResult{StructuredContent: json.RawMessage(b), Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
 	})
 }
+
+// growing are the tools that store more: past the caller's quota (Config.Quota) they are
+// refused; every other tool (the reads, the deletes, pausing) still works.
+var growing = map[string]bool{"create_session": true, "append_messages": true, "update_working_memory": true, "remember": true,
+	"start_run": true, "compact_session": true, "create_schedule": true, "run_schedule": true, "create_webhook": true}
 
 // decodeArgs checks a call's arguments against the input gate (internal/jsongate: exact names,
 // each once in an object, no NUL, no lone surrogate, numbers within a 64-bit float, at most

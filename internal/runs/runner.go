@@ -143,11 +143,16 @@ func (s *Service) claimAll(ctx context.Context) error {
 	err := s.st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
 		claimed, st = claimed[:0], claimStats{takeovers: map[string]bool{}, started: map[string]int64{}} // fn may run again after a deadlock
 		now := s.now()
-		cands, err := tx.RunnableRuns(ctx, now, free)
+		// More candidates than free workers: runs of an owner at its run limit are skipped, and
+		// must not hold back other owners' runs.
+		cands, err := tx.RunnableRuns(ctx, now, free+claimSlack)
 		if err != nil {
 			return err
 		}
 		for _, c := range cands {
+			if len(claimed) == free {
+				break
+			}
 			if s.runningHere(c.ID) != nil {
 				continue
 			}
@@ -194,6 +199,9 @@ func (s *Service) claimAll(ctx context.Context) error {
 	return nil
 }
 
+// claimSlack is how many runnable runs a claim reads beyond its free workers.
+const claimSlack = 16
+
 // anyRunnable says, from a read transaction, whether a run that this process does not execute
 // already is runnable now (the claim reads again under the write lock).
 func (s *Service) anyRunnable(ctx context.Context, limit int) (bool, error) {
@@ -211,6 +219,30 @@ func (s *Service) anyRunnable(ctx context.Context, limit int) (bool, error) {
 }
 
 var errShutdown = errors.New("the server is shutting down")
+
+// runSlot says, in a claim's transaction, whether the owner may have one more run running: its
+// running runs, on every instance, are fewer than its max_concurrent_runs (the admin's for it, or
+// Config.MaxRunsPerUser; 0 is no bound). It counts under the owner's lock of run claims
+// (store.Limits.LockRunSlots), so two instances never both claim the owner's last slot; when
+// another instance holds the lock the answer is no, and a later claim tries again.
+func (s *Service) runSlot(ctx context.Context, tx store.Tx, owner string) (bool, error) {
+	limit := s.cfg.MaxRunsPerUser
+	own, _, _, err := tx.UserLimits(ctx, owner)
+	if err != nil {
+		return false, err
+	}
+	if own.MaxRuns != nil {
+		limit = *own.MaxRuns
+	}
+	if limit <= 0 {
+		return true, nil
+	}
+	if ok, err := tx.LockRunSlots(ctx, owner); err != nil || !ok {
+		return false, err
+	}
+	n, err := tx.RunningRuns(ctx, owner)
+	return n < limit, err
+}
 
 // claimStats is what one claimAll did besides claiming: for the metrics, the runs taken over
 // (by id) and the runs it failed (parked, or whose profile is gone); for the runners, the seq of
@@ -241,6 +273,9 @@ func (s *Service) claim(ctx context.Context, tx store.Tx, c *carryon.Run, now ti
 			if a.Status != carryon.RunQueued || a.CreatedAt.Before(r.CreatedAt) {
 				return nil, nil // the session is busy, or an older run goes first
 			}
+		}
+		if ok, err := s.runSlot(ctx, tx, r.OwnerID); err != nil || !ok {
+			return nil, err // the owner runs as many as it may: the run waits queued
 		}
 	case r.Status == carryon.RunRunning && r.LeaseExpiresAt != nil && r.LeaseExpiresAt.Before(now):
 		if r.LeaseOwner != "" {

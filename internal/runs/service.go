@@ -48,6 +48,10 @@ type Config struct {
 	MaxAttempts int
 	// Workers bounds the runs this process executes at once (default 8).
 	Workers int
+	// MaxRunsPerUser bounds the runs one user has running at once, across instances (a user's
+	// max_concurrent_runs set by an admin overrides it); a queued run past it waits. 0 is no
+	// bound.
+	MaxRunsPerUser int64
 	// ToolOutputTimeout fails a run that waited this long for a client's tool outputs (default
 	// carryon.DefaultToolOutputTimeout, 24 h).
 	ToolOutputTimeout time.Duration

@@ -68,6 +68,7 @@ type Tx interface {
 	Webhooks
 	Schedules
 	Bundles
+	Limits
 }
 
 // Users stores users and API keys.

@@ -51,6 +51,7 @@ var codeInfo = map[string]struct {
 	carryon.EVERSIONNEEDED:  {http.StatusPreconditionRequired, "Version required"},
 	carryon.ETOOLARGE:       {http.StatusRequestEntityTooLarge, "Payload too large"},
 	carryon.ETOOMANY:        {http.StatusTooManyRequests, "Too many requests"},
+	carryon.EQUOTA:          {http.StatusInsufficientStorage, "Insufficient storage"},
 	carryon.ETIMEOUT:        {http.StatusRequestTimeout, "Request timeout"},
 	carryon.EUNSUPPORTED:    {http.StatusUnsupportedMediaType, "Unsupported media type"},
 	carryon.EINTERNAL:       {http.StatusInternalServerError, "Internal error"},

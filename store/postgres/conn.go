@@ -19,6 +19,7 @@ var dialect = &sqlq.Dialect{
 	LockForShare:      " FOR SHARE",
 	LockForDelete:     " FOR UPDATE",
 	LockToClaim:       " FOR NO KEY UPDATE OF r SKIP LOCKED",
+	TryLock:           "SELECT pg_try_advisory_xact_lock(?)",
 	LongTermSearch:    longTermSearch,
 	SessionSearch:     sessionSearch,
 	RandomSessionKeys: true,

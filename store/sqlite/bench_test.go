@@ -62,3 +62,12 @@ func BenchmarkSessionSearch(b *testing.B) {
 	owner := storetest.PrefillSearch(b, st, sessions, 100)
 	storetest.BenchSessionSearch(b, st, owner)
 }
+
+// BenchmarkStoredBytes is the quota's recount of a user with one session of history messages.
+func BenchmarkStoredBytes(b *testing.B) {
+	for _, history := range histories {
+		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
+			storetest.BenchStoredBytes(b, openFile(b, filepath.Join(b.TempDir(), "bench.db")), history)
+		})
+	}
+}

@@ -87,6 +87,10 @@ type Dialect struct {
 	// " FOR NO KEY UPDATE OF r SKIP LOCKED"), so that runners claiming at once take different
 	// runs. Empty where writers are serialised.
 	LockToClaim string
+	// TryLock is a statement that tries to take a lock, named by one int64 argument, to the end
+	// of the transaction and selects whether it did (PostgreSQL: "SELECT
+	// pg_try_advisory_xact_lock(?)"). Empty where writers are serialised: the lock is held.
+	TryLock string
 	// LongTermSearch is how the database matches and ranks long-term memory items holding any of
 	// terms (store.SearchTerms of a search text: letters and digits only) of the owner.
 	LongTermSearch func(owner string, terms []string) LongTermSearch

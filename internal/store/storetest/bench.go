@@ -225,3 +225,19 @@ func BenchForkChain(b *testing.B, st store.Store, depth int, own bool) {
 	b.ReportMetric(float64(head.Microseconds())/n, "end-µs")
 	b.ReportMetric(float64(head)/float64(root), "end/root")
 }
+
+// BenchStoredBytes measures the count of a user's stored bytes (the quota's recount), for a
+// user with one session of history messages. Its cost grows with the user's rows: the quota
+// counts at most every few seconds per user, never on an append.
+func BenchStoredBytes(b *testing.B, st store.Store, history int) {
+	s := benchSession(b, st, history)
+	ctx := b.Context()
+	for b.Loop() {
+		if err := st.Read(ctx, func(tx store.Tx) error {
+			_, err := tx.StoredBytes(ctx, s.OwnerID)
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
