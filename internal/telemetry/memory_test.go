@@ -80,7 +80,7 @@ agents:
 		if store.AsString() != "learned" || count.AsInt64() != 2 || conv.AsString() != sess.ID {
 			t.Errorf("span %s: store %q, records %d, conversation %q", s.Name(), store.AsString(), count.AsInt64(), conv.AsString())
 		}
-		got = append(got, s.Name()+" updated="+updated.Emit())
+		got = append(got, s.Name()+" updated="+updated.String())
 	}
 	want := []string{"create_memory learned updated=0", "update_memory learned updated=2"}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
