@@ -143,6 +143,11 @@ type Run struct {
 	// PendingAction is the action a waiting_approval run waits for a decision on: a call whose
 	// tool asks for approval, with the arguments the model proposed, or a call a crash cut off.
 	PendingAction *Action `json:"pending_action,omitempty"`
+	// BudgetStop says, while a run waits in waiting_approval because a budget of its session or
+	// user is spent (reason budget_exceeded), or after it failed for that, which budget, its
+	// limit and what was spent. Approving the run (RunService.Approve, no action id) continues it;
+	// it pauses again at once unless the budget was raised.
+	BudgetStop *BudgetStop `json:"budget_stop,omitempty"`
 	// Reply is the final assistant answer of a succeeded run.
 	Reply      string     `json:"reply,omitempty"`
 	Error      string     `json:"error,omitempty"`

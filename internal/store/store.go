@@ -1,6 +1,6 @@
 // Package store defines the one small interface every database driver implements, grouped by
 // aggregate (users, sessions, messages, working memory, idempotency keys, runs, long-term
-// memory, webhooks). Drivers live in subpackages (store/sqlite, store/postgres), share their SQL through
+// memory, webhooks, budgets). Drivers live in subpackages (store/sqlite, store/postgres), share their SQL through
 // store/sqlq (each statement written once) and must pass the conformance suite in
 // store/storetest.
 //
@@ -68,6 +68,7 @@ type Tx interface {
 	Webhooks
 	Schedules
 	Bundles
+	Budgets
 }
 
 // Users stores users and API keys.

@@ -76,6 +76,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Schedules", func(t *testing.T) { t.Parallel(); testSchedules(t, open) })
 	t.Run("Summaries", func(t *testing.T) { t.Parallel(); testSummaries(t, open) })
 	t.Run("Search", func(t *testing.T) { t.Parallel(); testSearch(t, open) })
+	t.Run("Budgets", func(t *testing.T) { t.Parallel(); testBudgets(t, open) })
 }
 
 // Owners used by the suite; B is always the one that must not see A's rows.
