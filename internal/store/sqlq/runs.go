@@ -84,7 +84,7 @@ func (t *Tx) InsertRun(ctx context.Context, r *carryon.Run) error {
 	return t.Conflict(err, "insert run", "run %s exists", r.ID)
 }
 
-// budgetStopText is the stored form of a run's budget stop: its JSON, or '' for none.
+// budgetStopText is the stored form of a run's budget stop: its JSON, or ” for none.
 func budgetStopText(b *carryon.BudgetStop) string {
 	if b == nil {
 		return ""

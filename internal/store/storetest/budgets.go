@@ -166,9 +166,13 @@ func testBudgets(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		err := st.Read(ctx, func(tx store.Tx) error { _, err := tx.SessionBudget(ctx, ownerB, "ses_spend"); return err })
 		wantCode(t, err, carryon.ENOTFOUND)
-		err = st.Write(ctx, func(_ context.Context, tx store.Tx) error { return tx.PutSessionBudget(ctx, ownerB, "ses_spend", sb, at(2)) })
+		err = st.Write(ctx, func(_ context.Context, tx store.Tx) error {
+			return tx.PutSessionBudget(ctx, ownerB, "ses_spend", sb, at(2))
+		})
 		wantCode(t, err, carryon.ENOTFOUND)
-		write(t, st, func(tx store.Tx) error { return tx.PutSessionBudget(ctx, ownerA, "ses_spend", &carryon.Budget{}, at(3)) })
+		write(t, st, func(tx store.Tx) error {
+			return tx.PutSessionBudget(ctx, ownerA, "ses_spend", &carryon.Budget{}, at(3))
+		})
 		read(t, st, func(tx store.Tx) (err error) { got, err = tx.SessionBudget(ctx, ownerA, "ses_spend"); return err })
 		if got != nil {
 			t.Fatalf("after an empty budget the session's budget = %+v, want none", got)
