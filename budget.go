@@ -234,3 +234,20 @@ type BudgetService interface {
 	// SetUserBudget replaces a user's budget. Admins only: EFORBIDDEN; ENOTFOUND, EINVALID.
 	SetUserBudget(ctx context.Context, userID string, b UserBudget) (*UserBudget, error)
 }
+
+// Price is what a model costs, in USD per million tokens (the agents file's prices): input
+// tokens, output tokens, and cached input tokens (the part of the input a provider read from its
+// prompt cache).
+type Price struct {
+	Input  float64 `json:"input"`
+	Output float64 `json:"output"`
+	Cached float64 `json:"cached"`
+}
+
+// Cost is the price of a call of in input tokens (cached of them from the cache) and out output
+// tokens, rounded to the nearest nano-dollar.
+func (p Price) Cost(in, out, cached int64) NanoUSD {
+	cached = min(max(cached, 0), in)
+	// USD per million tokens is 1,000 nano-dollars per token.
+	return NanoUSD(math.Round(float64(in-cached)*p.Input*1000 + float64(cached)*p.Cached*1000 + float64(out)*p.Output*1000))
+}

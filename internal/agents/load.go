@@ -32,6 +32,7 @@ type rawFile struct {
 	MCPServers map[string]*rawServer   `yaml:"mcp_servers"`
 	Agents     map[string]*rawAgent    `yaml:"agents"`
 	Embeddings *rawEmbeddings          `yaml:"embeddings"`
+	Prices     map[string]*rawPrice    `yaml:"prices"`
 }
 
 type rawProvider struct {

@@ -188,7 +188,7 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 		workers = 0
 	}
 	h.Runs = runs.New(st, h.Sessions, nil, runs.Config{Logger: opt.Logger, LeaseTTL: opt.LeaseTTL, MaxAttempts: opt.MaxAttempts,
-		Workers: workers, Agents: h.profiles, ToolOutputTimeout: opt.ToolOutputTimeout, Telemetry: tel})
+		Workers: workers, Agents: h.profiles, ToolOutputTimeout: opt.ToolOutputTimeout, Telemetry: tel, Prices: opt.Agents.Price})
 	h.Sessions.EndRunsWith(h.Runs) // forgetting a user stops its runs before their rows go
 	h.Schedules = schedules.New(st, h.Runs, schedules.Config{Now: opt.Now, MinInterval: opt.ScheduleMinInterval,
 		RequestIDTTL: opt.RequestIDTTL, Logger: opt.Logger, Telemetry: tel})

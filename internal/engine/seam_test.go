@@ -139,6 +139,8 @@ func (h *recordingHub) StopRequested(ctx context.Context, run *carryon.Run) (str
 	return "", nil
 }
 
+func (h *recordingHub) CheckBudget(ctx context.Context, run *carryon.Run) error { return nil }
+
 func (h *recordingHub) Preview(ctx context.Context, run *carryon.Run, ev carryon.Event) {
 	h.record("preview " + string(ev.Type))
 }
