@@ -229,10 +229,18 @@ func Month(t time.Time) string { return t.UTC().Format("2006-01") }
 type BudgetService interface {
 	// Usage returns the caller's spend today and this month, per model, and its budgets.
 	Usage(ctx context.Context) (*UserUsage, error)
-	// UserBudget returns a user's budget. Admins only: EFORBIDDEN; ENOTFOUND.
+	// UserBudget returns a user's budget (by id or name). Admins only: EFORBIDDEN; ENOTFOUND.
 	UserBudget(ctx context.Context, userID string) (*UserBudget, error)
-	// SetUserBudget replaces a user's budget. Admins only: EFORBIDDEN; ENOTFOUND, EINVALID.
-	SetUserBudget(ctx context.Context, userID string, b UserBudget) (*UserBudget, error)
+	// SetUserBudget replaces a user's budget (a nil day or month is none). A repeat with the same
+	// request id answers the first answer. Admins only: EFORBIDDEN; ENOTFOUND, EINVALID,
+	// EKEYREUSED.
+	SetUserBudget(ctx context.Context, userID string, in UserBudgetInput) (*UserBudget, error)
+}
+
+// UserBudgetInput is the input of BudgetService.SetUserBudget.
+type UserBudgetInput struct {
+	UserBudget
+	RetryOptions
 }
 
 // Price is what a model costs, in USD per million tokens (the agents file's prices): input

@@ -317,7 +317,9 @@ const (
 
 // Approval is the input of RunService.Approve: a decision on an action of a waiting run.
 type Approval struct {
-	ActionID string   `json:"action_id"`
+	// ActionID names the action decided; a run that waits because a budget is spent
+	// (Run.BudgetStop) takes approve without one.
+	ActionID string   `json:"action_id,omitempty"`
 	Decision Decision `json:"decision"`
 	// Result is what the model is told for mark_done (default "marked done by the user"); with
 	// another decision it is refused.

@@ -292,6 +292,12 @@ func routes() []Route {
 		// Users and keys.
 		{Method: "GET", Pattern: "/v1/me", Auth: AuthUser, Status: 200, Summary: "The caller",
 			Response: carryon.User{}, handler: (*server).handleMe},
+		{Method: "GET", Pattern: "/v1/me/usage", Auth: AuthUser, Status: 200, Summary: "What the caller's runs spent today and this month (UTC), per model, in tokens and USD, and the caller's budgets",
+			Response: carryon.UserUsage{}, handler: (*server).handleUsage},
+		{Method: "GET", Pattern: "/v1/users/{id}/budget", Auth: AuthAdmin, Status: 200, Summary: "A user's budgets (by id or name): for each UTC day and each UTC month, in tokens and/or USD",
+			Response: carryon.UserBudget{}, handler: (*server).handleUserBudgetGet},
+		retry(Route{Method: "PUT", Pattern: "/v1/users/{id}/budget", Auth: AuthAdmin, Status: 200, Summary: "Replace a user's budgets (by id or name); a day or month left out has none. Runs stopped at a budget wait until approved",
+			Request: carryon.UserBudgetInput{}, Response: carryon.UserBudget{}, handler: (*server).handleUserBudgetPut}),
 		{Method: "POST", Pattern: "/v1/users", Auth: AuthAdmin, Status: 201, Summary: "Create a user and a first key (the secret is shown once)",
 			Request: carryon.NewUser{}, Response: wire.CreateUserResponse{}, handler: (*server).handleUserCreate},
 		{Method: "GET", Pattern: "/v1/users", Auth: AuthAdmin, Status: 200, Summary: "List users by name",
