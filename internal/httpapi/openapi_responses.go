@@ -93,7 +93,8 @@ var routeCodes = map[string]map[string]string{
 		carryon.ECONFLICT: "the caller has the most webhooks a user may have (100)"},
 	"DELETE /v1/users/{id}": {carryon.ENOTFOUND: "no such user (or its forgetting finished: a repeat after a lost answer finds it gone)",
 		carryon.EINVALID: "the caller names itself: another admin must forget it", carryon.EUNAVAILABLE: ""},
-	"GET /readyz": {carryon.EUNAVAILABLE: ""},
+	"GET /readyz":               {carryon.EUNAVAILABLE: ""},
+	"PUT /v1/users/{id}/budget": {carryon.ENOTFOUND: "no such user"},
 }
 
 // problemCodes lists the error codes a route can answer.
@@ -143,7 +144,8 @@ func needsOptionalService(pattern string) bool {
 	return strings.HasPrefix(pattern, "/v1/runs/") || strings.HasPrefix(pattern, "/v1/memories") ||
 		strings.HasPrefix(pattern, "/v1/webhooks") || pattern == "/v1/chat" || pattern == "/v1/sessions/{id}/runs" || pattern == "/v1/sessions/{id}/context" ||
 		pattern == "/v1/sessions/{id}/compact" || pattern == "/v1/sessions/{id}/compactions" ||
-		pattern == "/v1/sessions/{id}/export" || pattern == "/v1/sessions/import"
+		pattern == "/v1/sessions/{id}/export" || pattern == "/v1/sessions/import" ||
+		pattern == "/v1/me/usage" || pattern == "/v1/users/{id}/budget"
 }
 
 // takesVersion reports whether a write checks an expected version (Route.Versioned): writes to a
