@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -149,4 +150,74 @@ func TestBudgets(t *testing.T) {
 	if strings.Contains(metrics, fmt.Sprint(usage["user_id"])) {
 		t.Errorf("/metrics names a user id (%s)", b)
 	}
+}
+
+// TestBudgetTwoInstancesPostgres runs one user's sessions on two server processes over one
+// PostgreSQL database, each session a run after another until a run stops at the user's day
+// budget. The budget is exceeded by at most what the runs then in progress spent on: one run per
+// session (a run makes at most two model calls here, and a run checks the budget before each),
+// far less than the runs would spend unbounded.
+func TestBudgetTwoInstancesPostgres(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "agents.yaml")
+	if err := os.WriteFile(file, []byte(budgetAgents), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := startCluster(t, 2, nil, []string{"--agents", file}, []string{"--agents", file})
+	admin := c.key
+	me := must(t, c.srvs[0].url, admin, "GET", "/v1/me", nil, 200).json(t)["id"].(string)
+
+	// What one run costs, on a user without a budget.
+	bob := must(t, c.srvs[0].url, admin, "POST", "/v1/users", map[string]any{"name": "bob"}, 201).json(t)["key"].(string)
+	bs := must(t, c.srvs[0].url, bob, "POST", "/v1/sessions", map[string]any{}, 201).json(t)["id"].(string)
+	br := must(t, c.srvs[0].url, bob, "POST", "/v1/sessions/"+bs+"/runs", map[string]any{"message": "Write a haiku about the sea"}, 202).json(t)["id"].(string)
+	if r := waitRun(t, c.srvs[0], bob, br); r["status"] != "succeeded" {
+		t.Fatalf("bob's run = %v", r)
+	}
+	perRun := must(t, c.srvs[0].url, bob, "GET", "/v1/me/usage", nil, 200).json(t)["today"].(map[string]any)["tokens"].(float64)
+	limit := 8 * perRun
+	must(t, c.srvs[1].url, admin, "PUT", "/v1/users/"+me+"/budget", map[string]any{"day": map[string]any{"tokens": int64(limit)}}, 200)
+
+	const sessions, maxRuns = 4, 30
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	maxUsage := 0.0
+	for i := range sessions {
+		srv := c.srvs[i%2]
+		wg.Go(func() {
+			id := must(t, srv.url, admin, "POST", "/v1/sessions", map[string]any{"title": fmt.Sprint("s", i)}, 201).json(t)["id"].(string)
+			for n := 0; n < maxRuns; n++ {
+				r, err := do(srv.url, admin, "POST", "/v1/sessions/"+id+"/runs", map[string]any{"message": "Write a haiku about the sea"})
+				if err != nil || r.status != 202 {
+					t.Errorf("start a run: %v %d %s", err, r.status, r.body)
+					return
+				}
+				var started map[string]any
+				_ = json.Unmarshal(r.body, &started)
+				run := waitRun(t, srv, admin, started["id"].(string))
+				u := run["usage"].(map[string]any)
+				mu.Lock()
+				maxUsage = max(maxUsage, u["input_tokens"].(float64)+u["output_tokens"].(float64))
+				mu.Unlock()
+				switch {
+				case run["status"] == "waiting_approval" && run["budget_stop"] != nil:
+					return
+				case run["status"] != "succeeded":
+					t.Errorf("run = %v", run)
+					return
+				}
+			}
+			t.Errorf("session %s ran %d runs and no budget stopped it", id, maxRuns)
+		})
+	}
+	wg.Wait()
+	spent := must(t, c.srvs[0].url, admin, "GET", "/v1/me/usage", nil, 200).json(t)["today"].(map[string]any)["tokens"].(float64)
+	if spent < limit {
+		t.Fatalf("every session stopped at the budget with %v of %v tokens spent", spent, limit)
+	}
+	if bound := limit + sessions*maxUsage; spent > bound {
+		t.Fatalf("spent %v tokens against a day budget of %v: more than one run's worth (%v) per session over it (bound %v)", spent, limit, maxUsage, bound)
+	}
+	t.Logf("day budget %v tokens, spent %v (a run costs up to %v tokens)", limit, spent, maxUsage)
 }
