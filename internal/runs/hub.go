@@ -204,10 +204,6 @@ func (h *hub) WorkingMemoryPreview(ctx context.Context, run *carryon.Run, patche
 func (h *hub) PlanStep(ctx context.Context, run *carryon.Run, p engine.Plan) ([]carryon.Event, error) {
 	var spent *carryon.ModelCall
 	evs, err := h.written(ctx, run, "run.plan", func(tx store.Tx, sess *carryon.Session, ev *events) error {
-		var err error
-		if spent, err = h.recordSpend(ctx, tx, run, p.Usage, ev.now); err != nil {
-			return err
-		}
 		if err := ev.deltas(ctx, p.Deltas); err != nil {
 			return err
 		}
@@ -220,7 +216,13 @@ func (h *hub) PlanStep(ctx context.Context, run *carryon.Run, p engine.Plan) ([]
 				return err
 			}
 		}
-		return ev.add(ctx, carryon.EventMessageAppended, res)
+		if err := ev.add(ctx, carryon.EventMessageAppended, res); err != nil {
+			return err
+		}
+		// Last: the user's counters are rows every run of the user writes, locked from here to
+		// the commit on PostgreSQL.
+		spent, err = h.recordSpend(ctx, tx, run, p.Usage, ev.now)
+		return err
 	})
 	h.spent(spent, err)
 	return evs, err
@@ -279,10 +281,6 @@ func (h *hub) FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Act
 func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, c engine.Commit) ([]carryon.Event, error) {
 	var spent *carryon.ModelCall
 	evs, err := h.written(ctx, run, "run.commit", func(tx store.Tx, sess *carryon.Session, ev *events) error {
-		var err error
-		if spent, err = h.recordSpend(ctx, tx, run, c.Usage, ev.now); err != nil {
-			return err
-		}
 		if err := ev.deltas(ctx, c.Deltas); err != nil {
 			return err
 		}
@@ -318,7 +316,11 @@ func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, c engine.Commit)
 				return err
 			}
 		}
-		return ev.add(ctx, carryon.EventMessageAppended, res)
+		if err := ev.add(ctx, carryon.EventMessageAppended, res); err != nil {
+			return err
+		}
+		spent, err = h.recordSpend(ctx, tx, run, c.Usage, ev.now) // last, as in PlanStep
+		return err
 	})
 	h.spent(spent, err)
 	return evs, err
