@@ -94,6 +94,8 @@ type Plan struct {
 	// Usage is what the step's model calls used (the call and any summary or compaction before
 	// it): its spend is recorded in the same transaction.
 	Usage carryon.Usage
+	// CachedTokens is the part of the call's input the provider read from its prompt cache.
+	CachedTokens int
 }
 
 // Commit is what CommitStep stores: the end of a step.
@@ -108,6 +110,8 @@ type Commit struct {
 	// Usage is what the step's model calls used when the step is the final answer (a step with
 	// tool calls recorded it with its Plan): its spend is recorded in the same transaction.
 	Usage carryon.Usage
+	// CachedTokens is the part of the call's input the provider read from its prompt cache.
+	CachedTokens int
 }
 
 // Config shapes the loop.
@@ -270,7 +274,7 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 				return false, errors.New("the model answered with nothing")
 			}
 			run.Step, run.Reply = step, resp.Text
-			evs, err := hub.CommitStep(ctx, run, Commit{Deltas: deltas, Messages: []carryon.NewMessage{{Role: carryon.RoleAssistant, Content: resp.Text}}, Usage: used})
+			evs, err := hub.CommitStep(ctx, run, Commit{Deltas: deltas, Messages: []carryon.NewMessage{{Role: carryon.RoleAssistant, Content: resp.Text}}, Usage: used, CachedTokens: resp.Usage.CachedTokens})
 			if err != nil {
 				run.Step, run.Reply = step-1, ""
 				return false, err
@@ -279,7 +283,7 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 			return true, emit(evs)
 		}
 		actions = e.plan(run, step, resp.ToolCalls)
-		evs, err := hub.PlanStep(ctx, run, Plan{Deltas: deltas, Assistant: assistantCall(resp), Actions: actions, Usage: used})
+		evs, err := hub.PlanStep(ctx, run, Plan{Deltas: deltas, Assistant: assistantCall(resp), Actions: actions, Usage: used, CachedTokens: resp.Usage.CachedTokens})
 		if err != nil {
 			return false, err
 		}

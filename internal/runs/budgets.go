@@ -78,13 +78,15 @@ func sumSpend(models []carryon.ModelSpend) carryon.Spend {
 	return s
 }
 
-// modelCall is the spend of a step's model calls u on the run's model, priced with the agents
+// modelCall is the spend of a step's model calls u (cached of their input tokens from the
+// provider's prompt cache) on the run's model, priced with the agents
 // file's prices (nothing in money for a model without a price); ok is false when it used nothing.
-func (s *Service) modelCall(run *carryon.Run, u carryon.Usage) (carryon.ModelCall, bool) {
+func (s *Service) modelCall(run *carryon.Run, u carryon.Usage, cached int) (carryon.ModelCall, bool) {
 	if u.InputTokens <= 0 && u.OutputTokens <= 0 {
 		return carryon.ModelCall{}, false
 	}
 	c := carryon.ModelCall{Model: run.Model, InputTokens: int64(max(u.InputTokens, 0)), OutputTokens: int64(max(u.OutputTokens, 0))}
+	c.CachedTokens = min(int64(max(cached, 0)), c.InputTokens)
 	if s.cfg.Prices != nil {
 		if p, ok := s.cfg.Prices(run.Model); ok {
 			c.Cost = p.Cost(c.InputTokens, c.OutputTokens, c.CachedTokens)
@@ -94,8 +96,8 @@ func (s *Service) modelCall(run *carryon.Run, u carryon.Usage) (carryon.ModelCal
 }
 
 // recordSpend records the step's model calls in tx, the transaction that stores their answer.
-func (h *hub) recordSpend(ctx context.Context, tx store.Tx, run *carryon.Run, u carryon.Usage, now time.Time) (*carryon.ModelCall, error) {
-	c, ok := h.s.modelCall(run, u)
+func (h *hub) recordSpend(ctx context.Context, tx store.Tx, run *carryon.Run, u carryon.Usage, cached int, now time.Time) (*carryon.ModelCall, error) {
+	c, ok := h.s.modelCall(run, u, cached)
 	if !ok {
 		return nil, nil
 	}

@@ -2,11 +2,14 @@ package runs_test
 
 import (
 	"context"
+	"iter"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/model"
+	"github.com/carryon-hub/carryon/internal/model/scripted"
 	"github.com/carryon-hub/carryon/internal/runs"
 	"github.com/carryon-hub/carryon/internal/store"
 )
@@ -154,5 +157,55 @@ func TestBudgetFailAndUserMoney(t *testing.T) {
 	}
 	if b := f.wait(t, f.bob, br.ID); b.Status != carryon.RunSucceeded {
 		t.Fatalf("bob's run = %s (%s), want succeeded", b.Status, b.Error)
+	}
+}
+
+// cachingModel is the scripted model reporting half of every prompt as read from its cache.
+type cachingModel struct{ scripted.Provider }
+
+func (c *cachingModel) Stream(ctx context.Context, req model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		for ch, err := range c.Provider.Stream(ctx, req) {
+			if ch.Usage != nil {
+				u := *ch.Usage
+				u.CachedTokens = u.InputTokens / 2
+				ch.Usage = &u
+			}
+			if !yield(ch, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// The cached part of a call's input is counted and priced at the cached price.
+func TestBudgetCachedTokens(t *testing.T) {
+	price := carryon.Price{Input: 1000, Output: 1000, Cached: 0}
+	f := newFixtureWith(t, &cachingModel{}, runs.Config{Prices: func(string) (carryon.Price, bool) { return price, true }})
+	sess, err := f.sess.Create(f.alice, carryon.NewSession{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := f.runs.Start(f.alice, sess.ID, carryon.NewRun{Message: "Write a haiku about the sea"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := f.wait(t, f.alice, run.ID); r.Status != carryon.RunSucceeded {
+		t.Fatalf("run = %s (%s)", r.Status, r.Error)
+	}
+	var ms []carryon.ModelSpend
+	err = f.st.Read(context.Background(), func(tx store.Tx) (err error) {
+		ms, err = tx.SessionSpend(context.Background(), "usr_alice", sess.ID)
+		return err
+	})
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("spend = %+v, %v", ms, err)
+	}
+	m := ms[0]
+	if m.CachedTokens == 0 || m.CachedTokens > m.InputTokens {
+		t.Fatalf("cached tokens = %d of %d input", m.CachedTokens, m.InputTokens)
+	}
+	if want := carryon.NanoUSD((m.InputTokens - m.CachedTokens + m.OutputTokens) * 1_000_000) // 1,000 USD per million is a milli-dollar a token; m.Cost != want {
+		t.Fatalf("cost = %d nano-dollars, want %d (cached input free)", m.Cost, want)
 	}
 }

@@ -221,7 +221,7 @@ func (h *hub) PlanStep(ctx context.Context, run *carryon.Run, p engine.Plan) ([]
 		}
 		// Last: the user's counters are rows every run of the user writes, locked from here to
 		// the commit on PostgreSQL.
-		spent, err = h.recordSpend(ctx, tx, run, p.Usage, ev.now)
+		spent, err = h.recordSpend(ctx, tx, run, p.Usage, p.CachedTokens, ev.now)
 		return err
 	})
 	h.spent(spent, err)
@@ -319,7 +319,7 @@ func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, c engine.Commit)
 		if err := ev.add(ctx, carryon.EventMessageAppended, res); err != nil {
 			return err
 		}
-		spent, err = h.recordSpend(ctx, tx, run, c.Usage, ev.now) // last, as in PlanStep
+		spent, err = h.recordSpend(ctx, tx, run, c.Usage, c.CachedTokens, ev.now) // last, as in PlanStep
 		return err
 	})
 	h.spent(spent, err)
