@@ -205,7 +205,8 @@ func TestBudgetCachedTokens(t *testing.T) {
 	if m.CachedTokens == 0 || m.CachedTokens > m.InputTokens {
 		t.Fatalf("cached tokens = %d of %d input", m.CachedTokens, m.InputTokens)
 	}
-	if want := carryon.NanoUSD((m.InputTokens - m.CachedTokens + m.OutputTokens) * 1_000_000) // 1,000 USD per million is a milli-dollar a token; m.Cost != want {
+	// 1,000 USD per million tokens is a milli-dollar (a million nano-dollars) a token.
+	if want := carryon.NanoUSD((m.InputTokens - m.CachedTokens + m.OutputTokens) * 1_000_000); m.Cost != want {
 		t.Fatalf("cost = %d nano-dollars, want %d (cached input free)", m.Cost, want)
 	}
 }
