@@ -143,6 +143,11 @@ type Run struct {
 	// PendingAction is the action a waiting_approval run waits for a decision on: a call whose
 	// tool asks for approval, with the arguments the model proposed, or a call a crash cut off.
 	PendingAction *Action `json:"pending_action,omitempty"`
+	// BudgetStop says, while a run waits in waiting_approval because a budget of its session or
+	// user is spent (reason budget_exceeded), or after it failed for that, which budget, its
+	// limit and what was spent. Approving the run (RunService.Approve, no action id) continues it;
+	// it pauses again at once unless the budget was raised.
+	BudgetStop *BudgetStop `json:"budget_stop,omitempty"`
 	// Reply is the final assistant answer of a succeeded run.
 	Reply      string     `json:"reply,omitempty"`
 	Error      string     `json:"error,omitempty"`
@@ -312,7 +317,9 @@ const (
 
 // Approval is the input of RunService.Approve: a decision on an action of a waiting run.
 type Approval struct {
-	ActionID string   `json:"action_id"`
+	// ActionID names the action decided; a run that waits because a budget is spent
+	// (Run.BudgetStop) takes approve without one.
+	ActionID string   `json:"action_id,omitempty"`
 	Decision Decision `json:"decision"`
 	// Result is what the model is told for mark_done (default "marked done by the user"); with
 	// another decision it is refused.

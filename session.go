@@ -47,6 +47,11 @@ type Session struct {
 	LastSeq              int64           `json:"last_seq"`
 	WorkingMemoryVersion int64           `json:"memory_version"`
 	Metadata             json.RawMessage `json:"metadata,omitempty"`
+	// Budget is the session's budget (NewSession.Budget, SessionUpdate.Budget), nil for none. The
+	// answers of create, update and get carry it; a listing does not.
+	Budget *Budget `json:"budget,omitempty"`
+	// Spend is what the session's runs spent on model calls; only get (SessionService.Get) fills it.
+	Spend *Spend `json:"spend,omitempty"`
 }
 
 // Expired reports whether the session is past its idle TTL at now (or was marked expired).
@@ -88,6 +93,8 @@ type NewSession struct {
 	Messages []NewMessage `json:"messages,omitempty"`
 	// Agent binds the session to an agent profile (default "default"); EINVALID for an unknown one.
 	Agent string `json:"agent,omitempty"`
+	// Budget limits what the session's runs spend (docs/API.md, "Budgets"); nil for none.
+	Budget *Budget `json:"budget,omitempty"`
 	// ExternalID is an id the client chooses for the session (at most MaxExternalIDLen
 	// characters of printable text), unique among the caller's sessions. Creating a session with an
 	// external id the caller already used answers that session unchanged, unless IfExists says
@@ -118,6 +125,8 @@ type SessionUpdate struct {
 	Title          *string         `json:"title,omitempty"`
 	Metadata       json.RawMessage `json:"metadata,omitempty"`
 	IdleTTLSeconds *int64          `json:"idle_ttl_seconds,omitempty"`
+	// Budget replaces the session's budget; an empty one ({}) removes it.
+	Budget *Budget `json:"budget,omitempty"`
 	WriteOptions
 }
 

@@ -183,6 +183,10 @@ func (h *repeatHub) nativeCases() []repeatCase {
 			return v1(alice, "POST", "/v1/schedules/"+x.item+"/run", nil)
 		}, settle: func(x *target, a answer) { x.run = jsonField(t, a.body, "id"); waitRun(t, h.srv, alice, x.run) },
 			state: sessionAnd("/v1/sessions/{id}/runs")},
+		{name: "PUT /v1/users/{id}/budget", prepare: func(x *target) request {
+			h.newUser("spender")
+			return v1(alice, "PUT", "/v1/users/spender/budget", map[string]any{"day": map[string]any{"tokens": 5000}, "month": map[string]any{"usd": 2.5, "on_exceed": "fail"}})
+		}, state: func(x *target) string { return h.get(alice, "/v1/users/spender/budget") }},
 		{name: "DELETE /v1/keys/{id}", prepare: func(x *target) request {
 			h.newUser("holder")
 			x.item = must(t, h.srv.url, alice, "POST", "/v1/users/holder/keys", nil, 201).json(t)["key"].(map[string]any)["id"].(string)

@@ -175,7 +175,10 @@ type Set struct {
 	Profiles  map[string]*Profile
 	// Embeddings make the vectors of long-term memory (nil: keyword search only).
 	Embeddings *Embeddings
-	views      map[string]*carryon.Agent
+	// Prices are the models' prices by model name (the file's prices key): what spend in money
+	// counts. A model without one costs nothing in money.
+	Prices map[string]carryon.Price
+	views  map[string]*carryon.Agent
 }
 
 var (

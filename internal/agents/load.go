@@ -33,6 +33,7 @@ type rawFile struct {
 	A2AAgents  map[string]*rawA2A      `yaml:"a2a_agents"`
 	Agents     map[string]*rawAgent    `yaml:"agents"`
 	Embeddings *rawEmbeddings          `yaml:"embeddings"`
+	Prices     map[string]*rawPrice    `yaml:"prices"`
 }
 
 type rawProvider struct {

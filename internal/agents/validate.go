@@ -90,6 +90,7 @@ func (v *validator) resolve(raw *rawFile) *Set {
 		}
 	}
 	set.Embeddings = v.embeddings(raw.Embeddings, set)
+	set.Prices = v.prices(raw.Prices)
 	if len(v.errs) == 0 {
 		set.finish(v.builtin)
 	}

@@ -205,7 +205,8 @@ func Open(ctx context.Context, opt Options) (*Hub, error) {
 		workers = 0
 	}
 	h.Runs = runs.New(st, h.Sessions, nil, runs.Config{Logger: opt.Logger, LeaseTTL: opt.LeaseTTL, MaxAttempts: opt.MaxAttempts,
-		Workers: workers, Agents: h.profiles, ToolOutputTimeout: opt.ToolOutputTimeout, Telemetry: tel, MaxRunsPerUser: carryon.Int(opt.Limits.MaxRuns)})
+		Workers: workers, Agents: h.profiles, ToolOutputTimeout: opt.ToolOutputTimeout, Telemetry: tel, MaxRunsPerUser: carryon.Int(opt.Limits.MaxRuns),
+		Prices: opt.Agents.Price})
 	h.Limits = limits.New(limits.Config{Defaults: opt.Limits, Store: st, InstanceID: carryon.NewID("inst_"), Share: opt.ShareLimits,
 		Recount: opt.QuotaRecount, Now: opt.Now, Logger: opt.Logger})
 	h.Sessions.EndRunsWith(h.Runs) // forgetting a user stops its runs before their rows go

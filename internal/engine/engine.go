@@ -73,6 +73,10 @@ type Hub interface {
 	CommitStep(ctx context.Context, run *carryon.Run, c Commit) ([]carryon.Event, error)
 	// StopRequested says whether the run was asked to stop: "", "cancel" or "interrupt".
 	StopRequested(ctx context.Context, run *carryon.Run) (string, error)
+	// CheckBudget is asked before every model call (a step boundary, never inside a tool call):
+	// a *carryon.BudgetStop when a budget of the run's session or user is spent, which ends the
+	// run (the run manager pauses or fails it, as the budget says).
+	CheckBudget(ctx context.Context, run *carryon.Run) error
 	// Preview hands a model delta that is not stored yet to the run's live followers; the next
 	// PlanStep or CommitStep stores it, with the same data, among its Deltas. It stores nothing
 	// and cannot fail.
@@ -95,6 +99,11 @@ type Plan struct {
 	Assistant carryon.NewMessage
 	// Actions are the calls, pending.
 	Actions []*carryon.Action
+	// Usage is what the step's model calls used (the call and any summary or compaction before
+	// it): its spend is recorded in the same transaction.
+	Usage carryon.Usage
+	// CachedTokens is the part of the call's input the provider read from its prompt cache.
+	CachedTokens int
 }
 
 // Commit is what CommitStep stores: the end of a step.
@@ -106,6 +115,11 @@ type Commit struct {
 	Messages []carryon.NewMessage
 	// Patches are the working memory changes of the step's update_working_memory calls.
 	Patches []json.RawMessage
+	// Usage is what the step's model calls used when the step is the final answer (a step with
+	// tool calls recorded it with its Plan): its spend is recorded in the same transaction.
+	Usage carryon.Usage
+	// CachedTokens is the part of the call's input the provider read from its prompt cache.
+	CachedTokens int
 }
 
 // Config shapes the loop.
@@ -196,7 +210,7 @@ var errConsumerStopped = errors.New("the consumer of the run's events stopped")
 // Hub has stored it with the change it reports (a model delta is previewed to the run's live
 // followers first, and stored and yielded with the step's next write). It ends without an error
 // when the model gave its final answer (run.Reply holds it), or with one error: *ErrStopped when
-// asked to stop, *NeedsApproval when an action cut off by a crash cannot be settled or its tool
+// asked to stop, *carryon.BudgetStop when a budget is spent before a model call, *NeedsApproval when an action cut off by a crash cannot be settled or its tool
 // asks for approval, *NeedsOutputs when the model called client tools (the run's NewRun.Tools),
 // the Hub's error when a write could not be stored (EFENCED once another runner took the run
 // over). It stops at the first failure and as soon as its consumer stops (then it yields nothing
@@ -252,17 +266,23 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 		return false, err
 	}
 	if len(actions) == 0 {
+		// A step boundary: before the model is asked, never inside a tool call.
+		if err := hub.CheckBudget(ctx, run); err != nil {
+			return false, err
+		}
+		before := run.Usage
 		resp, deltas, err := e.ask(ctx, hub, run, step, emit)
 		if err != nil {
 			return false, err
 		}
+		used := carryon.Usage{InputTokens: run.Usage.InputTokens - before.InputTokens, OutputTokens: run.Usage.OutputTokens - before.OutputTokens}
 		resp.Text = storable(resp.Text)
 		if len(resp.ToolCalls) == 0 {
 			if strings.TrimSpace(resp.Text) == "" {
 				return false, errors.New("the model answered with nothing")
 			}
 			run.Step, run.Reply = step, resp.Text
-			evs, err := hub.CommitStep(ctx, run, Commit{Deltas: deltas, Messages: []carryon.NewMessage{{Role: carryon.RoleAssistant, Content: resp.Text}}})
+			evs, err := hub.CommitStep(ctx, run, Commit{Deltas: deltas, Messages: []carryon.NewMessage{{Role: carryon.RoleAssistant, Content: resp.Text}}, Usage: used, CachedTokens: resp.Usage.CachedTokens})
 			if err != nil {
 				run.Step, run.Reply = step-1, ""
 				return false, err
@@ -271,7 +291,7 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 			return true, emit(evs)
 		}
 		actions = e.plan(run, step, resp.ToolCalls)
-		evs, err := hub.PlanStep(ctx, run, Plan{Deltas: deltas, Assistant: assistantCall(resp), Actions: actions})
+		evs, err := hub.PlanStep(ctx, run, Plan{Deltas: deltas, Assistant: assistantCall(resp), Actions: actions, Usage: used, CachedTokens: resp.Usage.CachedTokens})
 		if err != nil {
 			return false, err
 		}

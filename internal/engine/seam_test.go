@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +44,10 @@ type recordingHub struct {
 	events  int
 	failAt  int
 	actions map[int][]*carryon.Action
+	// budgetChecks is how many budget checks pass before one finds a budget spent (0: all pass).
+	budgetChecks int
+	// used is the usage the writes that store model answers recorded.
+	used carryon.Usage
 }
 
 var errDatabaseGone = errors.New("the database went away")
@@ -102,6 +107,7 @@ func (h *recordingHub) WorkingMemoryPreview(ctx context.Context, run *carryon.Ru
 }
 
 func (h *recordingHub) PlanStep(ctx context.Context, run *carryon.Run, p engine.Plan) ([]carryon.Event, error) {
+	h.addUsed(p.Usage)
 	evs, err := h.write("plan", append(deltas(len(p.Deltas)), carryon.EventMessageAppended)...)
 	if err != nil {
 		return nil, err
@@ -132,11 +138,30 @@ func (h *recordingHub) FinishAction(ctx context.Context, run *carryon.Run, a *ca
 }
 
 func (h *recordingHub) CommitStep(ctx context.Context, run *carryon.Run, c engine.Commit) ([]carryon.Event, error) {
+	h.addUsed(c.Usage)
 	return h.write("commit", append(deltas(len(c.Deltas)), carryon.EventMessageAppended)...)
 }
 
 func (h *recordingHub) StopRequested(ctx context.Context, run *carryon.Run) (string, error) {
 	return "", nil
+}
+
+func (h *recordingHub) CheckBudget(ctx context.Context, run *carryon.Run) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls = append(h.calls, "budget")
+	if h.budgetChecks > 0 && len(slices.DeleteFunc(slices.Clone(h.calls), func(c string) bool { return c != "budget" })) > h.budgetChecks {
+		return &carryon.BudgetStop{Reason: carryon.ReasonBudgetExceeded, Scope: carryon.BudgetScopeSession, OnExceed: carryon.BudgetPause}
+	}
+	return nil
+}
+
+// addUsed notes the usage a write recorded.
+func (h *recordingHub) addUsed(u carryon.Usage) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.used.InputTokens += u.InputTokens
+	h.used.OutputTokens += u.OutputTokens
 }
 
 func (h *recordingHub) Preview(ctx context.Context, run *carryon.Run, ev carryon.Event) {
@@ -176,7 +201,7 @@ func TestConsumerStopsEarly(t *testing.T) {
 		}
 		break
 	}
-	if got, want := strings.Join(hub.recorded(), ", "), "preview model.delta, plan"; n != 1 || got != want {
+	if got, want := strings.Join(hub.recorded(), ", "), "budget, preview model.delta, plan"; n != 1 || got != want {
 		t.Fatalf("after the consumer stopped at event %d the engine went on: %q, want %q", n, got, want)
 	}
 }
@@ -201,7 +226,7 @@ func TestEventWriteFailsMidStep(t *testing.T) {
 	if len(errs) != 1 || !errors.Is(errs[0], errDatabaseGone) {
 		t.Fatalf("errors = %v, want one that is the store's", errs)
 	}
-	if got, want := strings.Join(hub.recorded(), ", "), "preview model.delta, plan failed"; got != want {
+	if got, want := strings.Join(hub.recorded(), ", "), "budget, preview model.delta, plan failed"; got != want {
 		t.Fatalf("after a failed write the engine did %q, want %q", got, want)
 	}
 }
@@ -248,5 +273,45 @@ func (c *callsOnce) Stream(ctx context.Context, req model.Request) iter.Seq2[mod
 			return
 		}
 		yield(model.Chunk{ToolCalls: []model.ToolCall{{ID: "call_1", Name: c.tool, Arguments: []byte(`{}`)}}, FinishReason: model.FinishToolCalls}, nil)
+	}
+}
+
+// TestBudgetCheckedBeforeEveryModelCall: the engine asks the Hub about budgets before each model
+// call and at no other point (never between a call's start and finish), stops with the Hub's
+// *carryon.BudgetStop, and hands each model call's usage to the write that stores its answer, so
+// what the writes recorded is what the run used. (The seam's hub stores nothing, so the test
+// stops at the budget: the pause and the approval that continues are internal/runs tests.)
+func TestBudgetCheckedBeforeEveryModelCall(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, &talker{}, "scripted")
+	hub := &recordingHub{budgetChecks: 1}
+	run := seamRun(t, f, "Write the plan: outline, then draft")
+	var errs []error
+	for _, err := range f.eng.Run(f.alice, hub, run) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	var stop *carryon.BudgetStop
+	if len(errs) != 1 || !errors.As(errs[0], &stop) {
+		t.Fatalf("errors = %v, want one *carryon.BudgetStop", errs)
+	}
+	calls := hub.recorded()
+	if calls[0] != "budget" || calls[len(calls)-1] != "budget" || run.Step != 1 {
+		t.Fatalf("calls %q at step %d: want a budget check first and last, after step 1", calls, run.Step)
+	}
+	inTool := false
+	for _, c := range calls {
+		switch {
+		case strings.HasPrefix(c, "start "):
+			inTool = true
+		case strings.HasPrefix(c, "finish "):
+			inTool = false
+		case c == "budget" && inTool:
+			t.Fatalf("a budget check inside a tool call: %q", calls)
+		}
+	}
+	if hub.used != run.Usage || run.Usage.InputTokens == 0 {
+		t.Fatalf("writes recorded usage %+v, the run used %+v", hub.used, run.Usage)
 	}
 }

@@ -101,6 +101,7 @@ var routeCodes = map[string]map[string]string{
 	"GET /readyz": {carryon.EUNAVAILABLE: ""},
 	"PUT /v1/users/{id}/limits": {carryon.ENOTFOUND: "no such user",
 		carryon.EINVALID: "a limit is negative, not a number, or not one of the fields"},
+	"PUT /v1/users/{id}/budget": {carryon.ENOTFOUND: "no such user"},
 }
 
 // problemCodes lists the error codes a route can answer.
@@ -153,7 +154,8 @@ func needsOptionalService(pattern string) bool {
 	return strings.HasPrefix(pattern, "/v1/runs/") || strings.HasPrefix(pattern, "/v1/memories") ||
 		strings.HasPrefix(pattern, "/v1/webhooks") || pattern == "/v1/chat" || pattern == "/v1/sessions/{id}/runs" || pattern == "/v1/sessions/{id}/context" ||
 		pattern == "/v1/sessions/{id}/compact" || pattern == "/v1/sessions/{id}/compactions" ||
-		pattern == "/v1/sessions/{id}/export" || pattern == "/v1/sessions/import" || pattern == "/v1/users/{id}/limits"
+		pattern == "/v1/sessions/{id}/export" || pattern == "/v1/sessions/import" || pattern == "/v1/users/{id}/limits" ||
+		pattern == "/v1/me/usage" || pattern == "/v1/users/{id}/budget"
 }
 
 // takesVersion reports whether a write checks an expected version (Route.Versioned): writes to a

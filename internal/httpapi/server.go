@@ -93,6 +93,9 @@ type Config struct {
 	Webhooks webhooks.API
 	// Agents lists the agent profiles (GET /v1/agents); without it that route answers 501.
 	Agents carryon.AgentService
+	// Budgets reads spend and sets users' budgets (GET /v1/me/usage, /v1/users/{id}/budget);
+	// without it Users serves them when it is a carryon.BudgetService, else they answer 501.
+	Budgets carryon.BudgetService
 	// Schedules owns the schedules; without it the schedule routes answer 501.
 	Schedules carryon.ScheduleService
 	// Context previews the model context of a session (GET /v1/sessions/{id}/context); without
@@ -171,6 +174,7 @@ type server struct {
 	runs           carryon.RunService
 	longTerm       carryon.LongTermService
 	agents         carryon.AgentService
+	budgets        carryon.BudgetService
 	webhooks       webhooks.API
 	schedules      carryon.ScheduleService
 	streamsDone    <-chan struct{}
@@ -206,6 +210,7 @@ func NewServer(cfg Config) http.Handler {
 		runs:           cfg.Runs,
 		longTerm:       cfg.LongTerm,
 		agents:         cfg.Agents,
+		budgets:        cfg.Budgets,
 		webhooks:       cfg.Webhooks,
 		schedules:      cfg.Schedules,
 		streamsDone:    cfg.StreamsDone,
@@ -225,6 +230,9 @@ func NewServer(cfg Config) http.Handler {
 		registry:       cfg.Registry,
 		telemetry:      cfg.Telemetry,
 		mux:            http.NewServeMux(),
+	}
+	if s.budgets == nil {
+		s.budgets, _ = cfg.Users.(carryon.BudgetService)
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)

@@ -87,6 +87,10 @@ type Usage struct {
 	InputTokens int `json:"input_tokens"`
 	// OutputTokens counts the generated tokens.
 	OutputTokens int `json:"output_tokens"`
+	// CachedTokens is the part of InputTokens the provider read from its prompt cache (OpenAI's
+	// prompt_tokens_details.cached_tokens, Anthropic's cache_read_input_tokens), which budgets
+	// price at the agents file's cached price; 0 when the provider says nothing of it.
+	CachedTokens int `json:"cached_tokens,omitempty"`
 }
 
 // Chunk is one element of a stream. Text deltas come first, in order; the last chunk of a

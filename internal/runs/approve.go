@@ -23,13 +23,16 @@ import (
 // ignored. A decision on a run whose session is closed or expired is refused (ECLOSED, EEXPIRED)
 // before anything changes, and the run ends with that reason: nothing it waited to do is done.
 // With a request id, a repeat answers the first answer.
+//
+// A run that waits because a budget is spent (Run.BudgetStop) takes approve without an action id
+// (approveBudget).
 func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval) (*carryon.Run, error) {
 	switch in.Decision {
 	case carryon.DecisionRerun, carryon.DecisionMarkDone, carryon.DecisionSkip, carryon.DecisionApprove, carryon.DecisionReject:
 	default:
 		return nil, carryon.Errorf(carryon.EINVALID, "decision must be approve or reject (an action waiting for approval), or rerun, mark_done or skip (an action cut off by a crash), not %q", in.Decision)
 	}
-	if in.ActionID == "" {
+	if in.ActionID == "" && in.Decision != carryon.DecisionApprove {
 		return nil, carryon.Errorf(carryon.EINVALID, "action_id is required")
 	}
 	if len(in.Arguments) > 0 {
@@ -71,6 +74,9 @@ func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval
 		}
 		if r.Status != carryon.RunWaitingApproval {
 			return carryon.Errorf(carryon.ECONFLICT, "run %s is %s, not waiting for an approval", r.ID, r.Status)
+		}
+		if r.BudgetStop != nil || in.ActionID == "" {
+			return approveBudget(ctx, tx, r, in, now, &run)
 		}
 		acts, err := tx.ListActions(ctx, own, runID)
 		if err != nil {
@@ -197,4 +203,26 @@ func (s *Service) endForSession(ctx context.Context, runID string, refusal error
 		s.cfg.Telemetry.RunEnded(ended.Agent, carryon.RunFailed)
 		s.notify.publish(runID)
 	}
+}
+
+// approveBudget continues a run that waits because a budget is spent: decision approve, no action
+// id, nothing else. The run is queued again; its next step checks the budgets anew, so a budget
+// that was not raised stops it again at once. A run that waits for an action takes no approval
+// without the action's id.
+func approveBudget(ctx context.Context, tx store.Tx, r *carryon.Run, in carryon.Approval, now time.Time, out **carryon.Run) error {
+	switch {
+	case r.BudgetStop == nil:
+		return carryon.Errorf(carryon.EINVALID, "action_id is required: run %s waits for a decision on an action", r.ID)
+	case in.ActionID != "":
+		return carryon.Errorf(carryon.EINVALID, "run %s waits because a budget is spent, not for an action: approve it without action_id (raise the budget first, or it stops again)", r.ID)
+	case len(in.Arguments) > 0:
+		return carryon.Errorf(carryon.EINVALID, "arguments go only with the approval of an action; run %s waits because a budget is spent", r.ID)
+	}
+	stop := r.BudgetStop
+	r.Status, r.Error, r.BudgetStop, r.UpdatedAt, r.FinishedAt = carryon.RunQueued, "", nil, now, nil
+	if err := tx.UpdateRun(ctx, r, r.Attempt); err != nil {
+		return err
+	}
+	*out = r
+	return appendEvent(ctx, tx, r.OwnerID, r.ID, carryon.EventRunApproved, map[string]any{"decision": in.Decision, "reason": carryon.ReasonBudgetExceeded, "budget": stop}, now)
 }

@@ -32,6 +32,12 @@ type fixture struct {
 // newFixture runs a run manager with the given model (nil: the scripted model) over a SQLite file.
 func newFixture(t *testing.T, p model.Provider, extra ...tool.Tool) *fixture {
 	t.Helper()
+	return newFixtureWith(t, p, runs.Config{}, extra...)
+}
+
+// newFixtureWith is newFixture with cfg's Prices and Now for the run manager.
+func newFixtureWith(t *testing.T, p model.Provider, cfg runs.Config, extra ...tool.Tool) *fixture {
+	t.Helper()
 	data := t.TempDir()
 	st, err := sqlite.Open(context.Background(), filepath.Join(data, "carryon.db"))
 	if err != nil {
@@ -48,7 +54,7 @@ func newFixture(t *testing.T, p model.Provider, extra ...tool.Tool) *fixture {
 	}
 	builder := contextbuild.New(contextbuild.Config{}, f.sess, contextbuild.ModelSummarizer{Provider: p})
 	eng := engine.New(engine.Config{Model: "scripted", Workspaces: filepath.Join(data, "workspaces")}, p, reg, builder)
-	f.runs = runs.New(st, f.sess, eng, runs.Config{Poll: 50 * time.Millisecond, LeaseTTL: 2 * time.Second})
+	f.runs = runs.New(st, f.sess, eng, runs.Config{Poll: 50 * time.Millisecond, LeaseTTL: 2 * time.Second, Prices: cfg.Prices, Now: cfg.Now})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { f.runs.Work(ctx); close(done) }()

@@ -202,8 +202,11 @@ func (h *hub) WorkingMemoryPreview(ctx context.Context, run *carryon.Run, patche
 	return sessions.PreviewWorkingMemory(st.WorkingMemory, patches...)
 }
 
+// PlanStep stores the model's answer that calls tools, and records what the call spent, in one
+// transaction.
 func (h *hub) PlanStep(ctx context.Context, run *carryon.Run, p engine.Plan) ([]carryon.Event, error) {
-	return h.written(ctx, run, "run.plan", func(tx store.Tx, sess *carryon.Session, ev *events) error {
+	var spent *carryon.ModelCall
+	evs, err := h.written(ctx, run, "run.plan", func(tx store.Tx, sess *carryon.Session, ev *events) error {
 		if err := ev.deltas(ctx, p.Deltas); err != nil {
 			return err
 		}
@@ -216,8 +219,23 @@ func (h *hub) PlanStep(ctx context.Context, run *carryon.Run, p engine.Plan) ([]
 				return err
 			}
 		}
-		return ev.add(ctx, carryon.EventMessageAppended, res)
+		if err := ev.add(ctx, carryon.EventMessageAppended, res); err != nil {
+			return err
+		}
+		// Last: the user's counters are rows every run of the user writes, locked from here to
+		// the commit on PostgreSQL.
+		spent, err = h.recordSpend(ctx, tx, run, p.Usage, p.CachedTokens, ev.now)
+		return err
 	})
+	h.spent(spent, err)
+	return evs, err
+}
+
+// spent counts a committed step's spend in the metrics.
+func (h *hub) spent(c *carryon.ModelCall, err error) {
+	if err == nil && c != nil {
+		h.s.cfg.Telemetry.Spent(*c)
+	}
 }
 
 func (h *hub) StepActions(ctx context.Context, run *carryon.Run, step int) ([]*carryon.Action, error) {
@@ -271,12 +289,13 @@ func (h *hub) FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Act
 	})
 }
 
-// CommitStep stores the step's checkpoint in one transaction: a final answer's deltas, the working
+// CommitStep stores the step's checkpoint in one transaction: a final answer's spend and deltas, the working
 // memory changes of the step (one revision each, in order), then its messages (which move the
 // session to the version the revisions name), then the run's step, usage and reply, with their
 // events (memory.updated once, with the memory as the step left it; message.appended).
 func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, c engine.Commit) ([]carryon.Event, error) {
-	return h.written(ctx, run, "run.commit", func(tx store.Tx, sess *carryon.Session, ev *events) error {
+	var spent *carryon.ModelCall
+	evs, err := h.written(ctx, run, "run.commit", func(tx store.Tx, sess *carryon.Session, ev *events) error {
 		if err := ev.deltas(ctx, c.Deltas); err != nil {
 			return err
 		}
@@ -312,8 +331,14 @@ func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, c engine.Commit)
 				return err
 			}
 		}
-		return ev.add(ctx, carryon.EventMessageAppended, res)
+		if err := ev.add(ctx, carryon.EventMessageAppended, res); err != nil {
+			return err
+		}
+		spent, err = h.recordSpend(ctx, tx, run, c.Usage, c.CachedTokens, ev.now) // last, as in PlanStep
+		return err
 	})
+	h.spent(spent, err)
+	return evs, err
 }
 
 func (h *hub) StopRequested(ctx context.Context, run *carryon.Run) (string, error) {

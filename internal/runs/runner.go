@@ -378,9 +378,16 @@ func (s *Service) execute(ctx context.Context, run *carryon.Run, seq int64) {
 	var stopped *engine.ErrStopped
 	var approval *engine.NeedsApproval
 	var outputs *engine.NeedsOutputs
+	var budget *carryon.BudgetStop
 	cause := context.Cause(ctx)
 	switch {
 	case runErr == nil:
+	case errors.As(runErr, &budget):
+		status, msg, run.BudgetStop = carryon.RunWaitingApproval, budget.Error(), budget
+		if budget.OnExceed == carryon.BudgetFail {
+			status = carryon.RunFailed
+		}
+		s.cfg.Telemetry.BudgetStopped(budget)
 	case errors.As(runErr, &approval):
 		status, msg = carryon.RunWaitingApproval, approval.Error()
 	case errors.As(runErr, &outputs):
@@ -423,7 +430,7 @@ func (s *Service) finish(ctx context.Context, run *carryon.Run, status carryon.R
 		if r.Attempt != run.Attempt || r.Status != carryon.RunRunning {
 			return carryon.Errorf(carryon.EFENCED, "run %s is at attempt %d (%s); attempt %d may not finish it", r.ID, r.Attempt, r.Status, run.Attempt)
 		}
-		r.Step, r.Usage = run.Step, run.Usage
+		r.Step, r.Usage, r.BudgetStop = run.Step, run.Usage, run.BudgetStop
 		return finishTx(ctx, tx, r, r.Attempt, status, reply, msg, now)
 	})
 	s.notify.local(run.ID)

@@ -62,6 +62,9 @@ type Config struct {
 	Agents Agents
 	// Telemetry traces each attempt (invoke_agent) and counts runs; nil for none.
 	Telemetry *telemetry.Telemetry
+	// Prices returns a model's price (the agents file's prices), which spend in money counts;
+	// nil, or false for a model, counts nothing in money.
+	Prices func(model string) (carryon.Price, bool)
 }
 
 // Service implements carryon.RunService.
@@ -410,8 +413,15 @@ func finishTx(ctx context.Context, tx store.Tx, run *carryon.Run, prev int, stat
 	switch status {
 	case carryon.RunFailed:
 		typ = carryon.EventRunFailed
+		if run.BudgetStop != nil {
+			data["reason"], data["budget"] = carryon.ReasonBudgetExceeded, run.BudgetStop
+		}
 	case carryon.RunWaitingApproval:
 		typ = carryon.EventRunWaiting
+		if run.BudgetStop != nil {
+			data["reason"], data["budget"] = carryon.ReasonBudgetExceeded, run.BudgetStop
+			break
+		}
 		// The action that waits, with the arguments it proposes, for whoever decides.
 		a, err := pendingAction(ctx, tx, run)
 		if err != nil {

@@ -36,6 +36,10 @@ func (s *Service) Create(ctx context.Context, in carryon.NewSession) (*carryon.S
 	if err := validExternalID(in); err != nil {
 		return nil, err
 	}
+	if err := in.Budget.Check("budget"); err != nil {
+		return nil, err
+	}
+	in.Budget = normalBudget(in.Budget)
 	agent, err := s.CheckAgent(in.Agent)
 	if err != nil {
 		return nil, err
@@ -135,6 +139,12 @@ func insertTx(ctx context.Context, in carryon.NewSession, ttl int64, doc []byte,
 		if err := tx.InsertSession(ctx, sess); err != nil {
 			return nil, err
 		}
+		if !in.Budget.Empty() {
+			if err := tx.PutSessionBudget(ctx, own, sess.ID, in.Budget, now); err != nil {
+				return nil, err
+			}
+			sess.Budget = in.Budget
+		}
 		if doc != nil {
 			var wm carryon.WorkingMemory
 			_ = json.Unmarshal(doc, &wm)
@@ -199,6 +209,9 @@ func readView(ctx context.Context, tx store.Tx, own, id string, n int, now time.
 		if msgs, err = tx.LastMessages(ctx, own, sess, n); err != nil {
 			return nil, err
 		}
+	}
+	if err := withBudget(ctx, tx, sess, true); err != nil {
+		return nil, err
 	}
 	sess.Status = sess.StatusAt(now)
 	return &carryon.SessionView{Session: *sess, WorkingMemory: nonNil(wm), Messages: msgs}, nil
@@ -273,6 +286,10 @@ func (s *Service) Update(ctx context.Context, id string, in carryon.SessionUpdat
 			return nil, err
 		}
 	}
+	if err := in.Budget.Check("budget"); err != nil {
+		return nil, err
+	}
+	in.Budget = normalBudget(in.Budget)
 	key := in.RequestID
 	in.RequestID = ""
 	return Write(ctx, s, "session.update", id, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Session, error) {
@@ -289,6 +306,18 @@ func (s *Service) Update(ctx context.Context, id string, in carryon.SessionUpdat
 		}
 		if in.IdleTTLSeconds != nil && *in.IdleTTLSeconds != sess.IdleTTLSeconds {
 			sess.IdleTTLSeconds, changed = *in.IdleTTLSeconds, true
+		}
+		if err := withBudget(ctx, tx, sess, false); err != nil {
+			return nil, err
+		}
+		if in.Budget != nil && !sameBudget(sess.Budget, in.Budget) {
+			if err := tx.PutSessionBudget(ctx, own, sess.ID, in.Budget, now); err != nil {
+				return nil, err
+			}
+			sess.Budget, changed = nil, true
+			if !in.Budget.Empty() {
+				sess.Budget = in.Budget
+			}
 		}
 		if !changed {
 			return sess, nil

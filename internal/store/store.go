@@ -1,8 +1,8 @@
 // Package store defines the one small interface every database driver implements, grouped by
 // aggregate (users, sessions, messages, working memory, idempotency keys, runs, long-term
-// memory, webhooks). Drivers live in subpackages (store/sqlite, store/postgres), share their SQL through
-// store/sqlq (each statement written once) and must pass the conformance suite in
-// store/storetest.
+// memory, webhooks, budgets and spend). Drivers live in subpackages (store/sqlite,
+// store/postgres), share their SQL through store/sqlq (each statement written once) and must pass
+// the conformance suite in store/storetest.
 //
 // The store knows no business rules: it never decides whether a write is allowed (the hub services
 // do), it only stores and reads what it is told, inside transactions the services open. Every query
@@ -69,6 +69,7 @@ type Tx interface {
 	Schedules
 	Bundles
 	Limits
+	Budgets
 }
 
 // Users stores users and API keys.

@@ -30,6 +30,7 @@ type metrics struct {
 	replays       *prometheus.CounterVec
 	conflicts     *prometheus.CounterVec
 	schedules     *scheduleMetrics
+	spend         *spendMetrics
 }
 
 // durationBuckets are the bucket bounds of the duration histograms, in seconds (the GenAI
@@ -105,6 +106,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		reg.MustRegister(c)
 	}
 	m.schedules = newScheduleMetrics(reg)
+	m.spend = newSpendMetrics(reg)
 	// The series of known label values exist from the start (at 0), so that rates and alerts
 	// see them before the first event.
 	for _, sw := range []string{"sessions", "long_term"} {

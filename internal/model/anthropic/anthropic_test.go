@@ -173,8 +173,8 @@ func TestDeltasInOrder(t *testing.T) {
 	}
 }
 
-// TestUsage checks input tokens from message_start (cache reads included) and output tokens from
-// message_delta.
+// TestUsage checks input tokens from message_start (cache reads included, and counted as the
+// cached part) and output tokens from message_delta.
 func TestUsage(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
@@ -190,7 +190,7 @@ func TestUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Usage != (model.Usage{InputTokens: 42, OutputTokens: 64}) || resp.FinishReason != model.FinishLength {
+	if resp.Usage != (model.Usage{InputTokens: 42, OutputTokens: 64, CachedTokens: 30}) || resp.FinishReason != model.FinishLength {
 		t.Errorf("usage = %+v, finish = %q", resp.Usage, resp.FinishReason)
 	}
 }

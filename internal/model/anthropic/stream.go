@@ -41,6 +41,7 @@ func (s *streamState) add(ev anthropic.MessageStreamEventUnion) (string, error) 
 		s.model, s.id = string(ev.Message.Model), ev.Message.ID
 		s.usage.InputTokens = int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens)
 		s.usage.OutputTokens = int(u.OutputTokens)
+		s.usage.CachedTokens = int(u.CacheReadInputTokens)
 	case "content_block_start":
 		switch ev.ContentBlock.Type {
 		case "text":
@@ -73,7 +74,7 @@ func (s *streamState) add(ev anthropic.MessageStreamEventUnion) (string, error) 
 		}
 		// message_delta's usage is cumulative; input counts appear there only on some servers.
 		if in := ev.Usage.InputTokens + ev.Usage.CacheCreationInputTokens + ev.Usage.CacheReadInputTokens; in > 0 {
-			s.usage.InputTokens = int(in)
+			s.usage.InputTokens, s.usage.CachedTokens = int(in), int(ev.Usage.CacheReadInputTokens)
 		}
 		if ev.Usage.OutputTokens > 0 {
 			s.usage.OutputTokens = int(ev.Usage.OutputTokens)

@@ -172,6 +172,28 @@ func TestUsage(t *testing.T) {
 	}
 }
 
+// TestCachedTokens checks that the cached part of the prompt (prompt_tokens_details.cached_tokens)
+// reaches the response's usage, which budgets price at the cached price.
+func TestCachedTokens(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, func(n int, req wireRequest, w http.ResponseWriter) {
+		s := modeltest.StartSSE(w)
+		s.Data(modeltest.OpenAIChunk(map[string]any{"role": "assistant", "content": "hi"}, nil))
+		s.Data(modeltest.OpenAIChunk(map[string]any{}, "stop"))
+		u := modeltest.OpenAIUsage(100, 3)
+		u["usage"].(map[string]any)["prompt_tokens_details"] = map[string]any{"cached_tokens": 64}
+		s.Data(u)
+		s.Done()
+	})
+	resp, err := model.Collect(provider(f).Stream(context.Background(), model.Request{Messages: []model.Message{{Role: "user", Content: "hi"}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Usage != (model.Usage{InputTokens: 100, OutputTokens: 3, CachedTokens: 64}) {
+		t.Errorf("usage = %+v", resp.Usage)
+	}
+}
+
 // fastRetry retries quickly so tests do not wait.
 var fastRetry = model.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond}
 

@@ -37,7 +37,8 @@ type pendingCall struct {
 // requests never ask for more than one.
 func (s *streamState) add(c openai.ChatCompletionChunk) []string {
 	if c.JSON.Usage.Valid() {
-		s.usage = &model.Usage{InputTokens: int(c.Usage.PromptTokens), OutputTokens: int(c.Usage.CompletionTokens)}
+		s.usage = &model.Usage{InputTokens: int(c.Usage.PromptTokens), OutputTokens: int(c.Usage.CompletionTokens),
+			CachedTokens: int(c.Usage.PromptTokensDetails.CachedTokens)}
 	}
 	if c.Model != "" {
 		s.model, s.id = c.Model, c.ID

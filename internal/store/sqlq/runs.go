@@ -18,7 +18,7 @@ import (
 
 const runCols = `id, session_id, owner_id, status, message, trigger_seq, request_id, model, multitask, step, attempt,
 	lease_owner, lease_expires_at, stop_requested, reply, error, input_tokens, output_tokens, created_at,
-	updated_at, started_at, finished_at, takeovers, tools, agent, agent_digest, compact_threshold, door`
+	updated_at, started_at, finished_at, takeovers, tools, agent, agent_digest, compact_threshold, door, budget_stop`
 
 func scanRun(r Row) (*carryon.Run, error) {
 	var run carryon.Run
@@ -26,16 +26,22 @@ func scanRun(r Row) (*carryon.Run, error) {
 	var lease, started, finished *int64
 	var created, updated int64
 	var tools *string
-	var door string
+	var door, stop string
 	err := r.Scan(&run.ID, &run.SessionID, &run.OwnerID, &status, &run.Message, &run.TriggerSeq, &run.RequestID, &run.Model,
 		&run.Multitask, &run.Step, &run.Attempt, &run.LeaseOwner, &lease, &run.StopRequested, &run.Reply,
-		&run.Error, &run.Usage.InputTokens, &run.Usage.OutputTokens, &created, &updated, &started, &finished, &run.Takeovers, &tools, &run.Agent, &run.AgentDigest, &run.CompactThreshold, &door)
+		&run.Error, &run.Usage.InputTokens, &run.Usage.OutputTokens, &created, &updated, &started, &finished, &run.Takeovers, &tools, &run.Agent, &run.AgentDigest, &run.CompactThreshold, &door, &stop)
 	if err != nil {
 		return nil, err
 	}
 	if tools != nil {
 		if err := json.Unmarshal([]byte(*tools), &run.Tools); err != nil {
 			return nil, fmt.Errorf("run %s: stored tools: %w", run.ID, err)
+		}
+	}
+	if stop != "" {
+		run.BudgetStop = new(carryon.BudgetStop)
+		if err := json.Unmarshal([]byte(stop), run.BudgetStop); err != nil {
+			return nil, fmt.Errorf("run %s: stored budget stop: %w", run.ID, err)
 		}
 	}
 	run.Status, run.Door = carryon.RunStatus(status), carryon.Door(door)
@@ -70,12 +76,24 @@ func (t *Tx) InsertRun(ctx context.Context, r *carryon.Run) error {
 		return err
 	}
 	_, err := t.Conn.Exec(ctx, `INSERT INTO runs (`+runCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.SessionID, r.OwnerID, string(r.Status), r.Message, r.TriggerSeq, r.RequestID, r.Model,
 		r.Multitask, r.Step, r.Attempt, r.LeaseOwner, NullMicros(r.LeaseExpiresAt), r.StopRequested,
 		r.Reply, r.Error, r.Usage.InputTokens, r.Usage.OutputTokens, Micros(r.CreatedAt), Micros(r.UpdatedAt),
-		NullMicros(r.StartedAt), NullMicros(r.FinishedAt), r.Takeovers, toolsText(r.Tools), r.Agent, r.AgentDigest, r.CompactThreshold, string(r.Door))
+		NullMicros(r.StartedAt), NullMicros(r.FinishedAt), r.Takeovers, toolsText(r.Tools), r.Agent, r.AgentDigest, r.CompactThreshold, string(r.Door), budgetStopText(r.BudgetStop))
 	return t.Conflict(err, "insert run", "run %s exists", r.ID)
+}
+
+// budgetStopText is the stored form of a run's budget stop: its JSON, or ” for none.
+func budgetStopText(b *carryon.BudgetStop) string {
+	if b == nil {
+		return ""
+	}
+	out, err := json.Marshal(b)
+	if err != nil {
+		return "" // not reached: a BudgetStop always encodes
+	}
+	return string(out)
 }
 
 // toolsText is the stored form of a run's client tools: a JSON array, or NULL for none.
@@ -102,7 +120,7 @@ func (t *Tx) GetRun(ctx context.Context, owner, id string) (*carryon.Run, error)
 }
 
 // UpdateRun stores every mutable field of r (status, trigger seq, step, attempt, lease, stop
-// request, reply, error, usage, updated/started/finished times, model and agent digest) if the row is r.OwnerID's and at
+// request, reply, error, usage, updated/started/finished times, model, agent digest and budget stop) if the row is r.OwnerID's and at
 // attempt prevAttempt. ENOTFOUND when missing or foreign; EFENCED when the attempt moved, and
 // then nothing is written.
 func (t *Tx) UpdateRun(ctx context.Context, r *carryon.Run, prevAttempt int) error {
@@ -111,11 +129,11 @@ func (t *Tx) UpdateRun(ctx context.Context, r *carryon.Run, prevAttempt int) err
 	}
 	n, err := t.Conn.Exec(ctx, `UPDATE runs SET status = ?, trigger_seq = ?, step = ?, attempt = ?,
 		lease_owner = ?, lease_expires_at = ?, stop_requested = ?, reply = ?, error = ?, input_tokens = ?,
-		output_tokens = ?, updated_at = ?, started_at = ?, finished_at = ?, takeovers = ?, model = ?, agent_digest = ?
+		output_tokens = ?, updated_at = ?, started_at = ?, finished_at = ?, takeovers = ?, model = ?, agent_digest = ?, budget_stop = ?
 		WHERE id = ? AND owner_id = ? AND attempt = ?`,
 		string(r.Status), r.TriggerSeq, r.Step, r.Attempt, r.LeaseOwner, NullMicros(r.LeaseExpiresAt),
 		r.StopRequested, r.Reply, r.Error, r.Usage.InputTokens, r.Usage.OutputTokens, Micros(r.UpdatedAt),
-		NullMicros(r.StartedAt), NullMicros(r.FinishedAt), r.Takeovers, r.Model, r.AgentDigest, r.ID, r.OwnerID, prevAttempt)
+		NullMicros(r.StartedAt), NullMicros(r.FinishedAt), r.Takeovers, r.Model, r.AgentDigest, budgetStopText(r.BudgetStop), r.ID, r.OwnerID, prevAttempt)
 	if err != nil {
 		return t.Wrap(err, "update run")
 	}

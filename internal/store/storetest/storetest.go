@@ -79,6 +79,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Extractions", func(t *testing.T) { t.Parallel(); testExtractions(t, open) })
 	t.Run("Storage", func(t *testing.T) { t.Parallel(); testStorage(t, open) })
 	t.Run("Limits", func(t *testing.T) { t.Parallel(); testLimits(t, open) })
+	t.Run("Budgets", func(t *testing.T) { t.Parallel(); testBudgets(t, open) })
 }
 
 // Owners used by the suite; B is always the one that must not see A's rows.

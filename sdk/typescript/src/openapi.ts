@@ -164,6 +164,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/me/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's own settings (learn_facts: whether agent profiles with memory_extraction learn facts from the caller's sessions) */
+        get: operations["get_me_settings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Headers of GET /v1/me/settings
+         * @description The status and headers GET /v1/me/settings would answer (The caller's own settings (learn_facts: whether agent profiles with memory_extraction learn facts from the caller's sessions)); no body is sent.
+         */
+        head: operations["head_me_settings"];
+        /** Change the caller's own settings (the fields given) */
+        patch: operations["patch_me_settings"];
+        trace?: never;
+    };
+    "/v1/me/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the caller's runs spent today and this month (UTC), per model, in tokens and USD, and the caller's budgets */
+        get: operations["get_me_usage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Headers of GET /v1/me/usage
+         * @description The status and headers GET /v1/me/usage would answer (What the caller's runs spent today and this month (UTC), per model, in tokens and USD, and the caller's budgets); no body is sent.
+         */
+        head: operations["head_me_usage"];
+        patch?: never;
+        trace?: never;
+    };
     "/v1/memories": {
         parameters: {
             query?: never;
@@ -943,6 +986,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/users/{id}/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's budgets (by id or name): for each UTC day and each UTC month, in tokens and/or USD */
+        get: operations["get_users_id_budget"];
+        /** Replace a user's budgets (by id or name); a day or month left out has none. Runs stopped at a budget wait until approved */
+        put: operations["put_users_id_budget"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Headers of GET /v1/users/{id}/budget
+         * @description The status and headers GET /v1/users/{id}/budget would answer (A user's budgets (by id or name): for each UTC day and each UTC month, in tokens and/or USD); no body is sent.
+         */
+        head: operations["head_users_id_budget"];
+        patch?: never;
+        trace?: never;
+    };
     "/v1/users/{id}/keys": {
         parameters: {
             query?: never;
@@ -1227,7 +1292,7 @@ export interface components {
             working_memory?: components["schemas"]["WorkingMemoryState"];
         };
         Approval: {
-            action_id: string;
+            action_id?: string;
             /** @description any JSON value */
             arguments?: unknown;
             /** @enum {string} */
@@ -1235,6 +1300,20 @@ export interface components {
             reason?: string;
             request_id?: string;
             result?: string;
+        };
+        Budget: {
+            on_exceed?: string;
+            /** Format: int64 */
+            tokens?: number;
+            usd?: number;
+        };
+        BudgetStop: {
+            limit: components["schemas"]["Budget"];
+            on_exceed: string;
+            period?: string;
+            reason: string;
+            scope: string;
+            spent: components["schemas"]["Spend"];
         };
         ChatInput: {
             agent?: string;
@@ -1611,6 +1690,18 @@ export interface components {
             tool_call_id?: string;
             tool_calls?: components["schemas"]["ModelToolCall"][];
         };
+        ModelSpend: {
+            /** Format: int64 */
+            cached_tokens: number;
+            /** Format: int64 */
+            calls: number;
+            /** Format: int64 */
+            input_tokens: number;
+            model: string;
+            /** Format: int64 */
+            output_tokens: number;
+            usd: number;
+        };
         ModelToolCall: {
             /** @description a JSON object */
             arguments: Record<string, unknown>;
@@ -1664,6 +1755,7 @@ export interface components {
         };
         NewSession: {
             agent?: string;
+            budget?: components["schemas"]["Budget"];
             /** Format: int64 */
             expected_version?: number;
             external_id?: string;
@@ -1727,6 +1819,7 @@ export interface components {
             agent: string;
             agent_digest: string;
             attempt: number;
+            budget_stop?: components["schemas"]["BudgetStop"];
             compact_threshold?: number;
             /** Format: date-time */
             created_at: string;
@@ -1820,6 +1913,7 @@ export interface components {
         };
         Session: {
             agent: string;
+            budget?: components["schemas"]["Budget"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1844,6 +1938,7 @@ export interface components {
             metadata?: Record<string, unknown>;
             owner_id: string;
             parent_id?: string;
+            spend?: components["schemas"]["Spend"];
             /** @enum {string} */
             status: "active" | "closed" | "expired";
             title: string;
@@ -1865,6 +1960,7 @@ export interface components {
             session_id: string;
         };
         SessionUpdate: {
+            budget?: components["schemas"]["Budget"];
             /** Format: int64 */
             expected_version?: number;
             /** Format: int64 */
@@ -1876,6 +1972,7 @@ export interface components {
         };
         SessionView: {
             agent: string;
+            budget?: components["schemas"]["Budget"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1902,6 +1999,7 @@ export interface components {
             metadata?: Record<string, unknown>;
             owner_id: string;
             parent_id?: string;
+            spend?: components["schemas"]["Spend"];
             /** @enum {string} */
             status: "active" | "closed" | "expired";
             title: string;
@@ -1913,6 +2011,11 @@ export interface components {
             working_memory: {
                 [key: string]: unknown;
             };
+        };
+        Spend: {
+            /** Format: int64 */
+            tokens: number;
+            usd: number;
         };
         StorageUse: {
             /** Format: int64 */
@@ -1939,12 +2042,28 @@ export interface components {
             input_tokens: number;
             output_tokens: number;
         };
+        UsagePeriod: {
+            models: components["schemas"]["ModelSpend"][];
+            period: string;
+            /** Format: int64 */
+            tokens: number;
+            usd: number;
+        };
         User: {
             admin: boolean;
             /** Format: date-time */
             created_at: string;
             id: string;
             name: string;
+        };
+        UserBudget: {
+            day?: components["schemas"]["Budget"];
+            month?: components["schemas"]["Budget"];
+        };
+        UserBudgetInput: {
+            day?: components["schemas"]["Budget"];
+            month?: components["schemas"]["Budget"];
+            request_id?: string;
         };
         UserLimits: {
             effective: components["schemas"]["Limits"];
@@ -1960,6 +2079,18 @@ export interface components {
         UserList: {
             items: components["schemas"]["User"][];
             next_cursor?: string;
+        };
+        UserSettings: {
+            learn_facts: boolean;
+        };
+        UserSettingsPatch: {
+            learn_facts?: boolean;
+        };
+        UserUsage: {
+            budget: components["schemas"]["UserBudget"];
+            month: components["schemas"]["UsagePeriod"];
+            today: components["schemas"]["UsagePeriod"];
+            user_id: string;
         };
         Webhook: {
             /** Format: date-time */
@@ -3615,6 +3746,715 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_me_settings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: The caller's own settings (learn_facts: whether agent profiles with memory_extraction learn facts from the caller's sessions) */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSettings"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    head_me_settings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: The caller's own settings (learn_facts: whether agent profiles with memory_extraction learn facts from the caller's sessions) */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSettings"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    patch_me_settings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserSettingsPatch"];
+            };
+        };
+        responses: {
+            /** @description OK: Change the caller's own settings (the fields given) */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSettings"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Request Entity Too Large. `payload_too_large`: the request body is over the server's limit. */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                        /** @constant */
+                        status?: 413;
+                    };
+                };
+            };
+            /** @description Unsupported Media Type. `unsupported_media_type`: the body's Content-Type is not one the route reads. */
+            415: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                        /** @constant */
+                        status?: 415;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+            /** @description Insufficient Storage. `insufficient_storage`: the caller stores as many bytes as its quota allows: nothing more is written; reads, deletes, close, cancel and forget still work. */
+            507: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_storage";
+                        /** @constant */
+                        status?: 507;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_me_usage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: What the caller's runs spent today and this month (UTC), per model, in tokens and USD, and the caller's budgets */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserUsage"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    head_me_usage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: What the caller's runs spent today and this month (UTC), per model, in tokens and USD, and the caller's budgets */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserUsage"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
                     };
                 };
             };
@@ -15740,10 +16580,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15882,10 +16724,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may; retry after Retry-After. */
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
             429: {
                 headers: {
                     "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18070,6 +18914,616 @@ export interface operations {
                         code?: "internal";
                         /** @constant */
                         status?: 500;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_users_id_budget: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description a user id or name */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: A user's budgets (by id or name): for each UTC day and each UTC month, in tokens and/or USD */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserBudget"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Forbidden. `forbidden`: the route needs an admin key. */
+            403: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                        /** @constant */
+                        status?: 403;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    put_users_id_budget: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description Makes the write safe to retry: a repeat answers the first response with Idempotent-Replayed: true. Same as request_id. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description a user id or name */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserBudgetInput"];
+            };
+        };
+        responses: {
+            /** @description OK: Replace a user's budgets (by id or name); a day or month left out has none. Runs stopped at a budget wait until approved */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserBudget"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Forbidden. `forbidden`: the route needs an admin key. */
+            403: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                        /** @constant */
+                        status?: 403;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such user. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Conflict. `request_in_flight`: a request with the same idempotency key is still being processed; retry after Retry-After. */
+            409: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "request_in_flight";
+                        /** @constant */
+                        status?: 409;
+                    };
+                };
+            };
+            /** @description Request Entity Too Large. `payload_too_large`: the request body is over the server's limit. */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                        /** @constant */
+                        status?: 413;
+                    };
+                };
+            };
+            /** @description Unsupported Media Type. `unsupported_media_type`: the body's Content-Type is not one the route reads. */
+            415: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                        /** @constant */
+                        status?: 415;
+                    };
+                };
+            };
+            /** @description Unprocessable Entity. `idempotency_key_reused`: the idempotency key was used before for a different request. */
+            422: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "idempotency_key_reused";
+                        /** @constant */
+                        status?: 422;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
+                    };
+                };
+            };
+            /** @description Service Unavailable. `unavailable`: the server is not ready, or its database is unavailable (restarting, failing over, cut off); retry after Retry-After with the same request id: a write answered so may or may not have been applied, and the retry applies it once. */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+            /** @description An error not listed here, such as one from a proxy in front of the server (problem+json when it comes from carryon). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    head_users_id_budget: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request in the server's log; kept when it is up to 128 of A-Z a-z 0-9 - _ . : and echoed in the answer. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description a user id or name */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: A user's budgets (by id or name): for each UTC day and each UTC month, in tokens and/or USD */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserBudget"];
+                };
+            };
+            /** @description Bad Request. `invalid_request`: the input is malformed or breaks a rule (unknown or bad query parameters included); detail says which. */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Unauthorized. `unauthorized`: no API key, or one that is not valid or has been revoked. */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Forbidden. `forbidden`: the route needs an admin key. */
+            403: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                        /** @constant */
+                        status?: 403;
+                    };
+                };
+            };
+            /** @description Not Found. `not_found`: no such resource, or one the caller does not own. */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Too Many Requests. `too_many_requests`: the caller has as many requests in flight (or event streams open) as a user may, or no request left of its rate (RateLimit, RateLimit-Policy); retry after Retry-After. */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Internal Server Error. `internal`: an unexpected failure; the server logs it and the answer says nothing more. */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Not Implemented. `not_implemented`: this server is not configured for this route. */
+            501: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
                     };
                 };
             };
