@@ -7,10 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/carryon-hub/carryon"
-	"github.com/carryon-hub/carryon/internal/store"
 )
 
 // An import writes a bundle's workspace files before its transaction, into a staging directory
@@ -42,45 +40,13 @@ func stagedSession(name string) string {
 // off by a crash: a stored session without a workspace gets the files; the rest are removed. It
 // returns how many it settled.
 func (s *Service) sweepStagedImports(ctx context.Context) (int, error) {
-	if s.cfg.Workspaces == "" {
-		return 0, nil
-	}
-	entries, err := os.ReadDir(s.cfg.Workspaces)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	} else if err != nil {
-		return 0, err
-	}
-	old := time.Now().Add(-OrphanGrace)
-	staged := map[string][]string{} // session id -> its staging directories
-	var ids []string
-	for _, e := range entries {
-		id := stagedSession(e.Name())
-		if !e.IsDir() || id == "" || s.workspaceDir(id) == "" {
-			continue
-		}
-		if info, err := e.Info(); err == nil && info.ModTime().Before(old) {
-			if staged[id] == nil {
-				ids = append(ids, id)
-			}
-			staged[id] = append(staged[id], e.Name())
-		}
-	}
-	if len(ids) == 0 {
-		return 0, nil
-	}
-	var live map[string]bool
-	err = s.st.Read(ctx, func(tx store.Tx) error {
-		var err error
-		live, err = tx.ExistingSessions(ctx, ids)
-		return err
-	})
+	staged, live, err := s.staleDirs(ctx, stagedSession)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for _, id := range ids {
-		for _, name := range staged[id] {
+	for id, names := range staged {
+		for _, name := range names {
 			dir := filepath.Join(s.cfg.Workspaces, name)
 			if _, err := os.Lstat(s.workspaceDir(id)); live[id] && errors.Is(err, fs.ErrNotExist) {
 				if err := os.Rename(dir, s.workspaceDir(id)); err != nil {
