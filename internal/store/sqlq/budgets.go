@@ -116,6 +116,12 @@ func (t *Tx) UserBudget(ctx context.Context, userID string) (carryon.UserBudget,
 	} else if err != nil {
 		return b, t.Wrap(err, "get user budget")
 	}
+	return parseUserBudget(userID, text)
+}
+
+// parseUserBudget reads a user's stored budget.
+func parseUserBudget(userID, text string) (carryon.UserBudget, error) {
+	var b carryon.UserBudget
 	if err := json.Unmarshal([]byte(text), &b); err != nil {
 		return b, fmt.Errorf("user %s: stored budget: %w", userID, err)
 	}
