@@ -218,6 +218,19 @@ func (b *BudgetStop) Error() string {
 	return fmt.Sprintf("budget exceeded: %s (%s) is spent: %d tokens, %g USD used", what, lim, b.Spent.Tokens, b.Spent.Cost.USD())
 }
 
+// GoOn says, after b's Error, how a run stopped at b goes on: raise the budget, then approve the
+// run with no action (docs/API.md, "Budgets"). Every door says it so.
+func (b *BudgetStop) GoOn(runID string) string {
+	raise := "an admin raises the user's budget (PUT /v1/users/{id}/budget)"
+	if b.Scope == BudgetScopeSession {
+		raise = "raise the session's budget (PATCH /v1/sessions/{id} with budget)"
+	}
+	if b.OnExceed == BudgetFail {
+		return "the run failed; " + raise + " before the next run"
+	}
+	return raise + ", then approve run " + runID + " with no action_id (POST /v1/runs/" + runID + "/approve, or carryon runs approve " + runID + ")"
+}
+
 // Day is the UTC day of t (2006-01-02), as budgets and usage name it.
 func Day(t time.Time) string { return t.UTC().Format("2006-01-02") }
 
