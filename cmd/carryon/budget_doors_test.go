@@ -118,6 +118,16 @@ func TestBudgetStopOnEveryDoor(t *testing.T) {
 		t.Errorf("the A2A task's run after approve = %v, want stopped at the budget again on a later attempt", run)
 	}
 
+	// OpenAI Responses.
+	// OpenAI Responses: the response ends incomplete for the budget (it waited in_progress, with
+	// nothing saying why, before).
+	resp := h.compat(request{method: "POST", path: "/v1/responses", key: key, body: map[string]any{"model": "default", "input": "hello"}})
+	var ro map[string]any
+	if err := json.Unmarshal(resp.body, &ro); err != nil || ro["status"] != "incomplete" ||
+		!strings.Contains(string(resp.body), `"incomplete_details":{"reason":"budget_exceeded"}`) {
+		t.Errorf("POST /v1/responses at a spent budget: %d %s", resp.status, resp.body)
+	}
+
 	// The native API: reject ends a run stopped at a budget, cancelled (before, it queued it again).
 	rej := must(t, srv.url, key, "POST", "/v1/runs/"+rid+"/approve", map[string]any{"decision": "reject", "reason": "enough"}, 200).json(t)
 	if rej["status"] != "cancelled" || !strings.Contains(rej["error"].(string), "rejected") {
