@@ -159,3 +159,124 @@ func BenchmarkPrefilterParts(b *testing.B) {
 		}
 	})
 }
+
+// TestPrefilterExactBelowThreshold: a set of fewer than prefilterRows rows is scored exactly:
+// every search answers the exact k best, in order.
+func TestPrefilterExactBelowThreshold(t *testing.T) {
+	t.Parallel()
+	v, qs := testSet(5, "random", prefilterRows-1, 384, 20)
+	for _, k := range []int{1, 10, 1001} {
+		if c := candidates(k, prefilterRows-1); c != prefilterRows-1 {
+			t.Fatalf("candidates of %d below the threshold: %d", k, c)
+		}
+	}
+	if c := candidates(10, 100000); c != prefilterMin || candidates(10, prefilterRows) >= prefilterRows {
+		t.Fatalf("candidates of 10 at 100,000 rows: %d", c)
+	}
+	for j, q := range qs {
+		got, want := v.top(q, 10, "", false, time.Now()), best(v.scores(q), nil, 10, nil)
+		for r := range want {
+			if got[r] != want[r] {
+				t.Fatalf("query %d rank %d: %+v, exact %+v", j, r, got[r], want[r])
+			}
+		}
+	}
+}
+
+// TestPrefilterRecall: above the threshold, on random and clustered rows, a search finds at
+// least 99% of the exact 10 best with their exact scores, best first; and the estimate alone
+// ranks well (the best 1,000 of 30,000 by estimate hold most of the exact 10 best, where 1,000
+// rows taken at random would hold 3%).
+func TestPrefilterRecall(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"random", "clustered"} {
+		v, qs := testSet(7, kind, 30000, 384, 40)
+		if candidates(10, 30000) >= 30000 {
+			t.Fatal("30,000 rows are not prefiltered")
+		}
+		exact := exactTop(v, qs, 10)
+		now := time.Now()
+		if r := recall(qs, exact, func(q []float32) []hit { return v.top(q, 10, "", false, now) }); r < 0.99 {
+			t.Errorf("%s: recall@10 %.3f", kind, r)
+		}
+		if r := recall(qs, exact, func(q []float32) []hit { return v.prefiltered(q, 10, 1000, nil) }); r < 0.85 {
+			t.Errorf("%s: recall@10 of the best 1,000 estimates %.3f", kind, r)
+		}
+		for _, q := range qs[:5] {
+			hits := v.top(q, 10, "", false, now)
+			for r, h := range hits {
+				if s := dot(q, v.mat[h.i*v.dims:(h.i+1)*v.dims]); math.Abs(float64(s-h.score)) > 1e-5 || r > 0 && h.score > hits[r-1].score {
+					t.Fatalf("%s: rank %d: score %v, exact %v (previous %v)", kind, r, h.score, s, hits[max(r-1, 0)].score)
+				}
+			}
+		}
+	}
+}
+
+// TestPrefilterFilters: above the threshold, a search of a small namespace answers its exact
+// best (the prefilter keeps only rows that pass), an expired row is never answered even when it
+// is the query itself, and an exact-namespace search (consolidation's) finds a planted near
+// duplicate among 30,000 rows.
+func TestPrefilterFilters(t *testing.T) {
+	t.Parallel()
+	v, qs := testSet(9, "random", 30000, 384, 1)
+	q := qs[0]
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range 50 {
+		v.add("rare", fmt.Sprintf("r%d", i), nil, gaussian(r, 384, 1, nil))
+	}
+	past := time.Now().Add(-time.Hour)
+	v.add("notes", "expired", &past, q)
+	dup := gaussian(r, 384, 0.2/math.Sqrt(384), q) // similarity about 0.98
+	v.add("facts", "dup", nil, dup)
+	for i := range 20 {
+		v.add("facts", fmt.Sprintf("f%d", i), nil, gaussian(r, 384, 1, nil))
+	}
+	now := time.Now()
+	hits := v.top(q, 5, "rare", true, now)
+	if len(hits) != 5 {
+		t.Fatalf("rare: %d hits", len(hits))
+	}
+	var want []float32
+	for i := 30000; i < 30050; i++ {
+		want = append(want, dot(q, v.mat[i*384:(i+1)*384]))
+	}
+	exact := best(want, nil, 5, nil)
+	for j, h := range hits {
+		if h.i != 30000+exact[j].i || v.ns[h.i] != "rare" {
+			t.Fatalf("rare rank %d: row %d (%s), exact row %d", j, h.i, v.ns[h.i], 30000+exact[j].i)
+		}
+	}
+	for _, h := range v.top(q, 50, "", false, now) {
+		if v.keys[h.i] == "expired" {
+			t.Fatal("an expired row was answered")
+		}
+	}
+	if h := v.top(dup, 1, "facts", true, now); len(h) != 1 || v.keys[h[0].i] != "dup" || h[0].score < 0.999 {
+		t.Fatalf("near duplicate: %+v", h)
+	}
+	if h := v.top(q, 1, "facts", true, now); len(h) != 1 || v.keys[h[0].i] != "dup" || h[0].score < 0.95 {
+		t.Fatalf("near duplicate of the query: %+v", h)
+	}
+}
+
+// TestPrefilterPatch: a set patched by a write (apply) keeps every row's code, so that the
+// prefilter finds a row written after the set was read and never a row deleted since.
+func TestPrefilterPatch(t *testing.T) {
+	t.Parallel()
+	v, qs := testSet(13, "random", 25000, 384, 1)
+	v.gen = 1
+	c := newVectorCache(1 << 30)
+	c.put(v)
+	q := qs[0]
+	top := v.top(q, 1, "", false, time.Now())[0]
+	c.apply("usr_a", "m", 1, 2, []change{{ns: "notes", key: v.keys[top.i]}, {ns: "notes", key: "new", vec: q}})
+	n := c.byOwn["usr_a"]
+	if len(n.bits) != len(n.keys)*n.words || len(n.l1) != len(n.keys) {
+		t.Fatalf("codes of %d rows: %d words, %d norms", len(n.keys), len(n.bits), len(n.l1))
+	}
+	hits := n.top(q, 2, "", false, time.Now())
+	if n.keys[hits[0].i] != "new" || n.keys[hits[1].i] == v.keys[top.i] {
+		t.Fatalf("after the patch: %s, %s (deleted %s)", n.keys[hits[0].i], n.keys[hits[1].i], v.keys[top.i])
+	}
+}
