@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/carryon-hub/carryon"
+	"github.com/carryon-hub/carryon/internal/bench"
 	"github.com/carryon-hub/carryon/internal/longterm"
 	"github.com/carryon-hub/carryon/internal/model"
 	"github.com/carryon-hub/carryon/internal/pgtest"
@@ -133,6 +134,7 @@ func BenchmarkSearch(b *testing.B) {
 							b.Fatal(err)
 						}
 						var times []time.Duration
+						cpu0, _ := bench.SelfCPU(ctx)
 						for b.Loop() {
 							start := time.Now()
 							if _, err := svc.Search(ctx, q); err != nil {
@@ -141,6 +143,7 @@ func BenchmarkSearch(b *testing.B) {
 							times = append(times, time.Since(start))
 						}
 						reportPercentiles(b, times)
+						reportCPU(b, cpu0)
 					})
 				}
 				b.Run("cold", func(b *testing.B) { // a new instance: the vectors read from the store
@@ -152,6 +155,14 @@ func BenchmarkSearch(b *testing.B) {
 				})
 			})
 		}
+	}
+}
+
+// reportCPU reports the processor time this process spent an operation since cpu0 (its own
+// searches, and the work of other goroutines meanwhile: not a database server's).
+func reportCPU(b *testing.B, cpu0 time.Duration) {
+	if cpu, err := bench.SelfCPU(context.Background()); err == nil && b.N > 0 {
+		b.ReportMetric(float64(cpu-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 	}
 }
 

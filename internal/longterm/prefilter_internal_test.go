@@ -136,6 +136,17 @@ func TestPrefilterRecallTable(t *testing.T) {
 func BenchmarkPrefilterParts(b *testing.B) {
 	v, qs := testSet(3, "random", 100000, 384, 1)
 	q := qs[0]
+	now := time.Now()
+	b.Run("exact-top10", func(b *testing.B) {
+		for b.Loop() {
+			best(v.scores(q), nil, 10, nil)
+		}
+	})
+	b.Run("prefiltered-top10", func(b *testing.B) {
+		for b.Loop() {
+			v.top(q, 10, "", false, now)
+		}
+	})
 	b.Run("exact-scores", func(b *testing.B) {
 		for b.Loop() {
 			v.scores(q)
@@ -147,13 +158,13 @@ func BenchmarkPrefilterParts(b *testing.B) {
 		}
 	})
 	est := v.estimates(q)
-	b.Run("best-4096", func(b *testing.B) {
+	b.Run("candidates", func(b *testing.B) {
 		for b.Loop() {
-			bestEstimated(est, 4096, nil)
+			bestEstimated(est, prefilterMin, nil)
 		}
 	})
-	hits := bestEstimated(est, 4096, nil)
-	b.Run("rescore-4096", func(b *testing.B) {
+	hits := bestEstimated(est, prefilterMin, nil)
+	b.Run("rescore", func(b *testing.B) {
 		for b.Loop() {
 			v.rescore(q, hits)
 		}
