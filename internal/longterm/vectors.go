@@ -78,18 +78,53 @@ func (c *vectorCache) get(ctx context.Context, tx store.Tx, owner, model string,
 	if prev >= 0 {
 		gen2 = prev // a locked write: its own moves of the counter are not in the rows yet
 	}
-	v := &vectorSet{owner: owner, model: model, gen: gen2}
-	for _, r := range rows {
-		if v.dims == 0 {
-			v.dims = len(r.Values)
-		}
-		if len(r.Values) != v.dims {
-			continue // made at another size by the same model name: stale
-		}
-		v.add(r.Namespace, r.Key, r.ExpiresAt, r.Values)
-	}
+	v := newVectorSet(owner, model, gen2, rows)
 	c.put(v)
 	return v, nil
+}
+
+// warm reads the owner's vectors of model into the cache when it holds none of them (the
+// owner's first search on this instance), in a read transaction of its own, and makes the set
+// after that transaction ended: reading and coding 100,000 vectors can take longer on a busy
+// machine than a PostgreSQL transaction may stay idle (store/postgres.IdleInTransactionTimeout),
+// which the search's own transaction then would. A set that is there but stale is read again in
+// the search's transaction, as get does.
+func (c *vectorCache) warm(ctx context.Context, st store.Store, owner, model string) error {
+	c.mu.Lock()
+	v := c.byOwn[owner]
+	c.mu.Unlock()
+	if v != nil && v.model == model {
+		return nil
+	}
+	var gen int64
+	var rows []store.VectorRow
+	if err := st.Read(ctx, func(tx store.Tx) error {
+		var err error
+		gen, rows, err = tx.LongTermVectors(ctx, owner, model)
+		return err
+	}); err != nil {
+		return err
+	}
+	c.put(newVectorSet(owner, model, gen, rows))
+	return nil
+}
+
+// newVectorSet is the set of rows at counter gen: the rows of the first row's size (another size
+// made by the same model name is stale).
+func newVectorSet(owner, model string, gen int64, rows []store.VectorRow) *vectorSet {
+	v := &vectorSet{owner: owner, model: model, gen: gen}
+	if len(rows) > 0 {
+		v.dims = len(rows[0].Values)
+		v.words = (v.dims + 63) / 64
+		v.ns, v.keys, v.exp = make([]string, 0, len(rows)), make([]string, 0, len(rows)), make([]int64, 0, len(rows))
+		v.mat, v.bits, v.l1 = make([]float32, 0, len(rows)*v.dims), make([]uint64, 0, len(rows)*v.words), make([]float32, 0, len(rows))
+	}
+	for _, r := range rows {
+		if len(r.Values) == v.dims {
+			v.add(r.Namespace, r.Key, r.ExpiresAt, r.Values)
+		}
+	}
+	return v
 }
 
 func (v *vectorSet) add(ns, key string, exp *time.Time, vec []float32) {
