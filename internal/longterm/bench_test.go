@@ -20,6 +20,7 @@ import (
 	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/store/postgres"
 	"github.com/carryon-hub/carryon/store/sqlite"
+	"github.com/jackc/pgx/v5"
 )
 
 // benchDims is the size of the benchmarks' vectors: that of the small models people run
@@ -65,14 +66,17 @@ func benchStore(b *testing.B, driver string, n int) store.Store {
 	b.Helper()
 	var st store.Store
 	var err error
+	var file, dsn string
 	switch driver {
 	case "sqlite":
-		st, err = sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "bench.db"))
+		file = filepath.Join(b.TempDir(), "bench.db")
+		st, err = sqlite.Open(b.Context(), file)
 	case "postgres":
 		if !pgtest.Enabled() {
 			b.Skip("CARRYON_TEST_POSTGRES_URL is not set")
 		}
-		st, err = postgres.Open(b.Context(), pgtest.NewDatabase(b))
+		dsn = pgtest.NewDatabase(b)
+		st, err = postgres.Open(b.Context(), dsn)
 	}
 	if err != nil {
 		b.Fatal(err)
@@ -107,7 +111,31 @@ func benchStore(b *testing.B, driver string, n int) store.Store {
 			b.Fatal(err)
 		}
 	}
+	logStorage(b, file, dsn, n)
 	return st
+}
+
+// logStorage logs the bytes an item takes in the store: the SQLite file and its WAL, or the
+// memories table of PostgreSQL with its indexes and TOAST.
+func logStorage(b testing.TB, file, dsn string, n int) {
+	var size int64
+	if file != "" {
+		for _, f := range []string{file, file + "-wal"} {
+			if fi, err := os.Stat(f); err == nil {
+				size += fi.Size()
+			}
+		}
+	} else {
+		conn, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		if err := conn.QueryRow(context.Background(), `SELECT pg_total_relation_size('memories')`).Scan(&size); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Logf("storage: %d bytes for %d items, %d bytes an item", size, n, size/int64(n))
 }
 
 func benchService(st store.Store) *longterm.Service {
