@@ -98,11 +98,11 @@ func quantize(q []float32, words int) quantQuery {
 func (v *vectorSet) estimates(q []float32) []float32 {
 	n, w := len(v.keys), v.words
 	qq := quantize(q, w)
-	// The planes word by word: planes[j*queryBits+b] is word j of plane b.
-	planes := make([]uint64, w*queryBits)
+	// The planes word by word: planes[j][b] is word j of plane b.
+	planes := make([][queryBits]uint64, w)
 	for j := range w {
 		for b := range queryBits {
-			planes[j*queryBits+b] = qq.planes[b][j]
+			planes[j][b] = qq.planes[b][j]
 		}
 	}
 	out := make([]float32, n)
@@ -112,7 +112,7 @@ func (v *vectorSet) estimates(q []float32) []float32 {
 			row := codes[i*w : i*w+w]
 			var pos, acc int
 			for j, x := range row {
-				p := planes[j*queryBits : j*queryBits+queryBits : j*queryBits+queryBits]
+				p := &planes[j]
 				pos += bits.OnesCount64(x)
 				acc += bits.OnesCount64(p[0]&x) + bits.OnesCount64(p[1]&x)<<1 + bits.OnesCount64(p[2]&x)<<2 + bits.OnesCount64(p[3]&x)<<3
 			}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/carryon-hub/carryon/internal/bench"
 )
 
 // unit returns v scaled to length 1.
@@ -132,20 +134,31 @@ func TestPrefilterRecallTable(t *testing.T) {
 	}
 }
 
+// reportCPU reports the processor time this process spent an operation since cpu0.
+func reportCPU(b *testing.B, cpu0 time.Duration) {
+	if cpu, err := bench.SelfCPU(b.Context()); err == nil && b.N > 0 {
+		b.ReportMetric(float64(cpu-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+	}
+}
+
 // BenchmarkPrefilterParts: the prefilter's steps against exact scoring, at 100k rows of 384.
 func BenchmarkPrefilterParts(b *testing.B) {
 	v, qs := testSet(3, "random", 100000, 384, 1)
 	q := qs[0]
 	now := time.Now()
 	b.Run("exact-top10", func(b *testing.B) {
+		cpu0, _ := bench.SelfCPU(b.Context())
 		for b.Loop() {
 			best(v.scores(q), nil, 10, nil)
 		}
+		reportCPU(b, cpu0)
 	})
 	b.Run("prefiltered-top10", func(b *testing.B) {
+		cpu0, _ := bench.SelfCPU(b.Context())
 		for b.Loop() {
 			v.top(q, 10, "", false, now)
 		}
+		reportCPU(b, cpu0)
 	})
 	b.Run("exact-scores", func(b *testing.B) {
 		for b.Loop() {
