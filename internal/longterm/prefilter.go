@@ -96,6 +96,12 @@ func quantize(q []float32, words int) quantQuery {
 // estimates returns the prefilter's estimate of q·x for every row: with S = Σ q[i] over the
 // row's positive dimensions, q·sign(x) = 2S − Σq, divided by |x|₁.
 func (v *vectorSet) estimates(q []float32) []float32 {
+	est, _, _ := v.estimatesRange(q)
+	return est
+}
+
+// estimatesRange is estimates with their least and greatest value.
+func (v *vectorSet) estimatesRange(q []float32) ([]float32, float32, float32) {
 	n, w := len(v.keys), v.words
 	qq := quantize(q, w)
 	// The planes word by word: planes[j][b] is word j of plane b.
@@ -106,8 +112,16 @@ func (v *vectorSet) estimates(q []float32) []float32 {
 		}
 	}
 	out := make([]float32, n)
+	var mu sync.Mutex
+	least, most := float32(math.Inf(1)), float32(math.Inf(-1))
 	parallel(n, parallelRows, func(lo, hi int) {
 		codes, l1, est := v.bits[lo*w:hi*w], v.l1[lo:hi], out[lo:hi]
+		partLeast, partMost := float32(math.Inf(1)), float32(math.Inf(-1))
+		defer func() {
+			mu.Lock()
+			least, most = min(least, partLeast), max(most, partMost)
+			mu.Unlock()
+		}()
 		for i := range est {
 			row := codes[i*w : i*w+w]
 			var pos, acc int
@@ -116,26 +130,26 @@ func (v *vectorSet) estimates(q []float32) []float32 {
 				pos += bits.OnesCount64(x)
 				acc += bits.OnesCount64(p[0]&x) + bits.OnesCount64(p[1]&x)<<1 + bits.OnesCount64(p[2]&x)<<2 + bits.OnesCount64(p[3]&x)<<3
 			}
+			var e float32
 			if l := l1[i]; l > 0 {
-				est[i] = (2*(qq.lo*float32(pos)+qq.delta*float32(acc)) - qq.sum) / l
+				e = (2*(qq.lo*float32(pos)+qq.delta*float32(acc)) - qq.sum) / l
 			}
+			est[i] = e
+			partLeast, partMost = min(partLeast, e), max(partMost, e)
 		}
 	})
-	return out
+	return out, least, most
 }
 
 // histBins is the resolution of the histogram that finds the candidates' threshold.
 const histBins = 4096
 
-// bestEstimated returns at least c of the rows passing keep with the highest estimates (all of
-// them when fewer pass; more than c when estimates tie at the threshold), in row order. It finds
+// bestEstimated returns at least c of the rows passing keep with the highest estimates est, all
+// between lo and hi (all of them when fewer pass; more than c when estimates tie at the
+// threshold), in row order. It finds
 // the threshold in a histogram of the estimates (linear, where a heap of c is not), calling keep
 // only for the rows above it but when too few of those pass.
-func bestEstimated(est []float32, c int, keep func(int) bool) []hit {
-	lo, hi := est[0], est[0]
-	for _, e := range est {
-		lo, hi = min(lo, e), max(hi, e)
-	}
+func bestEstimated(est []float32, lo, hi float32, c int, keep func(int) bool) []hit {
 	scale := float32(histBins-1) / max(hi-lo, 1e-12)
 	var hist [histBins]int32
 	for _, e := range est {

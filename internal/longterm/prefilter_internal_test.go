@@ -170,13 +170,13 @@ func BenchmarkPrefilterParts(b *testing.B) {
 			v.estimates(q)
 		}
 	})
-	est := v.estimates(q)
+	est, lo, hi := v.estimatesRange(q)
 	b.Run("candidates", func(b *testing.B) {
 		for b.Loop() {
-			bestEstimated(est, prefilterMin, nil)
+			bestEstimated(est, lo, hi, prefilterMin, nil)
 		}
 	})
-	hits := bestEstimated(est, prefilterMin, nil)
+	hits := bestEstimated(est, lo, hi, prefilterMin, nil)
 	b.Run("rescore", func(b *testing.B) {
 		for b.Loop() {
 			v.rescore(q, hits)

@@ -270,7 +270,8 @@ func (v *vectorSet) top(q []float32, k int, ns string, exact bool, now time.Time
 // prefiltered returns the best k of the c rows passing keep that the prefilter estimates best,
 // scored exactly.
 func (v *vectorSet) prefiltered(q []float32, k, c int, keep func(int) bool) []hit {
-	hits := bestEstimated(v.estimates(q), c, keep)
+	est, lo, hi := v.estimatesRange(q)
+	hits := bestEstimated(est, lo, hi, c, keep)
 	v.rescore(q, hits)
 	scores := make([]float32, len(hits))
 	rows := make([]int, len(hits))
