@@ -15,7 +15,9 @@ import (
 // session by a foreign key with ON DELETE CASCADE. A search matches the tsquery 't1' & 't2' & …
 // & 'tn':* (every term quoted; terms hold only letters and digits, so no tsquery syntax can get
 // in) and keeps the sessions the matching rows name; the shared query keeps the owner's among
-// them.
+// them. The probe reads one session's rows by the primary key (session_key, seq) and tests each
+// with ts_match_vq, the function behind @@, which the planner cannot answer from the GIN index:
+// a probe that used it would build the bitmap of every match in every session it asks about.
 var sessionSearch = sqlq.SessionSearch{
 	Insert: `INSERT INTO session_search (session_key, seq, doc) VALUES (?1, ?2, to_tsvector('simple', ?3))`,
 	Delete: `DELETE FROM session_search WHERE session_key = ?1 AND seq = ?2`,
@@ -28,6 +30,10 @@ var sessionSearch = sqlq.SessionSearch{
 	StorageBytes: `pg_column_size(x.doc)`,
 	Match: func(terms []string) (string, []any) {
 		return `SELECT session_key FROM session_search WHERE doc @@ to_tsquery('simple', ?)`, []any{searchQuery(terms)}
+	},
+	Probe: func(_ context.Context, _ sqlq.Conn, terms []string, _ bool) (string, []any, error) {
+		return `EXISTS (SELECT 1 FROM session_search x WHERE x.session_key = w.session_key
+			AND ts_match_vq(x.doc, to_tsquery('simple', ?)))`, []any{searchQuery(terms)}, nil
 	},
 	MetadataEquals: func(key, value string) (string, []any) {
 		return `jsonb_typeof(metadata::jsonb -> ?) = 'string' AND metadata::jsonb ->> ? = ?`, []any{key, key, value}
