@@ -136,6 +136,9 @@ type SessionQuery struct {
 	// ProbeWindow, when above zero, replaces DefaultProbeWindow for SearchPlanAuto (tests move
 	// the point where the probe gives up).
 	ProbeWindow int
+	// ProbeAbove, when above zero, replaces the driver's count of matching documents from which
+	// SearchPlanAuto probes (tests probe small data).
+	ProbeAbove int
 }
 
 // SearchPlan is how a session search finds its page.
@@ -143,8 +146,8 @@ type SearchPlan int
 
 const (
 	// SearchPlanAuto probes the owner's newest sessions one by one, up to a window of
-	// max(ProbeWindow, 4 × Limit) of them, and answers if the page fills there (or the window
-	// holds every candidate); otherwise it collects.
+	// max(ProbeWindow, 4 × Limit) of them, and answers if the page fills there; otherwise, or
+	// where the driver finds probing dearer than collecting (few matches), it collects.
 	SearchPlanAuto SearchPlan = iota
 	// SearchPlanCollect collects every matching document first, then keeps the newest sessions
 	// they name: its cost grows with the matches (cheap for a rare word).

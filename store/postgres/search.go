@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/internal/store/sqlq"
 )
 
@@ -31,9 +32,9 @@ var sessionSearch = sqlq.SessionSearch{
 	Match: func(terms []string) (string, []any) {
 		return `SELECT session_key FROM session_search WHERE doc @@ to_tsquery('simple', ?)`, []any{searchQuery(terms)}
 	},
-	Probe: func(_ context.Context, _ sqlq.Conn, terms []string, _ bool) (string, []any, error) {
+	Probe: func(_ context.Context, _ sqlq.Conn, q store.SessionQuery) (string, []any, error) {
 		return `EXISTS (SELECT 1 FROM session_search x WHERE x.session_key = w.session_key
-			AND ts_match_vq(x.doc, to_tsquery('simple', ?)))`, []any{searchQuery(terms)}, nil
+			AND ts_match_vq(x.doc, to_tsquery('simple', ?)))`, []any{searchQuery(q.Terms)}, nil
 	},
 	MetadataEquals: func(key, value string) (string, []any) {
 		return `jsonb_typeof(metadata::jsonb -> ?) = 'string' AND metadata::jsonb ->> ? = ?`, []any{key, key, value}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/internal/store/sqlq"
 )
 
@@ -49,21 +50,34 @@ func searchExpression(terms []string) string {
 	return strings.Join(q, " AND ")
 }
 
+// probeAbove is how many documents must match for a search to probe: fewer are collected in
+// about the time a count up to probeAbove takes, where a probe of a session that holds none
+// costs as much as collecting a hundred.
+const probeAbove = 4000
+
 // maxPrefixTerms is how many words the last term of a search may start for the probe to match
 // them one by one; a shorter prefix is searched by collecting.
 const maxPrefixTerms = 64
 
 // probeSearch is SessionSearch.Probe: an EXISTS over the session's rowid range with the terms,
-// the last as the words it starts (none: no document can match). Where the prefix starts more
+// the last as the words it starts, when at least probeAbove documents match them (counted up to
+// there: the count stops early, as a collect cannot); fewer, or no word the prefix starts, are
+// collected. Where the prefix starts more
 // than maxPrefixTerms words, or holds a letter the tokenizer folds (not ASCII), there is no cheap
 // probe; forced, the probe matches the prefix as FTS5 does.
-func probeSearch(ctx context.Context, c sqlq.Conn, terms []string, force bool) (string, []any, error) {
+func probeSearch(ctx context.Context, c sqlq.Conn, q store.SessionQuery) (string, []any, error) {
+	terms, force, above := q.Terms, q.Plan == store.SearchPlanProbe, probeAbove
+	if q.ProbeAbove > 0 {
+		above = q.ProbeAbove
+	}
 	words, ok, err := prefixTerms(ctx, c, terms[len(terms)-1])
 	if err != nil {
 		return "", nil, err
 	}
 	var expr string
 	switch {
+	case ok && len(words) == 0 && !force:
+		return "", nil, nil // nothing matches: collecting is immediate
 	case ok && len(words) == 0:
 		return `0 = 1`, nil, nil
 	case ok:
@@ -76,6 +90,14 @@ func probeSearch(ctx context.Context, c sqlq.Conn, terms []string, force bool) (
 		expr = searchExpression(terms)
 	default:
 		return "", nil, nil
+	}
+	if !force {
+		var n int
+		err := c.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM session_search WHERE session_search MATCH ? LIMIT ?)`,
+			expr, above).Scan(&n)
+		if err != nil || n < above {
+			return "", nil, err
+		}
 	}
 	return `EXISTS (SELECT 1 FROM session_search WHERE session_search MATCH ?
 		AND rowid >= w.session_key * 4294967296 AND rowid < (w.session_key + 1) * 4294967296)`, []any{expr}, nil

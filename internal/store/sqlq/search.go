@@ -35,11 +35,12 @@ type SessionSearch struct {
 	// store.SearchQueryTerms: letters and digits only), and its arguments.
 	Match func(terms []string) (string, []any)
 	// Probe returns a condition on one session row, aliased w (its column w.session_key), that
-	// holds when one of the session's documents matches terms as Match says, and its arguments:
-	// the probe of SearchPlanProbe, which asks the index about one session at a time. It reads
-	// through c what it needs to write the condition. Unless force is set it returns an empty
-	// condition where no probe is cheap for terms (then the search collects).
-	Probe func(ctx context.Context, c Conn, terms []string, force bool) (string, []any, error)
+	// holds when one of the session's documents matches q.Terms as Match says, and its
+	// arguments: the probe of store.SearchPlanProbe, which asks the index about one session at a
+	// time. It reads through c what it needs to write the condition. Unless q.Plan is
+	// SearchPlanProbe it returns an empty condition where probing is not cheaper than collecting
+	// (few matches: fewer than q.ProbeAbove where set).
+	Probe func(ctx context.Context, c Conn, q store.SessionQuery) (string, []any, error)
 	// StorageFrom names the documents of sessions as x joined to their session as s (in an
 	// order that reaches one session's documents through its row), and StorageBytes the bytes
 	// one document x takes, for the storage reports (SessionStorage, UserStorage).
@@ -133,7 +134,7 @@ func (t *Tx) IndexFork(ctx context.Context, owner string, child *carryon.Session
 // fills there, since then no older session can be on it; ok is false when it did not answer.
 func (t *Tx) probeSessions(ctx context.Context, where string, args []any, q store.SessionQuery) ([]*carryon.Session, bool, error) {
 	force := q.Plan == store.SearchPlanProbe
-	probe, probeArgs, err := t.d.SessionSearch.Probe(ctx, t.Conn, q.Terms, force)
+	probe, probeArgs, err := t.d.SessionSearch.Probe(ctx, t.Conn, q)
 	if err != nil {
 		return nil, false, t.Wrap(err, "search sessions")
 	}

@@ -85,32 +85,43 @@ func PrefillSearch(tb testing.TB, st store.Store, sessions, perSession int) stri
 // BenchSessionSearch times the first page (25, as the API's default) of ListSessions with each
 // of SearchQueries for owner, one search an iteration, and reports the p50 and p99 in
 // milliseconds and how many sessions the page held.
+//
+// Each search runs by each plan, side by side: collect (the plan every search had before the
+// probe, store.SearchPlanCollect) and auto (the plan ListSessions chooses).
 func BenchSessionSearch(b *testing.B, st store.Store, owner string) {
 	for _, sq := range SearchQueries {
-		b.Run(sq.Name, func(b *testing.B) {
-			terms, _ := store.SearchQueryTerms(sq.Query)
-			q := store.SessionQuery{Now: time.Now().UTC(), Limit: 25, Terms: terms}
-			var times []time.Duration
-			found := 0
-			b.ResetTimer()
-			for b.Loop() {
-				t0 := time.Now()
-				err := st.Read(b.Context(), func(tx store.Tx) error {
-					page, err := tx.ListSessions(b.Context(), owner, q)
-					found = len(page)
-					return err
-				})
-				times = append(times, time.Since(t0))
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			slices.Sort(times)
-			b.ReportMetric(ms(times[len(times)/2]), "p50-ms")
-			b.ReportMetric(ms(times[len(times)*99/100]), "p99-ms")
-			b.ReportMetric(float64(found), "sessions")
-		})
+		for _, plan := range []struct {
+			name string
+			plan store.SearchPlan
+		}{{"collect", store.SearchPlanCollect}, {"auto", store.SearchPlanAuto}} {
+			b.Run(sq.Name+"/"+plan.name, func(b *testing.B) { benchSearch(b, st, owner, sq.Query, plan.plan) })
+		}
 	}
+}
+
+// benchSearch times the first page of the search text by plan.
+func benchSearch(b *testing.B, st store.Store, owner, text string, plan store.SearchPlan) {
+	terms, _ := store.SearchQueryTerms(text)
+	q := store.SessionQuery{Now: time.Now().UTC(), Limit: 25, Terms: terms, Plan: plan}
+	var times []time.Duration
+	found := 0
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		err := st.Read(b.Context(), func(tx store.Tx) error {
+			page, err := tx.ListSessions(b.Context(), owner, q)
+			found = len(page)
+			return err
+		})
+		times = append(times, time.Since(t0))
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	slices.Sort(times)
+	b.ReportMetric(ms(times[len(times)/2]), "p50-ms")
+	b.ReportMetric(ms(times[len(times)*99/100]), "p99-ms")
+	b.ReportMetric(float64(found), "sessions")
 }
 
 // ms is d in milliseconds.
