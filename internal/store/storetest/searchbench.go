@@ -126,3 +126,37 @@ func benchSearch(b *testing.B, st store.Store, owner, text string, plan store.Se
 
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// CheckSearchPlans pages, 25 at a time, through each of SearchQueries for owner (data from
+// PrefillSearch) by the plan ListSessions chooses, and fails t unless the pages are those of
+// the collecting plan: with the drivers' own thresholds (PrefillSearch's data is large enough
+// for the common word to probe), where the suite's small data sets them by hand.
+func CheckSearchPlans(t *testing.T, st store.Store, owner string) {
+	t.Helper()
+	for _, sq := range SearchQueries {
+		terms, _ := store.SearchQueryTerms(sq.Query)
+		var got, want []string
+		for _, plan := range []store.SearchPlan{store.SearchPlanAuto, store.SearchPlanCollect} {
+			q := store.SessionQuery{Now: time.Now().UTC(), Limit: 25, Terms: terms, Plan: plan}
+			var ids []string
+			for {
+				var page []*carryon.Session
+				read(t, st, func(tx store.Tx) (err error) { page, err = tx.ListSessions(t.Context(), owner, q); return err })
+				ids = append(ids, sessionIDs(page)...)
+				if len(page) < q.Limit {
+					break
+				}
+				last := page[len(page)-1]
+				q.AfterCreated, q.AfterID = last.CreatedAt, last.ID
+			}
+			if plan == store.SearchPlanAuto {
+				got = ids
+			} else {
+				want = ids
+			}
+		}
+		if !slices.Equal(got, want) || len(want) == 0 && sq.Name == "common" {
+			t.Errorf("%s (%q): the chosen plan pages through %v, collecting through %v", sq.Name, sq.Query, got, want)
+		}
+	}
+}
