@@ -50,9 +50,9 @@ func searchExpression(terms []string) string {
 	return strings.Join(q, " AND ")
 }
 
-// probeAbove is how many documents must match for a search to probe: fewer are collected in
-// about the time a count up to probeAbove takes, where a probe of a session that holds none
-// costs as much as collecting a hundred.
+// probeAbove is how many documents must hold a search's terms as whole words for it to probe:
+// fewer are collected in about the time a count up to probeAbove takes, where a probe of a
+// session that holds none costs as much as collecting a hundred.
 const probeAbove = 4000
 
 // maxPrefixTerms is how many words the last term of a search may start for the probe to match
@@ -60,15 +60,25 @@ const probeAbove = 4000
 const maxPrefixTerms = 64
 
 // probeSearch is SessionSearch.Probe: an EXISTS over the session's rowid range with the terms,
-// the last as the words it starts, when at least probeAbove documents match them (counted up to
-// there: the count stops early, as a collect cannot); fewer, or no word the prefix starts, are
-// collected. Where the prefix starts more
-// than maxPrefixTerms words, or holds a letter the tokenizer folds (not ASCII), there is no cheap
-// probe; forced, the probe matches the prefix as FTS5 does.
+// the last as the words it starts in the index. It probes when at least probeAbove documents
+// hold every term as a whole word, counted up to there (the count stops early, as a collect
+// cannot; a count with the prefix would expand it over the whole index, and expanding it first
+// costs a seek a word): a common word typed in full probes, while rare words, and a prefix that
+// is no word of its own, collect. Where the prefix starts more than maxPrefixTerms words, or
+// holds a letter the tokenizer folds (not ASCII), there is no cheap probe; forced, the probe
+// matches the prefix as FTS5 does.
 func probeSearch(ctx context.Context, c sqlq.Conn, q store.SessionQuery) (string, []any, error) {
 	terms, force, above := q.Terms, q.Plan == store.SearchPlanProbe, probeAbove
 	if q.ProbeAbove > 0 {
 		above = q.ProbeAbove
+	}
+	if !force {
+		var n int
+		err := c.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM session_search WHERE session_search MATCH ? LIMIT ?)`,
+			strings.Join(sqlq.QuoteEach(terms, `"`), " AND "), above).Scan(&n)
+		if err != nil || n < above {
+			return "", nil, err
+		}
 	}
 	words, ok, err := prefixTerms(ctx, c, terms[len(terms)-1])
 	if err != nil {
@@ -76,8 +86,6 @@ func probeSearch(ctx context.Context, c sqlq.Conn, q store.SessionQuery) (string
 	}
 	var expr string
 	switch {
-	case ok && len(words) == 0 && !force:
-		return "", nil, nil // nothing matches: collecting is immediate
 	case ok && len(words) == 0:
 		return `0 = 1`, nil, nil
 	case ok:
@@ -90,14 +98,6 @@ func probeSearch(ctx context.Context, c sqlq.Conn, q store.SessionQuery) (string
 		expr = searchExpression(terms)
 	default:
 		return "", nil, nil
-	}
-	if !force {
-		var n int
-		err := c.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM session_search WHERE session_search MATCH ? LIMIT ?)`,
-			expr, above).Scan(&n)
-		if err != nil || n < above {
-			return "", nil, err
-		}
 	}
 	return `EXISTS (SELECT 1 FROM session_search WHERE session_search MATCH ?
 		AND rowid >= w.session_key * 4294967296 AND rowid < (w.session_key + 1) * 4294967296)`, []any{expr}, nil

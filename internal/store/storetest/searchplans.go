@@ -30,7 +30,7 @@ func testSearchPlans(t *testing.T, open func(t *testing.T) store.Store) {
 			text := fmt.Sprintf("common words of turn %d about r%d and zz%02d", j, rng.IntN(30), rng.IntN(70))
 			switch rng.IntN(6) {
 			case 0:
-				text = fmt.Sprintf("prefix prepared r%d", rng.IntN(30))
+				text = fmt.Sprintf("prefix prepared r%d zz", rng.IntN(30))
 			case 1:
 				text = "Café sprint notes"
 			}
