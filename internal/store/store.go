@@ -137,7 +137,8 @@ type SessionQuery struct {
 	// the point where the probe gives up).
 	ProbeWindow int
 	// ProbeAbove, when above zero, replaces the driver's count of matching documents from which
-	// SearchPlanAuto probes (tests probe small data).
+	// SearchPlanAuto probes (tests probe small data); a driver that estimates the matches
+	// instead of counting them (PostgreSQL) then always probes.
 	ProbeAbove int
 }
 
