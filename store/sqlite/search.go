@@ -55,6 +55,10 @@ func searchExpression(terms []string) string {
 // session that holds none costs as much as collecting a hundred.
 const probeAbove = 4000
 
+// fewPrefixTerms is how many words a last term that is no common word of its own may start for
+// the search to count them (a vocabulary seek each) and probe.
+const fewPrefixTerms = 4
+
 // maxPrefixTerms is how many words the last term of a search may start for the probe to match
 // them one by one; a shorter prefix is searched by collecting.
 const maxPrefixTerms = 64
@@ -63,8 +67,9 @@ const maxPrefixTerms = 64
 // the last as the words it starts in the index. It probes when at least probeAbove documents
 // hold every term as a whole word, counted up to there (the count stops early, as a collect
 // cannot; a count with the prefix would expand it over the whole index, and expanding it first
-// costs a seek a word): a common word typed in full probes, while rare words, and a prefix that
-// is no word of its own, collect. Where the prefix starts more than maxPrefixTerms words, or
+// costs a seek a word), or, failing that, the last term as one of the at most fewPrefixTerms
+// words it starts: a common word typed in full or in part probes, while rare words and short
+// prefixes of many words collect. Where the prefix starts more than maxPrefixTerms words, or
 // holds a letter the tokenizer folds (not ASCII), there is no cheap probe; forced, the probe
 // matches the prefix as FTS5 does.
 func probeSearch(ctx context.Context, c sqlq.Conn, q store.SessionQuery) (string, []any, error) {
@@ -72,28 +77,37 @@ func probeSearch(ctx context.Context, c sqlq.Conn, q store.SessionQuery) (string
 	if q.ProbeAbove > 0 {
 		above = q.ProbeAbove
 	}
+	var words []string
+	ok := false
 	if !force {
-		var n int
-		err := c.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM session_search WHERE session_search MATCH ? LIMIT ?)`,
-			strings.Join(sqlq.QuoteEach(terms, `"`), " AND "), above).Scan(&n)
-		if err != nil || n < above {
+		n, err := countMatches(ctx, c, sqlq.QuoteEach(terms, `"`), above)
+		if err != nil {
 			return "", nil, err
 		}
+		if n < above {
+			// The last term may be the start of common words (a search box's word being typed):
+			// a few of them are counted too.
+			words, ok, err = prefixTerms(ctx, c, terms[len(terms)-1], fewPrefixTerms)
+			if err != nil || !ok || len(words) == 0 || len(words) == 1 && words[0] == terms[len(terms)-1] {
+				return "", nil, err
+			}
+			if n, err = countMatches(ctx, c, append(sqlq.QuoteEach(terms[:len(terms)-1], `"`), anyOf(words)), above); err != nil || n < above {
+				return "", nil, err
+			}
+		}
 	}
-	words, ok, err := prefixTerms(ctx, c, terms[len(terms)-1])
-	if err != nil {
-		return "", nil, err
+	if !ok {
+		var err error
+		if words, ok, err = prefixTerms(ctx, c, terms[len(terms)-1], maxPrefixTerms); err != nil {
+			return "", nil, err
+		}
 	}
 	var expr string
 	switch {
 	case ok && len(words) == 0:
 		return `0 = 1`, nil, nil
 	case ok:
-		q := sqlq.QuoteEach(words, `"`)
-		expr = "(" + strings.Join(q, " OR ") + ")"
-		if len(terms) > 1 {
-			expr = strings.Join(sqlq.QuoteEach(terms[:len(terms)-1], `"`), " AND ") + " AND " + expr
-		}
+		expr = strings.Join(append(sqlq.QuoteEach(terms[:len(terms)-1], `"`), anyOf(words)), " AND ")
 	case force:
 		expr = searchExpression(terms)
 	default:
@@ -106,8 +120,8 @@ func probeSearch(ctx context.Context, c sqlq.Conn, q store.SessionQuery) (string
 // prefixTerms returns the words of the index that start with prefix, in order, walking the
 // temporary fts5vocab table session_search_terms (of type instance: a step reads one instance of
 // the next word, where type row would count every document of it); ok is false when prefix is
-// not ASCII or starts more than maxPrefixTerms words.
-func prefixTerms(ctx context.Context, c sqlq.Conn, prefix string) ([]string, bool, error) {
+// not ASCII or starts more than most words.
+func prefixTerms(ctx context.Context, c sqlq.Conn, prefix string, most int) ([]string, bool, error) {
 	for _, r := range prefix {
 		if r >= 0x80 {
 			return nil, false, nil
@@ -119,7 +133,7 @@ func prefixTerms(ctx context.Context, c sqlq.Conn, prefix string) ([]string, boo
 	}
 	var words []string
 	from := prefix
-	for len(words) <= maxPrefixTerms {
+	for len(words) <= most {
 		var word string
 		err := c.QueryRow(ctx, `SELECT term FROM temp.session_search_terms WHERE term >= ? LIMIT 1`, from).Scan(&word)
 		if errors.Is(err, sqlq.ErrNoRows) || err == nil && !strings.HasPrefix(word, prefix) {
@@ -131,4 +145,17 @@ func prefixTerms(ctx context.Context, c sqlq.Conn, prefix string) ([]string, boo
 		from = word + "\x01"
 	}
 	return nil, false, nil
+}
+
+// countMatches counts the documents that match every one of exprs, up to most.
+func countMatches(ctx context.Context, c sqlq.Conn, exprs []string, most int) (int, error) {
+	var n int
+	err := c.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM session_search WHERE session_search MATCH ? LIMIT ?)`,
+		strings.Join(exprs, " AND "), most).Scan(&n)
+	return n, err
+}
+
+// anyOf is the FTS5 expression matching any one of words.
+func anyOf(words []string) string {
+	return "(" + strings.Join(sqlq.QuoteEach(words, `"`), " OR ") + ")"
 }

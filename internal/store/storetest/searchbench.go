@@ -18,12 +18,13 @@ const SearchVocabulary = 10000
 
 // SearchQueries are the searches BenchSessionSearch times, by name: a rare word (about a
 // hundred-thousandth of the messages), a prefix of rare words (ten times as many), a word every
-// message holds, that word with a rare one (every term in one message), a word in titles only,
+// message holds, the start of it (a word being typed), that word with a rare one (every term in one message), a word in titles only,
 // and a word nothing holds.
 var SearchQueries = []struct{ Name, Query string }{
 	{"rare", "w4242"},
 	{"rare_prefix", "w424"},
 	{"common", "investigation"},
+	{"common_prefix", "investig"},
 	{"common_and_rare", "investigation w4242"},
 	{"title", "sprint"},
 	{"none", "zebra"},
