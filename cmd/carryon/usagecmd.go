@@ -100,10 +100,10 @@ func budgetText(b *carryon.Budget) string {
 
 // printDays is a table of days, oldest first.
 func printDays(w io.Writer, days []carryon.DaySpend) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "DATE\tTOKENS\tINPUT\tOUTPUT\tCACHED\tCALLS\tUSD\t")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DATE\tTOKENS\tINPUT\tOUTPUT\tCACHED\tCALLS\tUSD")
 	for _, d := range days {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.4f\t\n", d.Date, d.Tokens, d.InputTokens, d.OutputTokens, d.CachedTokens, d.Calls, d.USD)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.4f\n", d.Date, d.Tokens, d.InputTokens, d.OutputTokens, d.CachedTokens, d.Calls, d.USD)
 	}
 	return tw.Flush()
 }

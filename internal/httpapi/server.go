@@ -114,7 +114,8 @@ type Config struct {
 	// that route answers 501.
 	Storage func(ctx context.Context, sessionID string) (*carryon.SessionStorage, error)
 	// SessionUsage reports what a session spent, per model and per day (GET
-	// /v1/sessions/{id}/usage); without it that route answers 501.
+	// /v1/sessions/{id}/usage); without it, Sessions' when it is a carryon.UsageService, else
+	// that route answers 501.
 	SessionUsage func(ctx context.Context, sessionID string, o carryon.UsageOptions) (*carryon.SessionUsage, error)
 	// Import makes a session of the caller from a bundle or OpenAI conversation items (POST
 	// /v1/sessions/import); without it that route answers 501.
@@ -238,6 +239,9 @@ func NewServer(cfg Config) http.Handler {
 	}
 	if s.budgets == nil {
 		s.budgets, _ = cfg.Users.(carryon.BudgetService)
+	}
+	if u, ok := cfg.Sessions.(carryon.UsageService); ok && s.sessionUsage == nil {
+		s.sessionUsage = u.SessionUsage
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
