@@ -102,5 +102,3 @@ func fits(t *testing.T, p *browserPage, name string) {
 		p.check(name + "-" + w.name)
 	}
 }
-
-
