@@ -28,7 +28,7 @@ const spendLayoutJS = `(() => {
 // (an SVG bar a day, today's as tall as what was spent, a USD line since the model is priced);
 // a run stopped at the session's budget says what was spent and the limit; the Usage page shows
 // today's and this month's spend against the user's budgets, the days and the models. Both pages
-// pass axe-core and fit 1280 and 390 px.
+// pass axe-core and fit 1280 and 390 px. An admin shows another user's usage and budgets there.
 func TestInspectorSpend(t *testing.T) {
 	t.Parallel()
 	requireBrowser(t)
@@ -78,13 +78,27 @@ func TestInspectorSpend(t *testing.T) {
 	if got := p.eval(`document.querySelector('#usage-month').textContent`); !strings.Contains(got, "$50.00, then fail") || !strings.Contains(got, "% of the USD") {
 		t.Errorf("month = %q", got)
 	}
-	if got := p.eval(`document.querySelector('[aria-label="Spend per model this month"] tbody').textContent`); !strings.HasPrefix(got, "tiny") {
+	if got := p.eval(`document.querySelector('[aria-label="Your runs: spend per model this month"] tbody').textContent`); !strings.HasPrefix(got, "tiny") {
 		t.Errorf("models = %q", got)
 	}
 	if got := p.eval(`document.querySelector('.days-chart svg').getAttribute('aria-label')`); !strings.Contains(got, "in 30 days") {
 		t.Errorf("chart label = %q", got)
 	}
 	fits(t, p, "usage")
+
+	// An admin shows another user's usage and budgets.
+	bob := addUser(t, data, "bob")
+	bobID := must(t, srv.url, bob, "GET", "/v1/me", nil, 200).json(t)["id"].(string)
+	must(t, srv.url, key, "PUT", "/v1/users/"+bobID+"/budget", map[string]any{"month": map[string]any{"tokens": 2500}}, 200)
+	p.do("show bob's usage", chromedp.SendKeys(chromedp.CSS(`input[name=user]`), "bob"), chromedp.Click(`//button[normalize-space()="Show"]`))
+	p.until("bob's usage", `!!document.querySelector('#other-month') && document.querySelectorAll('#other-usage .dc-bar').length === 30`)
+	if got := p.eval(`document.querySelector('#other-month').textContent + ' | ' + document.querySelector('#other-today').textContent`); !strings.Contains(got, "0 tokens, $0.00 (0% of the tokens)2,500 tokens, then pause") || !strings.Contains(got, "| Today") || !strings.HasSuffix(got, "none") {
+		t.Errorf("bob's usage = %q", got)
+	}
+	fits(t, p, "usage-other")
+	p.allowConsole(`404`)
+	p.do("show nobody's usage", chromedp.SetValue(chromedp.CSS(`input[name=user]`), "nobody"), chromedp.Click(`//button[normalize-space()="Show"]`))
+	p.until("a 404", `!!document.querySelector('#other-usage [role=alert]')`)
 }
 
 // fits checks the page at 1280 and 390 px: axe-core, and nothing wider than the screen or its box.

@@ -78,7 +78,7 @@ async function route() {
     else if (view === 'schedules') await schedulesView(show);
     else if (view === 'webhooks') await webhooksView(show);
     else if (view === 'memories') await memoriesView(show);
-    else if (view === 'usage') await usageView(show);
+    else if (view === 'usage') await usageView(show, me);
     else if (view === 'admin') await adminView(show, me);
     else await sessionsView(show);
   } catch (e) {

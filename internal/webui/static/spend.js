@@ -2,7 +2,7 @@
 // hand-drawn SVG bar chart, budgets beside what was spent against them, and a run stopped at a
 // budget (GET /v1/me/usage, GET /v1/sessions/{id}/usage, a run's budget_stop).
 import { api } from './api.js';
-import { h, errorBox } from './dom.js';
+import { h, field, errorBox } from './dom.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 function s(tag, attrs, ...kids) {
@@ -75,22 +75,44 @@ export function sessionSpend(base) {
   return { el: box, refresh };
 }
 
-// usageView is the caller's usage page (#/usage): today's and this month's spend against the
-// budgets, per model, and the chart of the last 30 days.
-export async function usageView(show) {
-  const u = await api('GET', '/v1/me/usage?days=30');
-  const period = (name, p, b, id) => h('tr', { id },
+// usagePanel is a user's usage u: today's and this month's spend against the budgets, the chart
+// of the days, and this month's spend per model; who names the user in the labels; id prefixes
+// the rows' ids.
+function usagePanel(u, who, id) {
+  const period = (name, p, b, rid) => h('tr', { id: rid },
     h('th', { scope: 'row' }, `${name} (${p.period})`), h('td', {}, spentText(p, b)), h('td', {}, limitText(b)));
-  const models = [...new Map([...u.month.models, ...u.today.models].map((m) => [m.model, m])).keys()].sort();
-  const of = (p, name) => p.models.find((m) => m.model === name) || { tokens: 0, input_tokens: 0, output_tokens: 0, usd: 0, calls: 0 };
-  show('Usage',
-    h('div', { class: 'tablewrap' }, h('table', { 'aria-label': 'Spend and budgets' },
+  const models = u.month.models.map((m) => m.model).sort();
+  return [
+    h('div', { class: 'tablewrap' }, h('table', { 'aria-label': `${who}: spend and budgets` },
       h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Period'), h('th', { scope: 'col' }, 'Spent'), h('th', { scope: 'col' }, 'Budget'))),
-      h('tbody', {}, period('Today', u.today, u.budget.day, 'usage-today'), period('This month', u.month, u.budget.month, 'usage-month')))),
-    daysChart(u.days, 'Your runs'),
-    models.length ? h('div', { class: 'tablewrap' }, h('table', { 'aria-label': 'Spend per model this month' },
+      h('tbody', {}, period('Today', u.today, u.budget.day, `${id}-today`), period('This month', u.month, u.budget.month, `${id}-month`)))),
+    daysChart(u.days, who),
+    models.length ? h('div', { class: 'tablewrap' }, h('table', { 'aria-label': `${who}: spend per model this month` },
       h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Model'), h('th', { scope: 'col' }, 'Calls'), h('th', { scope: 'col' }, 'Tokens in / out'), h('th', { scope: 'col' }, 'USD'))),
-      h('tbody', {}, ...models.map((name) => { const m = of(u.month, name); return h('tr', {}, h('td', {}, name), h('td', {}, m.calls), h('td', {}, `${num(m.input_tokens)} / ${num(m.output_tokens)}`), h('td', {}, usd(m.usd))); }))))
+      h('tbody', {}, ...u.month.models.map((m) => h('tr', {}, h('td', {}, m.model), h('td', {}, m.calls), h('td', {}, `${num(m.input_tokens)} / ${num(m.output_tokens)}`), h('td', {}, usd(m.usd)))))))
       : h('p', { class: 'muted' }, 'No model calls this month.'),
-    h('p', { class: 'muted' }, 'Days are UTC. USD is 0 unless the agents file prices the models; an admin sets the budgets.'));
+  ];
+}
+
+// usageView is the caller's usage page (#/usage): today's and this month's spend against the
+// budgets, per model, and the chart of the last 30 days; an admin can show another user's.
+export async function usageView(show, me) {
+  const u = await api('GET', '/v1/me/usage?days=30');
+  let other = '';
+  if (me && me.admin) {
+    const out = h('div', { id: 'other-usage' });
+    const [label, input] = field('User (id or name)', 'input', { type: 'text', name: 'user', autocomplete: 'off', spellcheck: 'false' });
+    other = h('section', { 'aria-labelledby': 'other-title' }, h('h2', { id: 'other-title' }, "Another user's usage"),
+      h('form', { class: 'row', onsubmit: async (e) => {
+        e.preventDefault();
+        const name = input.value.trim();
+        if (!name) return;
+        try {
+          const o = await api('GET', `/v1/users/${encodeURIComponent(name)}/usage?days=30`);
+          out.replaceChildren(h('h3', {}, `Usage of ${name}`), ...usagePanel(o, `${name}'s runs`, 'other'));
+        } catch (err) { out.replaceChildren(errorBox(err)); }
+      } }, label, h('button', { type: 'submit' }, 'Show')), out);
+  }
+  show('Usage', ...usagePanel(u, 'Your runs', 'usage'),
+    h('p', { class: 'muted' }, 'Days are UTC. USD is 0 unless the agents file prices the models; an admin sets the budgets.'), other);
 }
