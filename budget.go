@@ -166,12 +166,14 @@ func NewUsagePeriod(period string, models []ModelSpend) UsagePeriod {
 	return p
 }
 
-// UserUsage is what GET /v1/me/usage answers: the caller's spend today and this month, and the
-// budgets an admin set.
+// UserUsage is what GET /v1/me/usage answers: the caller's spend today and this month, per UTC
+// day of the days asked for (every day, zeros included, oldest first), and the budgets an admin
+// set.
 type UserUsage struct {
 	UserID string      `json:"user_id"`
 	Today  UsagePeriod `json:"today"`
 	Month  UsagePeriod `json:"month"`
+	Days   []DaySpend  `json:"days"`
 	Budget UserBudget  `json:"budget"`
 }
 
@@ -240,8 +242,12 @@ func Month(t time.Time) string { return t.UTC().Format("2006-01") }
 // BudgetService reads and sets budgets and spend. Budgets of sessions go with the session
 // (NewSession.Budget, SessionUpdate.Budget); a user's budget is set by an admin.
 type BudgetService interface {
-	// Usage returns the caller's spend today and this month, per model, and its budgets.
-	Usage(ctx context.Context) (*UserUsage, error)
+	// Usage returns the caller's spend today and this month, per model, per day of the days o
+	// asks for, and its budgets. EINVALID.
+	Usage(ctx context.Context, o UsageOptions) (*UserUsage, error)
+	// UserUsage is Usage of a user given by id or name. Admins only: EFORBIDDEN; ENOTFOUND,
+	// EINVALID.
+	UserUsage(ctx context.Context, userID string, o UsageOptions) (*UserUsage, error)
 	// UserBudget returns a user's budget (by id or name). Admins only: EFORBIDDEN; ENOTFOUND.
 	UserBudget(ctx context.Context, userID string) (*UserBudget, error)
 	// SetUserBudget replaces a user's budget (a nil day or month is none). A repeat with the same

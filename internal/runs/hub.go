@@ -220,7 +220,7 @@ func (h *hub) PlanStep(ctx context.Context, run *carryon.Run, p engine.Plan) ([]
 				return err
 			}
 		}
-		if err := ev.add(ctx, carryon.EventMessageAppended, res); err != nil {
+		if err := ev.add(ctx, carryon.EventMessageAppended, withUsage(res, p.Usage, p.CachedTokens)); err != nil {
 			return err
 		}
 		// Last: the user's counters are rows every run of the user writes, locked from here to
@@ -336,7 +336,7 @@ func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, c engine.Commit)
 				return err
 			}
 		}
-		if err := ev.add(ctx, carryon.EventMessageAppended, res); err != nil {
+		if err := ev.add(ctx, carryon.EventMessageAppended, withUsage(res, c.Usage, c.CachedTokens)); err != nil {
 			return err
 		}
 		spent, err = h.recordSpend(ctx, tx, run, c.Usage, c.CachedTokens, ev.now) // last, as in PlanStep

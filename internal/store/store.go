@@ -70,6 +70,7 @@ type Tx interface {
 	Bundles
 	Limits
 	Budgets
+	Usage
 }
 
 // Users stores users and API keys.

@@ -81,6 +81,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Storage", func(t *testing.T) { t.Parallel(); testStorage(t, open) })
 	t.Run("Limits", func(t *testing.T) { t.Parallel(); testLimits(t, open) })
 	t.Run("Budgets", func(t *testing.T) { t.Parallel(); testBudgets(t, open) })
+	t.Run("Usage", func(t *testing.T) { t.Parallel(); testUsage(t, open) })
 }
 
 // Owners used by the suite; B is always the one that must not see A's rows.
