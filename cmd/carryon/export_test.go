@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -167,7 +168,7 @@ func TestSessionExportImport(t *testing.T) {
 	// Bad bundles: a problem each, nothing stored, not even the request id.
 	lines := bytes.Split(bytes.TrimSuffix(first, []byte("\n")), []byte("\n"))
 	body := lines[:len(lines)-1]
-	newer := append([][]byte{[]byte(strings.Replace(string(lines[0]), `"version":1`, `"version":2`, 1))}, body[1:]...)
+	newer := append([][]byte{[]byte(strings.Replace(string(lines[0]), fmt.Sprintf(`"version":%d`, bundle.Version), fmt.Sprintf(`"version":%d`, bundle.Version+1), 1))}, body[1:]...)
 	unknown := append(append([][]byte{}, body...), []byte(`{"kind":"budget","budget":{}}`))
 	for name, bad := range map[string][]byte{
 		"tampered":  bytes.Replace(first, []byte("keep me"), []byte("keep us"), 1),

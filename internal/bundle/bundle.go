@@ -16,10 +16,11 @@ import (
 	"github.com/carryon-hub/carryon"
 )
 
-// The header's format name and the version this code writes and reads.
+// The header's format name and the version this code writes and reads (and every one before it:
+// version 2 added the session's budget).
 const (
 	Format  = "carryon.session"
-	Version = 1
+	Version = 2
 )
 
 // MaxBytes is the largest bundle carryon exports or imports: 64 MiB.
@@ -85,6 +86,9 @@ type Session struct {
 	LastSeq              int64                 `json:"last_seq"`
 	WorkingMemoryVersion int64                 `json:"memory_version"`
 	Metadata             json.RawMessage       `json:"metadata,omitempty"`
+	// Budget is the session's budget, when it has one (version 2; docs/API.md, "Budgets").
+	// What the session spent is not carried: an import starts with no spend.
+	Budget *carryon.Budget `json:"budget,omitempty"`
 }
 
 // Fork says that the session is a fork: of which session, sharing its history up to which seq,

@@ -46,7 +46,13 @@ func (s *Service) Export(ctx context.Context, id string) ([]byte, error) {
 
 // exportRows adds the rows of sess to enc, kind by kind in the bundle's order.
 func exportRows(ctx context.Context, tx store.Tx, own string, sess *carryon.Session, enc *bundle.Encoder) error {
-	enc.Add(bundle.Line{Kind: bundle.KindSession, Session: bundle.SessionOf(sess)})
+	bs := bundle.SessionOf(sess)
+	b, err := tx.SessionBudget(ctx, own, sess.ID)
+	if err != nil {
+		return err
+	}
+	bs.Budget = b
+	enc.Add(bundle.Line{Kind: bundle.KindSession, Session: bs})
 	if sess.ParentID != "" {
 		enc.Add(bundle.Line{Kind: bundle.KindFork, Fork: &bundle.Fork{ParentID: sess.ParentID, ForkSeq: sess.ForkSeq, ForkVersion: sess.ForkVersion}})
 	}

@@ -167,6 +167,11 @@ func (p *importPlan) store(ctx context.Context, tx store.Tx, own string, in carr
 		}
 		return nil, err
 	}
+	if b := p.sess.Budget; !b.Empty() {
+		if err := tx.PutSessionBudget(ctx, own, sess.ID, b, now); err != nil {
+			return nil, err
+		}
+	}
 	for i := 0; i < len(p.msgs); i += carryon.MaxAppendMessages {
 		if err := tx.InsertMessages(ctx, own, p.msgs[i:min(len(p.msgs), i+carryon.MaxAppendMessages)]); err != nil {
 			return nil, err

@@ -155,6 +155,10 @@ func (p *importPlan) check(runs map[string]bool) error {
 	if err := validMetadata(s.Metadata); err != nil {
 		return err
 	}
+	if err := s.Budget.Check("session.budget"); err != nil {
+		return carryon.Errorf(carryon.EINVALID, "the bundle's %s", carryon.ErrorMessage(err))
+	}
+	s.Budget = normalBudget(s.Budget)
 	lo := int64(0)
 	if f := p.fork; f != nil {
 		if f.ParentID == "" || f.ForkSeq < 0 || f.ForkSeq > s.LastSeq || f.ForkVersion < 1 {
