@@ -5,9 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/carryon-hub/carryon/internal/store"
+	"github.com/carryon-hub/carryon/internal/store/sqlq"
 )
 
 var _ store.Dumper = (*DB)(nil)
@@ -50,7 +50,7 @@ func (s *snapshot) Skipped() []string { return s.skipped }
 // Count counts the rows of table.
 func (s *snapshot) Count(ctx context.Context, table string) (int64, error) {
 	var n int64
-	if err := s.tx.QueryRowContext(ctx, "SELECT count(*) FROM "+quoteIdent(table)).Scan(&n); err != nil {
+	if err := s.tx.QueryRowContext(ctx, "SELECT count(*) FROM "+sqlq.QuoteIdent(table)).Scan(&n); err != nil {
 		return 0, fmt.Errorf("sqlite: count %s: %w", table, err)
 	}
 	return n, nil
@@ -62,9 +62,13 @@ func (s *snapshot) Rows(ctx context.Context, t store.Table, batch int, fn func([
 	if i < 0 {
 		return fmt.Errorf("sqlite: no table %s in the dump", t.Name)
 	}
-	q, err := s.tables[i].selectSQL(t.Columns)
-	if err != nil {
-		return err
+	names := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		names[i] = c.Name
+	}
+	q, ok := s.tables[i].read.Select(names)
+	if !ok {
+		return fmt.Errorf("sqlite: table %s has not all of the columns %v", t.Name, names)
 	}
 	rows, err := s.tx.QueryContext(ctx, q)
 	if err != nil {
@@ -98,42 +102,3 @@ func (s *snapshot) Rows(ctx context.Context, t store.Table, batch int, fn func([
 	return nil
 }
 
-// selectSQL is the query that reads cols of the table; a table that references itself is read
-// parents first, by depth in its tree (a fork after the session it forks).
-func (t *dumpTable) selectSQL(cols []store.Column) (string, error) {
-	exprs := make([]string, len(cols))
-	for i, c := range cols {
-		e, ok := t.exprs[c.Name]
-		if !ok {
-			return "", fmt.Errorf("sqlite: table %s has no column %s", t.Name, c.Name)
-		}
-		exprs[i] = e
-	}
-	q := "SELECT " + strings.Join(exprs, ", ") + " FROM " + quoteIdent(t.Name) + " t"
-	for _, j := range t.joins {
-		q += " " + j
-	}
-	if t.selfFrom == "" {
-		return q + t.orderBy("t."), nil
-	}
-	from, to, tbl := quoteIdent(t.selfFrom), quoteIdent(t.selfTo), quoteIdent(t.Name)
-	return "WITH RECURSIVE depth(k, d) AS (SELECT " + to + ", 0 FROM " + tbl + " WHERE " + from + " IS NULL" +
-		" UNION ALL SELECT c." + to + ", depth.d + 1 FROM " + tbl + " c JOIN depth ON c." + from + " = depth.k) " +
-		q + " LEFT JOIN depth ON depth.k = t." + to + " ORDER BY COALESCE(depth.d, 9223372036854775807)" +
-		strings.Replace(t.orderBy("t."), " ORDER BY", ",", 1), nil
-}
-
-// orderBy orders by the primary key (empty for a table without one).
-func (t *dumpTable) orderBy(prefix string) string {
-	if len(t.Key) == 0 {
-		return ""
-	}
-	keys := make([]string, len(t.Key))
-	for i, k := range t.Key {
-		keys[i] = prefix + quoteIdent(k)
-	}
-	return " ORDER BY " + strings.Join(keys, ", ")
-}
-
-// quoteIdent quotes an identifier for SQLite.
-func quoteIdent(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }

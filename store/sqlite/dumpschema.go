@@ -7,19 +7,14 @@ import (
 	"strings"
 
 	"github.com/carryon-hub/carryon/internal/store"
+	"github.com/carryon-hub/carryon/internal/store/sqlq"
 )
 
-// dumpTable is one table of a Dump: what it shows (store.Table) and how its columns are read.
+// dumpTable is one table of a Dump: what it shows (store.Table) and how its columns are read
+// (the full-text tables joined along, for the text SQLite keeps only in the index).
 type dumpTable struct {
 	store.Table
-	// exprs reads each column in the SELECT (t."name", or a column of a joined full-text table).
-	exprs map[string]string
-	// joins are the full-text tables read along (LEFT JOIN … ON rowid), for the text SQLite keeps
-	// only in the index.
-	joins []string
-	// selfFrom and selfTo are the columns of a foreign key to the table itself (sessions.parent_id
-	// → sessions.id), empty without one: rows are then read parents first.
-	selfFrom, selfTo string
+	read sqlq.DumpTable
 	// rowid is the column that is the table's INTEGER PRIMARY KEY (its rowid), if any.
 	rowid string
 }
@@ -91,18 +86,18 @@ func (s *snapshot) linkIndex(ctx context.Context, v string, tables []*dumpTable)
 		return "", fmt.Errorf("sqlite: columns of %s: %w", v, err)
 	}
 	defer rows.Close()
-	alias := fmt.Sprintf("j%d", len(t.joins))
+	alias := fmt.Sprintf("j%d", len(t.read.Joins))
 	var moved []string
 	for rows.Next() {
 		var col string
 		if err := rows.Scan(&col); err != nil {
 			return "", err
 		}
-		if _, ok := t.exprs[col]; ok {
+		if _, ok := t.read.Exprs[col]; ok {
 			continue
 		}
 		t.Columns = append(t.Columns, store.Column{Name: col, Type: v + " column", Incidental: true})
-		t.exprs[col] = alias + "." + quoteIdent(col)
+		t.read.Exprs[col] = alias + "." + sqlq.QuoteIdent(col)
 		moved = append(moved, t.Name+"."+col)
 	}
 	if err := rows.Err(); err != nil {
@@ -111,7 +106,7 @@ func (s *snapshot) linkIndex(ctx context.Context, v string, tables []*dumpTable)
 	if len(moved) == 0 {
 		return "not copied; the destination keeps its own", nil
 	}
-	t.joins = append(t.joins, "LEFT JOIN "+quoteIdent(v)+" "+alias+" ON "+alias+".rowid = t."+quoteIdent(t.rowid))
+	t.read.Joins = append(t.read.Joins, "LEFT JOIN "+sqlq.QuoteIdent(v)+" "+alias+" ON "+alias+".rowid = t."+sqlq.QuoteIdent(t.rowid))
 	for i := range t.Columns {
 		if t.Columns[i].Name == t.rowid {
 			t.Columns[i].Incidental = true
@@ -132,7 +127,7 @@ func isShadow(name string, virtual []string) bool {
 
 // table reads a table's columns, primary key and foreign keys.
 func (s *snapshot) table(ctx context.Context, name string) (*dumpTable, error) {
-	t := &dumpTable{Table: store.Table{Name: name}, exprs: map[string]string{}}
+	t := &dumpTable{Table: store.Table{Name: name}, read: sqlq.DumpTable{Name: name, Exprs: map[string]string{}}}
 	rows, err := s.tx.QueryContext(ctx, `SELECT name, type, pk FROM pragma_table_info(?) ORDER BY cid`, name)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: columns of %s: %w", name, err)
@@ -158,7 +153,7 @@ func (s *snapshot) table(ctx context.Context, name string) (*dumpTable, error) {
 			}
 		}
 		t.Columns = append(t.Columns, store.Column{Name: col, Type: typ})
-		t.exprs[col] = "t." + quoteIdent(col)
+		t.read.Exprs[col] = "t." + sqlq.QuoteIdent(col)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -167,6 +162,7 @@ func (s *snapshot) table(ctx context.Context, name string) (*dumpTable, error) {
 	if len(t.Key) != 1 {
 		t.rowid = ""
 	}
+	t.read.Key = t.Key
 	rows, err = s.tx.QueryContext(ctx, `SELECT "table", "from", COALESCE("to", '') FROM pragma_foreign_key_list(?)`, name)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: foreign keys of %s: %w", name, err)
@@ -186,47 +182,26 @@ func (s *snapshot) table(ctx context.Context, name string) (*dumpTable, error) {
 		if to == "" {
 			to = pk
 		}
-		t.selfFrom, t.selfTo = from, to
+		t.read.SelfFrom, t.read.SelfTo = from, to
 	}
 	return t, rows.Err()
 }
 
 // fkOrder sorts the tables so that every table comes after the tables it references, keeping
-// the creation order where the foreign keys leave a choice.
+// the creation order where the foreign keys leave a choice (store.OrderTables).
 func fkOrder(tables []*dumpTable) ([]*dumpTable, error) {
-	byName := map[string]bool{}
-	for _, t := range tables {
-		byName[t.Name] = true
+	byName := map[string]*dumpTable{}
+	plain := make([]store.Table, len(tables))
+	for i, t := range tables {
+		byName[t.Name], plain[i] = t, t.Table
 	}
-	done := map[string]bool{}
-	var out []*dumpTable
-	for len(out) < len(tables) {
-		progress := false
-		for _, t := range tables {
-			if done[t.Name] {
-				continue
-			}
-			ready := true
-			for _, r := range t.Refs {
-				if byName[r] && !done[r] {
-					ready = false
-				}
-			}
-			if ready {
-				done[t.Name], progress = true, true
-				out = append(out, t)
-				break
-			}
-		}
-		if !progress {
-			var left []string
-			for _, t := range tables {
-				if !done[t.Name] {
-					left = append(left, t.Name)
-				}
-			}
-			return nil, fmt.Errorf("sqlite: the foreign keys of tables %s form a cycle", strings.Join(left, ", "))
-		}
+	ordered, err := store.OrderTables(plain)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	out := make([]*dumpTable, len(ordered))
+	for i, t := range ordered {
+		out[i] = byName[t.Name]
 	}
 	return out, nil
 }
