@@ -101,4 +101,3 @@ func (s *snapshot) Rows(ctx context.Context, t store.Table, batch int, fn func([
 	}
 	return nil
 }
-
