@@ -176,3 +176,10 @@ func TestCopyFromSQLite(t *testing.T) {
 		return db
 	}, func(t *testing.T) store.Store { return open(t, newSchema(t)) })
 }
+
+// TestCopyPostgresToPostgres: a PostgreSQL store's dump loads into another, empty one.
+func TestCopyPostgresToPostgres(t *testing.T) {
+	t.Parallel()
+	open := func(t *testing.T) store.Store { return open(t, newSchema(t)) }
+	storetest.RunCopy(t, open, open)
+}
