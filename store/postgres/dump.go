@@ -18,6 +18,11 @@ var derivedTables = map[string]string{
 	"session_search": "the session search index: the destination makes its own from the messages",
 }
 
+// derivedColumns are the columns the driver writes from the others of their row (memories.doc,
+// the search document of store.LongTermDocument): a dump marks them Incidental, and a
+// destination that keeps them elsewhere makes them again.
+var derivedColumns = map[string][]string{"memories": {"doc"}}
+
 // Dump calls fn with one REPEATABLE READ, READ ONLY transaction of the current schema (one
 // snapshot however long the dump takes). Generated columns (memories.tsv) are left out, as are
 // the derived tables. Values come as pgx reads them, integers as int64.
@@ -104,7 +109,7 @@ func (s *pgSnapshot) table(ctx context.Context, oid uint32, name string) (store.
 			return t, nil, fmt.Errorf("postgres: columns of %s: %w", name, err)
 		}
 		if !generated {
-			t.Columns = append(t.Columns, store.Column{Name: col, Type: typ})
+			t.Columns = append(t.Columns, store.Column{Name: col, Type: typ, Incidental: slices.Contains(derivedColumns[name], col)})
 			read.Exprs[col] = "t." + sqlq.QuoteIdent(col)
 		}
 	}
