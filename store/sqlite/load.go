@@ -213,7 +213,9 @@ func (l *loadTx) indexMemories(ctx context.Context) error {
 }
 
 // Count counts table's rows.
-func (l *loadTx) Count(ctx context.Context, table string) (int64, error) { return l.snapshot.Count(ctx, table) }
+func (l *loadTx) Count(ctx context.Context, table string) (int64, error) {
+	return l.snapshot.Count(ctx, table)
+}
 
 // columnType is the declared type of a column of the table ("" when unknown).
 func (t *dumpTable) columnType(name string) string {
