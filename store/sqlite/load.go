@@ -34,7 +34,8 @@ func (db *DB) Load(ctx context.Context, fn func(store.LoadTx) error) error {
 // would change the plans of every query.
 func (db *DB) Analyze(context.Context, string) error { return nil }
 
-// loadTx is a Load's transaction; it reads the destination's tables as a dump does.
+// loadTx is a Load's transaction; it reads the destination's tables, and counts their rows, as
+// a dump does (snapshot).
 type loadTx struct {
 	tx *sql.Tx
 	snapshot
@@ -210,11 +211,6 @@ func (l *loadTx) indexMemories(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// Count counts table's rows.
-func (l *loadTx) Count(ctx context.Context, table string) (int64, error) {
-	return l.snapshot.Count(ctx, table)
 }
 
 // columnType is the declared type of a column of the table ("" when unknown).
