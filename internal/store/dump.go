@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"strings"
+)
 
 // Table is one table of a dump: its name, its columns in the order a row of Rows carries them,
 // its primary key and the tables it references.
@@ -84,4 +88,45 @@ type LoadTx interface {
 	Finish(ctx context.Context) (int64, error)
 	// Count returns how many rows table holds in this transaction.
 	Count(ctx context.Context, table string) (int64, error)
+}
+
+// ColumnPlace says what a destination does with a source column: Keep it, Skip it (the
+// destination makes it itself: a generated column, text it keeps in a full-text index), or
+// Missing, when it has no such column.
+type ColumnPlace int
+
+// The places of a source column in the destination.
+const (
+	Keep ColumnPlace = iota
+	Skip
+	Missing
+)
+
+// PlanTables is the work of a LoadTx's Plan that is the same for every driver: where(table,
+// column) says what the destination does with a column (its ok false when it has no such table),
+// db names the destination in messages ("PostgreSQL").
+func PlanTables(src []Table, db string, where func(table, column string) (ColumnPlace, bool)) ([]Table, []string, error) {
+	var out []Table
+	var warnings []string
+	for _, t := range src {
+		if _, ok := where(t.Name, ""); !ok {
+			return nil, nil, fmt.Errorf("table %s is in the source database but not in %s: are both at the same schema version?", t.Name, db)
+		}
+		lt := t
+		lt.Columns = nil
+		var dropped []string
+		for _, c := range t.Columns {
+			switch place, _ := where(t.Name, c.Name); {
+			case place == Keep:
+				lt.Columns = append(lt.Columns, c)
+			case place == Missing && !c.Incidental:
+				dropped = append(dropped, c.Name)
+			}
+		}
+		if len(dropped) > 0 {
+			warnings = append(warnings, fmt.Sprintf("%s: %s has no column %s; its values are not copied", t.Name, db, strings.Join(dropped, ", ")))
+		}
+		out = append(out, lt)
+	}
+	return out, warnings, nil
 }

@@ -184,8 +184,7 @@ func (s *pgSnapshot) Rows(ctx context.Context, t store.Table, batch int, fn func
 		return fmt.Errorf("postgres: read %s: %w", t.Name, err)
 	}
 	defer rows.Close()
-	batch = max(batch, 1)
-	buf := make([][]any, 0, batch)
+	out := store.Batcher{N: batch, Fn: fn}
 	for rows.Next() {
 		row, err := rows.Values()
 		if err != nil {
@@ -199,18 +198,12 @@ func (s *pgSnapshot) Rows(ctx context.Context, t store.Table, batch int, fn func
 				row[i] = int64(x)
 			}
 		}
-		if buf = append(buf, row); len(buf) == batch {
-			if err := fn(buf); err != nil {
-				return err
-			}
-			buf = buf[:0]
+		if err := out.Add(row); err != nil {
+			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("postgres: read %s: %w", t.Name, err)
 	}
-	if len(buf) > 0 {
-		return fn(buf)
-	}
-	return nil
+	return out.Flush()
 }

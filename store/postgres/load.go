@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -79,32 +78,17 @@ func (l *loadTx) NonEmpty(ctx context.Context) (string, error) {
 
 // Plan keeps the columns both sides have, except the generated ones PostgreSQL computes.
 func (l *loadTx) Plan(src []store.Table) ([]store.Table, []string, error) {
-	var out []store.Table
-	var warnings []string
-	for _, t := range src {
-		pg, ok := l.cols[t.Name]
-		if !ok {
-			return nil, nil, fmt.Errorf("table %s is in the source database but not in PostgreSQL: are both at the same schema version?", t.Name)
+	return store.PlanTables(src, "PostgreSQL", func(table, column string) (store.ColumnPlace, bool) {
+		cols, ok := l.cols[table]
+		pc, has := cols[column]
+		switch {
+		case !has:
+			return store.Missing, ok
+		case pc.generated:
+			return store.Skip, ok
 		}
-		lt := t
-		lt.Columns = nil
-		var dropped []string
-		for _, c := range t.Columns {
-			pc, ok := pg[c.Name]
-			switch {
-			case !ok && !c.Incidental:
-				dropped = append(dropped, c.Name)
-			case !ok, pc.generated:
-			default:
-				lt.Columns = append(lt.Columns, c)
-			}
-		}
-		if len(dropped) > 0 {
-			warnings = append(warnings, fmt.Sprintf("%s: PostgreSQL has no column %s; its values are not copied", t.Name, strings.Join(dropped, ", ")))
-		}
-		out = append(out, lt)
-	}
-	return out, warnings, nil
+		return store.Keep, ok
+	})
 }
 
 // Check converts every value of row.

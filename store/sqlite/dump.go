@@ -75,8 +75,7 @@ func (s *snapshot) Rows(ctx context.Context, t store.Table, batch int, fn func([
 		return fmt.Errorf("sqlite: read %s: %w", t.Name, err)
 	}
 	defer rows.Close()
-	batch = max(batch, 1)
-	buf := make([][]any, 0, batch)
+	out := store.Batcher{N: batch, Fn: fn}
 	dest := make([]any, len(t.Columns))
 	for rows.Next() {
 		row := make([]any, len(t.Columns))
@@ -86,18 +85,12 @@ func (s *snapshot) Rows(ctx context.Context, t store.Table, batch int, fn func([
 		if err := rows.Scan(dest...); err != nil {
 			return fmt.Errorf("sqlite: read %s: %w", t.Name, err)
 		}
-		if buf = append(buf, row); len(buf) == batch {
-			if err := fn(buf); err != nil {
-				return err
-			}
-			buf = buf[:0]
+		if err := out.Add(row); err != nil {
+			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("sqlite: read %s: %w", t.Name, err)
 	}
-	if len(buf) > 0 {
-		return fn(buf)
-	}
-	return nil
+	return out.Flush()
 }

@@ -64,31 +64,19 @@ func (l *loadTx) NonEmpty(ctx context.Context) (string, error) {
 // Plan keeps the columns both sides have; what SQLite keeps in a full-text index (memories'
 // search document) is made again by Finish.
 func (l *loadTx) Plan(src []store.Table) ([]store.Table, []string, error) {
-	var out []store.Table
-	var warnings []string
-	for _, t := range src {
-		dst := l.table(t.Name)
+	return store.PlanTables(src, "SQLite", func(table, column string) (store.ColumnPlace, bool) {
+		dst := l.table(table)
 		if dst == nil {
-			return nil, nil, fmt.Errorf("table %s is in the source database but not in SQLite: are both at the same schema version?", t.Name)
+			return store.Missing, false
 		}
-		lt := t
-		lt.Columns = nil
-		var dropped []string
-		for _, c := range t.Columns {
-			switch _, ok := dst.read.Exprs[c.Name]; {
-			case ok && !strings.HasPrefix(dst.read.Exprs[c.Name], "t."):
-			case ok:
-				lt.Columns = append(lt.Columns, c)
-			case !c.Incidental:
-				dropped = append(dropped, c.Name)
-			}
+		switch expr, has := dst.read.Exprs[column]; {
+		case !has:
+			return store.Missing, true
+		case !strings.HasPrefix(expr, "t."):
+			return store.Skip, true
 		}
-		if len(dropped) > 0 {
-			warnings = append(warnings, fmt.Sprintf("%s: SQLite has no column %s; its values are not copied", t.Name, strings.Join(dropped, ", ")))
-		}
-		out = append(out, lt)
-	}
-	return out, warnings, nil
+		return store.Keep, true
+	})
 }
 
 // table returns the destination's table called name, nil when there is none.
@@ -249,17 +237,13 @@ func loadValue(declared string, v any) (any, error) {
 }
 
 // rebuildSessionSearch makes the session search documents of every session from the messages it
-// shows, its own and those it reads through its fork chain, less its tombstones (migration 0025).
-const rebuildSessionSearch = `WITH RECURSIVE reach (reader, reader_key, src, upto) AS (
-	SELECT id, session_key, id, 9223372036854775807 FROM sessions
-	UNION ALL
-	SELECT r.reader, r.reader_key, s.parent_id, min(r.upto, s.fork_seq)
-	FROM reach r JOIN sessions s ON s.id = r.src WHERE s.parent_id IS NOT NULL
-)
-INSERT INTO session_search (rowid, doc)
-	SELECT r.reader_key * 4294967296 + m.seq, substr(m.content, 1, 65536)
-	FROM reach r JOIN sessions o ON o.id = r.src
-	JOIN messages m ON m.session_key = o.session_key AND m.seq <= r.upto
-		AND (o.parent_id IS NULL OR m.seq > o.fork_seq)
-	WHERE m.content <> ''
-		AND NOT EXISTS (SELECT 1 FROM message_deletions d WHERE d.session_id = r.reader AND d.seq = m.seq)`
+// shows, its own and those it reads through its fork chain, less its tombstones: the statement
+// of migration 0025 that indexed the messages there were (a released migration never changes).
+var rebuildSessionSearch = func() string {
+	b, err := migrationFS.ReadFile("migrations/0025_session_search.sql")
+	_, q, ok := strings.Cut(string(b), "\nWITH RECURSIVE reach")
+	if err != nil || !ok {
+		panic("sqlite: migration 0025 has no statement that indexes the messages")
+	}
+	return "WITH RECURSIVE reach" + strings.TrimRight(strings.TrimSpace(q), ";")
+}()
