@@ -81,7 +81,8 @@ type LoadTx interface {
 	// Check converts a row of t as Insert would, without writing it, and calls bad for every
 	// value the destination cannot store (text with a NUL character in PostgreSQL, say).
 	Check(t Table, row []any, bad func(column string, err error))
-	// Insert stores rows of t (a table Plan returned) and returns how many the database took.
+	// Insert stores rows of t (a table Plan returned) and returns how many the database took;
+	// it may overwrite the rows' values (a batch of Snapshot.Rows is not kept).
 	Insert(ctx context.Context, t Table, rows [][]any) (int64, error)
 	// Finish makes what the destination derives from the loaded rows (the session search index)
 	// and returns how many session search documents it holds.

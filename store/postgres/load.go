@@ -108,19 +108,18 @@ func (l *loadTx) Insert(ctx context.Context, t store.Table, rows [][]any) (int64
 		pc := l.cols[t.Name][c.Name]
 		names[i], convs[i] = c.Name, converter(pc.dataType)
 	}
-	out := make([][]any, len(rows))
-	for r, row := range rows {
-		out[r] = make([]any, len(row))
+	// The values are converted in place: the batch is the caller's to overwrite (Snapshot.Rows).
+	for _, row := range rows {
 		for i, v := range row {
 			x, err := convs[i](v)
 			if err != nil {
 				c := t.Columns[i]
 				return 0, fmt.Errorf("column %s (%s to PostgreSQL %s): %w", c.Name, c.Type, l.cols[t.Name][c.Name].dataType, err)
 			}
-			out[r][i] = x
+			row[i] = x
 		}
 	}
-	n, err := l.tx.CopyFrom(ctx, pgx.Identifier{t.Name}, names, pgx.CopyFromRows(out))
+	n, err := l.tx.CopyFrom(ctx, pgx.Identifier{t.Name}, names, pgx.CopyFromRows(rows))
 	if err != nil {
 		return n, fmt.Errorf("postgres: %w", err)
 	}
