@@ -166,12 +166,14 @@ func NewUsagePeriod(period string, models []ModelSpend) UsagePeriod {
 	return p
 }
 
-// UserUsage is what GET /v1/me/usage answers: the caller's spend today and this month, and the
-// budgets an admin set.
+// UserUsage is what GET /v1/me/usage answers: the caller's spend today and this month, per UTC
+// day of the days asked for (every day, zeros included, oldest first), and the budgets an admin
+// set.
 type UserUsage struct {
 	UserID string      `json:"user_id"`
 	Today  UsagePeriod `json:"today"`
 	Month  UsagePeriod `json:"month"`
+	Days   []DaySpend  `json:"days"`
 	Budget UserBudget  `json:"budget"`
 }
 
@@ -218,6 +220,19 @@ func (b *BudgetStop) Error() string {
 	return fmt.Sprintf("budget exceeded: %s (%s) is spent: %d tokens, %g USD used", what, lim, b.Spent.Tokens, b.Spent.Cost.USD())
 }
 
+// GoOn says, after b's Error, how a run stopped at b goes on: raise the budget, then approve the
+// run with no action (docs/API.md, "Budgets"). Every door says it so.
+func (b *BudgetStop) GoOn(runID string) string {
+	raise := "an admin raises the user's budget (PUT /v1/users/{id}/budget)"
+	if b.Scope == BudgetScopeSession {
+		raise = "raise the session's budget (PATCH /v1/sessions/{id} with budget)"
+	}
+	if b.OnExceed == BudgetFail {
+		return "the run failed; " + raise + " before the next run"
+	}
+	return raise + ", then approve run " + runID + " with no action_id (POST /v1/runs/" + runID + "/approve, or carryon runs approve " + runID + ")"
+}
+
 // Day is the UTC day of t (2006-01-02), as budgets and usage name it.
 func Day(t time.Time) string { return t.UTC().Format("2006-01-02") }
 
@@ -227,8 +242,12 @@ func Month(t time.Time) string { return t.UTC().Format("2006-01") }
 // BudgetService reads and sets budgets and spend. Budgets of sessions go with the session
 // (NewSession.Budget, SessionUpdate.Budget); a user's budget is set by an admin.
 type BudgetService interface {
-	// Usage returns the caller's spend today and this month, per model, and its budgets.
-	Usage(ctx context.Context) (*UserUsage, error)
+	// Usage returns the caller's spend today and this month, per model, per day of the days o
+	// asks for, and its budgets. EINVALID.
+	Usage(ctx context.Context, o UsageOptions) (*UserUsage, error)
+	// UserUsage is Usage of a user given by id or name. Admins only: EFORBIDDEN; ENOTFOUND,
+	// EINVALID.
+	UserUsage(ctx context.Context, userID string, o UsageOptions) (*UserUsage, error)
 	// UserBudget returns a user's budget (by id or name). Admins only: EFORBIDDEN; ENOTFOUND.
 	UserBudget(ctx context.Context, userID string) (*UserBudget, error)
 	// SetUserBudget replaces a user's budget (a nil day or month is none). A repeat with the same

@@ -142,6 +142,8 @@ func dispatch(ctx context.Context, args []string, getenv env, stdin io.Reader, s
 		return runCopy(ctx, rest, getenv, stdout, stderr)
 	case "stats":
 		return runStats(ctx, rest, getenv, stdout)
+	case "usage":
+		return runUsageCmd(ctx, rest, getenv, stdout)
 	case "backup":
 		return runBackup(ctx, rest, getenv, stdout)
 	case "restore":
@@ -177,6 +179,7 @@ Usage:
   carryon users keys ls|add|revoke ...                       manage API keys
   carryon users rm NAME                                      forget a user and everything of theirs
   carryon stats [--json]                                     sizes per table and per user
+  carryon usage [--user USER] [--session ID] [--days N]      tokens and USD per day, with the budgets
   carryon sessions ls|show|close|restore|fork|rm|export ...  manage sessions on a server
   carryon schedules create|ls|get|pause|resume|rm|run ...    runs a session starts by itself (cron, every, at)
   carryon webhooks create|ls|get|rm|rotate|deliveries ...    signed POSTs to a URL when runs end or wait

@@ -42,6 +42,7 @@ var validBodies = map[string]any{
 	"GET /v1/sessions/{id}/compactions":            nil,
 	"GET /v1/sessions/{id}/export":                 nil,
 	"GET /v1/sessions/{id}/storage":                nil,
+	"GET /v1/sessions/{id}/usage":                  nil,
 	"POST /v1/sessions/{id}/schedules":             map[string]any{"every": "1h", "message": "hijack"},
 	"GET /v1/sessions/{id}/schedules":              nil,
 	"GET /v1/schedules/{id}":                       nil,

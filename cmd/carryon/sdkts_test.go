@@ -81,7 +81,7 @@ func sdkStores(t *testing.T, test func(t *testing.T, db []string)) {
 	})
 }
 
-// TestTypeScriptSDK runs the SDK's helper tests (test/helpers.ts: idempotent retries, Retry-After,
+// TestTypeScriptSDK runs the SDK's helper tests (test/helpers.ts: idempotent retries, Retry-After, usage and budgets,
 // typed errors, the If-Match update helper, paging, a run's events, client tools, approvals and
 // long-term memory with its consolidating adds, earlier versions and search modes) and then its example of the seed's task, in two node processes, against one
 // server; and checks on the server what the scripts did.

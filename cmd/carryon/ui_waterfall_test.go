@@ -18,11 +18,33 @@ import (
 var waterfallOverflowJS = strings.Replace(overflowJS, `const sel = '`, `const sel = '.waterfall, .waterfall *, .usage-chart, .usage-chart *, .context-bar, .context-bar *, `, 1)
 
 // wantBars is the waterfall the API's record of run runID implies, as the bars' labels without
-// their lengths, in time order: per step, its model call (with the output tokens of its
+// their lengths, in time order: per step, its model call (with the input tokens its
+// message.appended event says the step's model calls used, and the output tokens of its
 // assistant message), then its tool calls in order (tool, effect class, status), a call that
 // waited for a decision after its wait; and the final model call.
-func wantBars(t *testing.T, url, key, sid, runID string) []string {
+func wantBars(t *testing.T, srv *server, key, sid, runID string) []string {
 	t.Helper()
+	url := srv.url
+	input := map[float64]float64{} // an assistant message's seq: its call's input tokens
+	for _, e := range storedEvents(t, srv, key, runID) {
+		var d struct {
+			Messages []struct {
+				Seq  float64 `json:"seq"`
+				Role string  `json:"role"`
+			} `json:"messages"`
+			Usage *struct {
+				InputTokens float64 `json:"input_tokens"`
+			} `json:"usage"`
+		}
+		if e.Type != "message.appended" || json.Unmarshal(e.Data, &d) != nil || d.Usage == nil {
+			continue
+		}
+		for _, m := range d.Messages {
+			if m.Role == "assistant" {
+				input[m.Seq] = d.Usage.InputTokens
+			}
+		}
+	}
 	var assistant []map[string]any
 	for _, m := range must(t, url, key, "GET", "/v1/sessions/"+sid+"/messages?limit=1000", nil, 200).json(t)["items"].([]any) {
 		if m := m.(map[string]any); m["run_id"] == runID && m["role"] == "assistant" {
@@ -42,7 +64,11 @@ func wantBars(t *testing.T, url, key, sid, runID string) []string {
 	})
 	var want []string
 	for i, m := range assistant {
-		want = append(want, fmt.Sprintf("model call %d, %v output tokens", i+1, m["tokens"]))
+		in, ok := input[m["seq"].(float64)]
+		if !ok || in <= 0 {
+			t.Fatalf("the message.appended event of run %s's assistant message %v says no input tokens", runID, m["seq"])
+		}
+		want = append(want, fmt.Sprintf("model call %d, %v input tokens, %v output tokens", i+1, in, m["tokens"]))
 		for _, a := range actions {
 			if a["step"].(float64) != float64(i+1) {
 				continue
@@ -124,7 +150,7 @@ func TestInspectorWaterfall(t *testing.T) {
 	p.signIn(key)
 	p.do("open the first run", chromedp.Navigate(srv.url+"/ui/#/s/"+sid+"/"+first))
 	p.until("its waterfall", `!!document.querySelector('#run-`+first+` .waterfall .wf-row') && !!document.querySelector('#usage-runs li[data-run]') && !!document.querySelector('#usage-context .cb-bar')`)
-	want1 := wantBars(t, srv.url, key, sid, first)
+	want1 := wantBars(t, srv, key, sid, first)
 	if got := barsOf(t, p, first); strings.Join(got, "\n") != strings.Join(want1, "\n") {
 		t.Fatalf("the first run's waterfall has the bars\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want1, "\n"))
 	}
@@ -172,7 +198,7 @@ func TestInspectorWaterfall(t *testing.T) {
 	// The second run: its wait for approval, and its two attempts; Enter chooses a bar.
 	p.do("open the second run", chromedp.Click(`//details[@id="run-`+second+`"]/summary`))
 	p.until("its waterfall", `!!document.querySelector('#run-`+second+` .waterfall .wf-row')`)
-	want2 := wantBars(t, srv.url, key, sid, second)
+	want2 := wantBars(t, srv, key, sid, second)
 	if got := barsOf(t, p, second); strings.Join(got, "\n") != strings.Join(want2, "\n") || !strings.Contains(strings.Join(got, "\n"), "waiting for approval of write_file, approved") {
 		t.Fatalf("the second run's waterfall has the bars\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want2, "\n"))
 	}

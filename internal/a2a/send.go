@@ -181,7 +181,7 @@ func (h *Handler) answer(ctx context.Context, m *message, c content) (string, er
 	}
 	retry := carryon.RetryOptions{RequestID: m.MessageID}
 	switch {
-	case run.Status == carryon.RunWaitingApproval && run.PendingAction != nil:
+	case run.Status == carryon.RunWaitingApproval && (run.PendingAction != nil || run.BudgetStop != nil):
 		decision := ad.Decision
 		if decision == "" {
 			switch strings.ToLower(strings.TrimSpace(c.text)) {
@@ -191,13 +191,17 @@ func (h *Handler) answer(ctx context.Context, m *message, c content) (string, er
 				decision = carryon.DecisionReject
 			}
 		}
+		what, actionID := "a decision on its budget stop", ""
+		if run.PendingAction != nil {
+			what, actionID = "approval of "+run.PendingAction.Tool, run.PendingAction.ID
+		}
 		if decision != carryon.DecisionApprove && decision != carryon.DecisionReject {
-			return "", rpcErr(codeInvalidParams, "task %s waits for approval of %s: answer approve or reject (text, or a data part {\"decision\": …})", run.ID, run.PendingAction.Tool)
+			return "", rpcErr(codeInvalidParams, "task %s waits for %s: answer approve or reject (text, or a data part {\"decision\": …})", run.ID, what)
 		}
 		if ad.Reason != "" && decision != carryon.DecisionReject {
 			return "", rpcErr(codeInvalidParams, "a reason goes with reject only")
 		}
-		if _, err := h.runs.Approve(ctx, run.ID, carryon.Approval{ActionID: run.PendingAction.ID, Decision: decision, Reason: ad.Reason, RetryOptions: retry}); err != nil {
+		if _, err := h.runs.Approve(ctx, run.ID, carryon.Approval{ActionID: actionID, Decision: decision, Reason: ad.Reason, RetryOptions: retry}); err != nil {
 			return "", taskErr(err, run.ID)
 		}
 	case run.Status == carryon.RunRequiresAction && run.RequiredAction != nil:

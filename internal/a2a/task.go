@@ -25,6 +25,7 @@ type translator struct {
 	final     string
 	errMsg    string
 	action    *carryon.Action
+	budget    *carryon.BudgetStop // why the run waits, when it stopped at a budget
 	required  *carryon.RequiredAction
 	updated   time.Time
 	lastSeq   int64
@@ -45,6 +46,7 @@ type finishedData struct {
 	Error          string                  `json:"error"`
 	Action         *carryon.Action         `json:"action"`
 	RequiredAction *carryon.RequiredAction `json:"required_action"`
+	Budget         *carryon.BudgetStop     `json:"budget"`
 }
 
 // feed takes the next event and returns the stream events it makes.
@@ -83,8 +85,10 @@ func (t *translator) feed(e *carryon.Event) []any {
 		t.settled = true
 		var out []any
 		switch {
+		case e.Type == carryon.EventRunWaiting && d.Budget != nil:
+			t.state, t.budget, t.action = stateInputRequired, d.Budget, nil
 		case e.Type == carryon.EventRunWaiting:
-			t.state, t.action = stateInputRequired, d.Action
+			t.state, t.budget, t.action = stateInputRequired, nil, d.Action
 			if t.action == nil {
 				t.action = &carryon.Action{}
 			}
@@ -124,6 +128,11 @@ func (t *translator) status() taskStatus {
 	s := taskStatus{State: t.d.state(t.state), Timestamp: t.updated.UTC().Format(time.RFC3339Nano)}
 	id := func(suffix string) string { return fmt.Sprintf("%s-%d-%s", t.run.ID, t.lastSeq, suffix) }
 	switch {
+	case t.state == stateInputRequired && t.budget != nil:
+		b := t.budget
+		text := fmt.Sprintf("The run stopped at a budget: %s. To go on, %s; or answer approve on this task once the budget is raised (reject ends the run).", b.Error(), b.GoOn(t.run.ID))
+		s.Message = t.d.agentMessage(id("budget"), t.run.ID, t.run.SessionID, t.d.textPart(text),
+			t.d.dataPart(map[string]any{"budget_stop": b}))
 	case t.state == stateInputRequired && t.action != nil:
 		a := t.action
 		text := fmt.Sprintf("The agent wants to call %s with %s, which needs your approval. Answer on this task with a message whose text is approve or reject, or with a data part {\"decision\": \"approve\" | \"reject\", \"reason\": \"…\"}.", a.Tool, compact(a.Args))

@@ -119,6 +119,9 @@ func (h *Handler) plan(ctx context.Context, in *runInput) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		if strings.HasPrefix(a.ActionID, BudgetInterrupt) {
+			a.ActionID = "" // a budget stop is approved as a whole, with no action
+		}
 		pl.approve = &a
 		return pl, nil
 	case len(pl.outputs) > 0:
@@ -316,6 +319,9 @@ func (h *Handler) patchState(ctx context.Context, sessionID string, in *runInput
 }
 
 func mustDoc(b []byte) any { v, _ := decodeDoc(b); return v }
+
+// BudgetInterrupt starts the id of the interrupt of a run stopped at a budget (the run id follows).
+const BudgetInterrupt = "budget_"
 
 // approval is a resume entry as carryon's decision: resolved approves (payload
 // {"decision": "approve"|"reject", "arguments"?, "reason"?} may say otherwise), cancelled rejects.

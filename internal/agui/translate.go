@@ -156,6 +156,14 @@ func (t *translator) feed(e *carryon.Event) {
 		}
 		t.finish(map[string]any{"type": "success", "pendingToolCallIds": ids}, nil)
 	case carryon.EventRunWaiting:
+		var stop carryon.BudgetStop
+		if json.Unmarshal(data["budget"], &stop) == nil && stop.Reason != "" {
+			t.finish(map[string]any{"type": "interrupt", "interrupts": []any{map[string]any{
+				"id": BudgetInterrupt + t.run.ID, "reason": carryon.ReasonBudgetExceeded,
+				"message":  stop.Error() + ": " + stop.GoOn(t.run.ID) + " (or resume this interrupt once the budget is raised)",
+				"metadata": map[string]any{"budget_stop": stop, "run_id": t.run.ID}}}}, nil)
+			return
+		}
 		var a carryon.Action
 		_ = json.Unmarshal(data["action"], &a)
 		in := map[string]any{"id": a.ID, "reason": "tool_approval",

@@ -113,6 +113,9 @@ func (h *Handler) answer(r *http.Request, req *chatRequest, msg uiMessage) (*car
 		run, err = h.runs.SubmitToolOutputs(r.Context(), run.ID, outs)
 	case carryon.RunWaitingApproval:
 		a := run.PendingAction
+		if stop := run.BudgetStop; stop != nil {
+			return nil, 0, carryon.Errorf(carryon.ECONFLICT, "the run of chat %q stopped at a budget (%s): %s", req.ID, stop.Error(), stop.GoOn(run.ID))
+		}
 		if a == nil {
 			return nil, 0, carryon.Errorf(carryon.ECONFLICT, "the run of chat %q waits for a decision this door cannot make (a call a crash cut off): decide it on the native API", req.ID)
 		}

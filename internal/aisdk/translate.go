@@ -29,7 +29,8 @@ import (
 //   - run.waiting_approval → tool-approval-request (approval id = the action id), then finish
 //     (tool-calls); run.requires_action → finish (tool-calls). Such a finish is sent only when
 //     the stream ends there: a run that went on (run.approved, run.tool_outputs) continues the
-//     same message; a rejected call is tool-output-denied;
+//     same message; a rejected call is tool-output-denied; a run stopped at a budget is
+//     data-budget-stop {budget_stop, message}, then finish (other), continued the same way;
 //   - run.finished → finish (stop) when the run succeeded, abort when it was cancelled or
 //     interrupted; run.failed → error with the run's error.
 //
@@ -148,6 +149,17 @@ func (t *translator) feed(e *carryon.Event) {
 	case carryon.EventWorkingMemoryUpdated:
 		t.emit("data-working-memory", map[string]any{"id": "working-memory", "data": json.RawMessage(orNull(e.Data))})
 	case carryon.EventRunWaiting:
+		var stop carryon.BudgetStop
+		if json.Unmarshal(data["budget"], &stop) == nil && stop.Reason != "" {
+			// A budget stop: the message ends for now (finish reason other), saying why and how it
+			// goes on; an approval on the native API continues the same message.
+			t.endStep()
+			t.emit("data-budget-stop", map[string]any{"id": "budget-stop", "data": map[string]any{
+				"budget_stop": stop, "message": stop.Error() + ": " + stop.GoOn(t.runID)}})
+			t.paused = true
+			t.pending = []map[string]any{{"type": "finish", "finishReason": "other"}}
+			break
+		}
 		var a carryon.Action
 		if json.Unmarshal(data["action"], &a) == nil && a.ID != "" {
 			t.input(a.CallID, a.Tool, a.Args)

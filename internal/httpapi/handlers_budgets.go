@@ -11,9 +11,46 @@ func (s *server) handleUsage() http.HandlerFunc {
 	if s.budgets == nil {
 		return s.notImplemented("this server keeps no spend")
 	}
-	return readRoute(s, func(r *http.Request, _ *query) (*carryon.UserUsage, error) {
-		return s.budgets.Usage(r.Context())
+	return readRoute(s, func(r *http.Request, q *query) (*carryon.UserUsage, error) {
+		o, err := usageOptions(q)
+		if err != nil {
+			return nil, err
+		}
+		return s.budgets.Usage(r.Context(), o)
 	})
+}
+
+func (s *server) handleUserUsage() http.HandlerFunc {
+	if s.budgets == nil {
+		return s.notImplemented("this server keeps no spend")
+	}
+	return readRoute(s, func(r *http.Request, q *query) (*carryon.UserUsage, error) {
+		o, err := usageOptions(q)
+		if err != nil {
+			return nil, err
+		}
+		return s.budgets.UserUsage(r.Context(), r.PathValue("id"), o)
+	})
+}
+
+func (s *server) handleSessionUsage() http.HandlerFunc {
+	if s.sessionUsage == nil {
+		return s.notImplemented("this server keeps no spend")
+	}
+	return readRoute(s, func(r *http.Request, q *query) (*carryon.SessionUsage, error) {
+		o, err := usageOptions(q)
+		if err != nil {
+			return nil, err
+		}
+		return s.sessionUsage(r.Context(), r.PathValue("id"), o)
+	})
+}
+
+// usageOptions reads a usage route's days (1 to carryon.MaxUsageDays, default
+// carryon.DefaultUsageDays).
+func usageOptions(q *query) (carryon.UsageOptions, error) {
+	o := carryon.UsageOptions{Days: int(q.int("days", 1, carryon.MaxUsageDays, carryon.DefaultUsageDays))}
+	return o, q.err
 }
 
 func (s *server) handleUserBudgetGet() http.HandlerFunc {

@@ -112,6 +112,8 @@ func Routes() []RouteInfo {
 var (
 	paramLimit  = Param{Name: "limit", Type: "integer", Min: 1, Max: carryon.MaxMessageWindow, Description: "page size (default 50)"}
 	paramCursor = Param{Name: "cursor", Type: "string", Description: "next_cursor of the previous page (opaque)"}
+	// paramUsageDays is how many UTC days a usage answer has, today included.
+	paramUsageDays = Param{Name: "days", Type: "integer", Min: 1, Max: carryon.MaxUsageDays, Description: "how many UTC days, today included, the days list has (default 30)"}
 )
 
 // routeTable is every route of the API. It is a function, not a variable, so handlers may refer to
@@ -179,6 +181,8 @@ func routes() []Route {
 			handler: (*server).handleSessionExport}),
 		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/storage", Status: 200, Summary: "What a session takes, by kind: rows and bytes of its messages, compactions, working-memory revisions, runs, events, journal, request ids, search index documents and workspace files",
 			MayLag: true, Response: carryon.SessionStorage{}, handler: (*server).handleSessionStorage}),
+		sess(Route{Method: "GET", Pattern: "/v1/sessions/{id}/usage", Status: 200, Summary: "What a session's runs spent, in all, per model and on each of the last days (UTC, zeros included), in tokens and USD, and the session's budget",
+			Query: []Param{paramUsageDays}, Response: carryon.SessionUsage{}, handler: (*server).handleSessionUsage}),
 		retry(Route{Method: "POST", Pattern: "/v1/sessions/import", Auth: AuthUser, Status: 201, Summary: "Import a session for the caller from a bundle or from OpenAI conversation items, in one transaction (docs/EXPORT.md)",
 			Query: []Param{{Name: "format", Type: "string", Enum: []string{carryon.ImportCarryon, carryon.ImportOpenAI}, Description: "carryon (a bundle) or openai (conversation items); default by Content-Type"},
 				{Name: "keep_ids", Type: "string", Enum: []string{"true", "false"}, Description: "keep the bundle's ids instead of making new ones (an id that exists refuses the import with 409)"},
@@ -298,8 +302,10 @@ func routes() []Route {
 			Response: carryon.UserSettings{}, handler: (*server).handleSettings},
 		{Method: "PATCH", Pattern: "/v1/me/settings", Auth: AuthUser, Status: 200, Summary: "Change the caller's own settings (the fields given)",
 			Request: carryon.UserSettingsPatch{}, Response: carryon.UserSettings{}, handler: (*server).handleSettingsUpdate},
-		{Method: "GET", Pattern: "/v1/me/usage", Auth: AuthUser, Status: 200, Summary: "What the caller's runs spent today and this month (UTC), per model, in tokens and USD, and the caller's budgets",
-			Response: carryon.UserUsage{}, handler: (*server).handleUsage},
+		{Method: "GET", Pattern: "/v1/me/usage", Auth: AuthUser, Status: 200, Summary: "What the caller's runs spent today and this month (UTC), per model, and on each of the last days (zeros included), in tokens and USD, and the caller's budgets",
+			Query: []Param{paramUsageDays}, Response: carryon.UserUsage{}, handler: (*server).handleUsage},
+		{Method: "GET", Pattern: "/v1/users/{id}/usage", Auth: AuthAdmin, Status: 200, Summary: "A user's usage (by id or name): what GET /v1/me/usage answers that user",
+			Query: []Param{paramUsageDays}, Response: carryon.UserUsage{}, handler: (*server).handleUserUsage},
 		{Method: "GET", Pattern: "/v1/users/{id}/budget", Auth: AuthAdmin, Status: 200, Summary: "A user's budgets (by id or name): for each UTC day and each UTC month, in tokens and/or USD",
 			Response: carryon.UserBudget{}, handler: (*server).handleUserBudgetGet},
 		retry(Route{Method: "PUT", Pattern: "/v1/users/{id}/budget", Auth: AuthAdmin, Status: 200, Summary: "Replace a user's budgets (by id or name); a day or month left out has none. Runs stopped at a budget wait until approved",

@@ -113,6 +113,10 @@ type Config struct {
 	// Storage reports what a session takes, by kind (GET /v1/sessions/{id}/storage); without it
 	// that route answers 501.
 	Storage func(ctx context.Context, sessionID string) (*carryon.SessionStorage, error)
+	// SessionUsage reports what a session spent, per model and per day (GET
+	// /v1/sessions/{id}/usage); without it, Sessions' when it is a carryon.UsageService, else
+	// that route answers 501.
+	SessionUsage func(ctx context.Context, sessionID string, o carryon.UsageOptions) (*carryon.SessionUsage, error)
 	// Import makes a session of the caller from a bundle or OpenAI conversation items (POST
 	// /v1/sessions/import); without it that route answers 501.
 	Import func(ctx context.Context, in carryon.ImportInput) (*carryon.ImportResult, error)
@@ -183,6 +187,7 @@ type server struct {
 	compactions    func(ctx context.Context, sessionID string) (*carryon.CompactionPage, error)
 	export         func(ctx context.Context, sessionID string) ([]byte, error)
 	storage        func(ctx context.Context, sessionID string) (*carryon.SessionStorage, error)
+	sessionUsage   func(ctx context.Context, sessionID string, o carryon.UsageOptions) (*carryon.SessionUsage, error)
 	importer       func(ctx context.Context, in carryon.ImportInput) (*carryon.ImportResult, error)
 	extract        func(ctx context.Context, sessionID string) (*carryon.Extraction, error)
 	logger         *slog.Logger
@@ -219,6 +224,7 @@ func NewServer(cfg Config) http.Handler {
 		compactions:    cfg.Compactions,
 		export:         cfg.Export,
 		storage:        cfg.Storage,
+		sessionUsage:   cfg.SessionUsage,
 		importer:       cfg.Import,
 		extract:        cfg.Extract,
 		logger:         cfg.Logger,
@@ -233,6 +239,9 @@ func NewServer(cfg Config) http.Handler {
 	}
 	if s.budgets == nil {
 		s.budgets, _ = cfg.Users.(carryon.BudgetService)
+	}
+	if u, ok := cfg.Sessions.(carryon.UsageService); ok && s.sessionUsage == nil {
+		s.sessionUsage = u.SessionUsage
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)

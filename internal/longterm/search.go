@@ -74,6 +74,11 @@ func (s *Service) Search(ctx context.Context, in carryon.LongTermSearch) (*carry
 	if mode == carryon.SearchHybrid && qvec == nil {
 		mode = carryon.SearchKeyword
 	}
+	if qvec != nil {
+		if err := s.vectors.warm(ctx, s.st, own, s.emb.Model); err != nil {
+			return nil, err
+		}
+	}
 	now := s.clock()
 	var items []*carryon.LongTermItem
 	err = s.st.Read(ctx, func(tx store.Tx) error {

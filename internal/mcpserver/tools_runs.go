@@ -31,6 +31,8 @@ type runResult struct {
 	Error     string            `json:"error,omitempty"`
 	Next      string            `json:"next,omitempty"`
 	Replayed  bool              `json:"replayed"`
+	// BudgetStop is why a run stopped at a budget (docs/API.md, "Budgets").
+	BudgetStop *carryon.BudgetStop `json:"budget_stop,omitempty"`
 }
 
 func (s *server) addRunTools(srv *mcp.Server) {
@@ -72,6 +74,12 @@ func (s *server) startRun(ctx context.Context, in startRunArgs) (any, error) {
 	res := runResult{RunID: run.ID, SessionID: run.SessionID, RequestID: in.RequestID, Status: run.Status,
 		Done: run.Status.Terminal(), Reply: run.Reply, Error: run.Error, Replayed: rc.Replayed}
 	switch {
+	case run.BudgetStop != nil:
+		res.BudgetStop = run.BudgetStop
+		res.Next = "the run stopped at a budget: " + run.BudgetStop.GoOn(run.ID)
+		if run.Status == carryon.RunWaitingApproval {
+			res.Next += "; call start_run again with the same request_id to wait for it after that"
+		}
 	case run.Status == carryon.RunWaitingApproval:
 		res.Next = "the run waits for a person to approve an action (carryon runs show " + run.ID + "); call start_run again with the same request_id to wait for it after that"
 	case !res.Done:

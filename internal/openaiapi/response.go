@@ -38,6 +38,7 @@ type response struct {
 	CreatedAt          int64
 	Status             string
 	Error              *responseError
+	Incomplete         string // incomplete_details.reason, "" for none
 	Model              string
 	Output             []map[string]any
 	Usage              *responseUsage
@@ -104,6 +105,9 @@ func (r response) snapshot(full bool) map[string]any {
 	}
 	if r.Error == nil {
 		body["error"] = nil
+	}
+	if r.Incomplete != "" {
+		body["incomplete_details"] = map[string]any{"reason": r.Incomplete}
 	}
 	if r.PreviousResponseID != "" {
 		body["previous_response_id"] = r.PreviousResponseID

@@ -53,6 +53,7 @@ type translator struct {
 	ended     bool
 	outputs   []string // the call ids whose outputs started the segment (segment > 0)
 	paused    bool     // the segment waits for a user's decision on an action (waiting_approval)
+	budget    bool     // the segment ended incomplete at a budget stop, until an approval continues it
 	items     int      // items made in the run so far (ids)
 	open      *textItem
 	usageBase carryon.Usage
@@ -185,9 +186,19 @@ func (t *translator) feed(e *carryon.Event) {
 			}
 		}
 	case carryon.EventRunWaiting:
+		if _, stop := data["budget"]; stop && t.mine() {
+			// A budget stop ends the response incomplete (reason budget_exceeded); an approval
+			// after a raise continues it, so that it completes as the run does.
+			t.resp.Incomplete, t.budget = carryon.ReasonBudgetExceeded, true
+			t.finish("incomplete", "response.incomplete", data)
+			return
+		}
 		t.paused = t.mine()
 	case carryon.EventRunApproved:
 		t.paused = false
+		if t.budget {
+			t.budget, t.ended, t.resp.Incomplete, t.resp.Status = false, false, "", "in_progress"
+		}
 	case carryon.EventRunRequiresAction:
 		t.finish("completed", "response.completed", data)
 	case carryon.EventRunFinished:

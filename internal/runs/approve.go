@@ -32,7 +32,7 @@ func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval
 	default:
 		return nil, carryon.Errorf(carryon.EINVALID, "decision must be approve or reject (an action waiting for approval), or rerun, mark_done or skip (an action cut off by a crash), not %q", in.Decision)
 	}
-	if in.ActionID == "" && in.Decision != carryon.DecisionApprove {
+	if in.ActionID == "" && in.Decision != carryon.DecisionApprove && in.Decision != carryon.DecisionReject {
 		return nil, carryon.Errorf(carryon.EINVALID, "action_id is required")
 	}
 	if len(in.Arguments) > 0 {
@@ -145,6 +145,9 @@ func (s *Service) Approve(ctx context.Context, runID string, in carryon.Approval
 		s.endForSession(ctx, runID, err)
 		return nil, err
 	}
+	if run.Status.Terminal() { // a budget stop rejected
+		s.cfg.Telemetry.RunEnded(run.Agent, run.Status)
+	}
 	s.notify.local(runID)
 	s.Wake()
 	return run, nil
@@ -206,7 +209,7 @@ func (s *Service) endForSession(ctx context.Context, runID string, refusal error
 }
 
 // approveBudget continues a run that waits because a budget is spent: decision approve, no action
-// id, nothing else. The run is queued again; its next step checks the budgets anew, so a budget
+// id, nothing else; reject ends it, cancelled. An approved run is queued again; its next step checks the budgets anew, so a budget
 // that was not raised stops it again at once. A run that waits for an action takes no approval
 // without the action's id.
 func approveBudget(ctx context.Context, tx store.Tx, r *carryon.Run, in carryon.Approval, now time.Time, out **carryon.Run) error {
@@ -217,6 +220,15 @@ func approveBudget(ctx context.Context, tx store.Tx, r *carryon.Run, in carryon.
 		return carryon.Errorf(carryon.EINVALID, "run %s waits because a budget is spent, not for an action: approve it without action_id (raise the budget first, or it stops again)", r.ID)
 	case len(in.Arguments) > 0:
 		return carryon.Errorf(carryon.EINVALID, "arguments go only with the approval of an action; run %s waits because a budget is spent", r.ID)
+	}
+	if in.Decision == carryon.DecisionReject {
+		// Not going on: the run ends, cancelled, with the stop it ended at.
+		msg := "the budget stop was rejected: " + r.BudgetStop.Error()
+		if in.Reason != "" {
+			msg += " (" + in.Reason + ")"
+		}
+		*out = r
+		return finishTx(ctx, tx, r, r.Attempt, carryon.RunCancelled, "", msg, now)
 	}
 	stop := r.BudgetStop
 	r.Status, r.Error, r.BudgetStop, r.UpdatedAt, r.FinishedAt = carryon.RunQueued, "", nil, now, nil

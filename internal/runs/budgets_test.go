@@ -4,6 +4,7 @@ import (
 	"context"
 	"iter"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -208,5 +209,100 @@ func TestBudgetCachedTokens(t *testing.T) {
 	// 1,000 USD per million tokens is a milli-dollar (a million nano-dollars) a token.
 	if want := carryon.NanoUSD((m.InputTokens - m.CachedTokens + m.OutputTokens) * 1_000_000); m.Cost != want {
 		t.Fatalf("cost = %d nano-dollars, want %d (cached input free)", m.Cost, want)
+	}
+}
+
+// gateModel is the scripted model whose calls, once closed, wait at the gate until it opens,
+// telling entered of each call.
+type gateModel struct {
+	scripted.Provider
+	mu      sync.Mutex
+	closed  chan struct{} // nil when open
+	entered chan struct{}
+	calls   int
+}
+
+func (g *gateModel) Stream(ctx context.Context, req model.Request) iter.Seq2[model.Chunk, error] {
+	g.mu.Lock()
+	g.calls++
+	gate := g.closed
+	g.mu.Unlock()
+	if gate != nil {
+		g.entered <- struct{}{}
+		select {
+		case <-gate:
+		case <-ctx.Done():
+		}
+	}
+	return g.Provider.Stream(ctx, req)
+}
+
+// Near a user budget, a user's second run does not call its model while the first one's call is
+// in progress (its hold): it waits, then finds the budget spent by that call and stops, so the
+// budget is exceeded by one call, not two. Without the hold both call.
+func TestUserBudgetOneCallAtATimeNearTheLimit(t *testing.T) {
+	g := &gateModel{entered: make(chan struct{}, 4)}
+	f := newFixture(t, g)
+	run := func(title string) *carryon.Run {
+		t.Helper()
+		sess, err := f.sess.Create(f.alice, carryon.NewSession{Title: title})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := f.runs.Start(f.alice, sess.ID, carryon.NewRun{Message: "Write a haiku about the sea"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	// A run under a large budget: its call is the user's peak.
+	f.setUserBudget(t, "usr_alice", 1_000_000)
+	if r := f.wait(t, f.alice, run("first").ID); r.Status != carryon.RunSucceeded {
+		t.Fatalf("first run = %s (%s)", r.Status, r.Error)
+	}
+	var spent int64
+	err := f.st.Read(context.Background(), func(tx store.Tx) error {
+		ms, err := tx.UserSpend(context.Background(), "usr_alice", carryon.Day(time.Now()))
+		for _, m := range ms {
+			spent += m.InputTokens + m.OutputTokens
+		}
+		return err
+	})
+	if err != nil || spent == 0 {
+		t.Fatalf("spent %d, %v", spent, err)
+	}
+	// One token left: the next call crosses the budget.
+	f.setUserBudget(t, "usr_alice", spent+1)
+	g.mu.Lock()
+	g.closed, g.calls = make(chan struct{}), 0
+	g.mu.Unlock()
+	r1 := run("one")
+	<-g.entered
+	r2 := run("two")
+	select {
+	case <-g.entered:
+		t.Error("the second run called its model while the first one's call near the budget was in progress")
+	case <-time.After(500 * time.Millisecond): // what the second run does meanwhile: wait
+	}
+	close(g.closed)
+	for _, id := range []string{r1.ID, r2.ID} {
+		if r := f.wait(t, f.alice, id); r.Status != carryon.RunWaitingApproval || r.BudgetStop == nil {
+			t.Fatalf("run %s = %s (%s), stop %+v; want waiting at the user's budget", id, r.Status, r.Error, r.BudgetStop)
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.calls != 1 {
+		t.Fatalf("%d model calls near the budget, want 1", g.calls)
+	}
+}
+
+func (f *fixture) setUserBudget(t *testing.T, owner string, tokens int64) {
+	t.Helper()
+	err := f.st.Write(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		return tx.PutUserBudget(ctx, owner, carryon.UserBudget{Day: &carryon.Budget{Tokens: &tokens}}, time.Now())
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -27,6 +27,7 @@ type hub struct {
 
 	mu   sync.Mutex
 	last int64 // the seq of the last event this attempt knows stored: its previews follow it
+	held bool  // the attempt holds a budget hold for the model call in progress (budgets.go)
 }
 
 var (
@@ -219,14 +220,18 @@ func (h *hub) PlanStep(ctx context.Context, run *carryon.Run, p engine.Plan) ([]
 				return err
 			}
 		}
-		if err := ev.add(ctx, carryon.EventMessageAppended, res); err != nil {
+		if err := ev.add(ctx, carryon.EventMessageAppended, withUsage(res, p.Usage, p.CachedTokens)); err != nil {
 			return err
 		}
 		// Last: the user's counters are rows every run of the user writes, locked from here to
 		// the commit on PostgreSQL.
 		spent, err = h.recordSpend(ctx, tx, run, p.Usage, p.CachedTokens, ev.now)
-		return err
+		if err != nil {
+			return err
+		}
+		return h.release(ctx, tx, run, spent)
 	})
+	h.released(err)
 	h.spent(spent, err)
 	return evs, err
 }
@@ -331,12 +336,16 @@ func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, c engine.Commit)
 				return err
 			}
 		}
-		if err := ev.add(ctx, carryon.EventMessageAppended, res); err != nil {
+		if err := ev.add(ctx, carryon.EventMessageAppended, withUsage(res, c.Usage, c.CachedTokens)); err != nil {
 			return err
 		}
 		spent, err = h.recordSpend(ctx, tx, run, c.Usage, c.CachedTokens, ev.now) // last, as in PlanStep
-		return err
+		if err != nil {
+			return err
+		}
+		return h.release(ctx, tx, run, spent)
 	})
+	h.released(err)
 	h.spent(spent, err)
 	return evs, err
 }

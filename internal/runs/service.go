@@ -218,6 +218,9 @@ func (s *Service) startTx(ctx context.Context, sessionID string, in carryon.NewR
 			switch policy {
 			case carryon.MultitaskReject:
 				e := carryon.Errorf(carryon.EBUSY, "session %s already has an active run %s (%s); wait for it, cancel it, or start with multitask enqueue or interrupt", sessionID, active[0].ID, active[0].Status)
+				if stop := active[0].BudgetStop; stop != nil && active[0].Status == carryon.RunWaitingApproval {
+					e = carryon.Errorf(carryon.EBUSY, "session %s already has an active run %s, stopped at a budget (%s): %s; or cancel it, or start with multitask interrupt", sessionID, active[0].ID, stop.Error(), stop.GoOn(active[0].ID))
+				}
 				e.ActiveRunID, e.RetryAfterSeconds = active[0].ID, 1
 				return nil, e
 			case carryon.MultitaskInterrupt:

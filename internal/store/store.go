@@ -70,6 +70,7 @@ type Tx interface {
 	Bundles
 	Limits
 	Budgets
+	Usage
 }
 
 // Users stores users and API keys.
@@ -130,7 +131,38 @@ type SessionQuery struct {
 	// CreatedAfter, CreatedBefore, UpdatedAfter and UpdatedBefore bound CreatedAt and UpdatedAt
 	// (exclusive); a zero time is no bound.
 	CreatedAfter, CreatedBefore, UpdatedAfter, UpdatedBefore time.Time
+	// Plan forces how a search with Terms runs (tests and benchmarks compare the plans; every
+	// plan answers the same page). The zero value lets the driver choose.
+	Plan SearchPlan
+	// ProbeWindow, when above zero, replaces DefaultProbeWindow for SearchPlanAuto (tests move
+	// the point where the probe gives up).
+	ProbeWindow int
+	// ProbeAbove, when above zero, replaces the driver's count of matching documents from which
+	// SearchPlanAuto probes (tests probe small data); a driver that estimates the matches
+	// instead of counting them (PostgreSQL) then always probes.
+	ProbeAbove int
 }
+
+// SearchPlan is how a session search finds its page.
+type SearchPlan int
+
+const (
+	// SearchPlanAuto probes the owner's newest sessions one by one, up to a window of
+	// max(ProbeWindow, 4 × Limit) of them, and answers if the page fills there; otherwise, or
+	// where the driver finds probing dearer than collecting (few matches), it collects.
+	SearchPlanAuto SearchPlan = iota
+	// SearchPlanCollect collects every matching document first, then keeps the newest sessions
+	// they name: its cost grows with the matches (cheap for a rare word).
+	SearchPlanCollect
+	// SearchPlanProbe walks all of the owner's sessions newest first and asks the index, for
+	// each, whether one of its documents matches, until the page is full: its cost grows with
+	// the sessions walked (cheap for a common word).
+	SearchPlanProbe
+)
+
+// DefaultProbeWindow is how many of the owner's sessions SearchPlanAuto probes at least before
+// it gives up and collects.
+const DefaultProbeWindow = 100
 
 // MetadataMatch is one metadata filter of a SessionQuery: a top-level key of the session's
 // metadata whose value is the JSON string Value. Key holds only MetadataKeyChars.

@@ -64,7 +64,8 @@ func TestServesTheAppUnderAStrictPolicy(t *testing.T) {
 }
 
 // TestNoExternalReferences: no file of the app names another origin, an inline script or an
-// inline style (the policy would refuse them; this finds them before a browser does).
+// inline style (the policy would refuse them; this finds them before a browser does). The SVG
+// namespace is a name a browser never fetches, so it is the one address a file may hold.
 func TestNoExternalReferences(t *testing.T) {
 	t.Parallel()
 	external := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}|<script>|style="|\son[a-z]+="`)
@@ -76,7 +77,8 @@ func TestNoExternalReferences(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if m := external.FindString(string(b)); m != "" {
+		text := strings.ReplaceAll(string(b), "'http://www.w3.org/2000/svg'", "")
+		if m := external.FindString(text); m != "" {
 			t.Errorf("%s holds %q", path, m)
 		}
 		return nil

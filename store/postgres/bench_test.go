@@ -82,3 +82,12 @@ func BenchmarkStoredBytes(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUsageDays reads a year of spend per day (docs/BENCHMARKS.md, "Usage per day").
+func BenchmarkUsageDays(b *testing.B) {
+	for _, op := range []string{"user", "session", "record"} {
+		b.Run(op, func(b *testing.B) {
+			storetest.BenchUsageDays(b, open(b, newSchema(b)), 366, op)
+		})
+	}
+}

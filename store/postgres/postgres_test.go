@@ -183,3 +183,26 @@ func TestCopyPostgresToPostgres(t *testing.T) {
 	open := func(t *testing.T) store.Store { return open(t, newSchema(t)) }
 	storetest.RunCopy(t, open, open)
 }
+
+// TestSearchPlansAtScale checks the plan session search chooses against the collecting plan
+// after an ANALYZE, whose statistics put the common word in every document (so it probes).
+func TestSearchPlansAtScale(t *testing.T) {
+	dsn := newSchema(t)
+	st := open(t, dsn)
+	owner := storetest.PrefillSearch(t, st, 50, 100)
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(t.Context(), "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	var share float64
+	if err := conn.QueryRow(t.Context(), `SELECT e.freq FROM pg_stats s,
+		unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e (elem, freq)
+		WHERE s.schemaname = current_schema() AND s.tablename = 'session_search' AND e.elem = 'investigation'`).Scan(&share); err != nil || share < 0.9 {
+		t.Fatalf("the statistics give the common word a share of %v (%v): the search would not probe", share, err)
+	}
+	storetest.CheckSearchPlans(t, st, owner)
+}

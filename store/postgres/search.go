@@ -3,10 +3,12 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/internal/store/sqlq"
 )
 
@@ -15,7 +17,9 @@ import (
 // session by a foreign key with ON DELETE CASCADE. A search matches the tsquery 't1' & 't2' & …
 // & 'tn':* (every term quoted; terms hold only letters and digits, so no tsquery syntax can get
 // in) and keeps the sessions the matching rows name; the shared query keeps the owner's among
-// them.
+// them. The probe reads one session's rows by the primary key (session_key, seq) and tests each
+// with ts_match_vq, the function behind @@, which the planner cannot answer from the GIN index:
+// a probe that used it would build the bitmap of every match in every session it asks about.
 var sessionSearch = sqlq.SessionSearch{
 	Insert: `INSERT INTO session_search (session_key, seq, doc) VALUES (?1, ?2, to_tsvector('simple', ?3))`,
 	Delete: `DELETE FROM session_search WHERE session_key = ?1 AND seq = ?2`,
@@ -29,9 +33,59 @@ var sessionSearch = sqlq.SessionSearch{
 	Match: func(terms []string) (string, []any) {
 		return `SELECT session_key FROM session_search WHERE doc @@ to_tsquery('simple', ?)`, []any{searchQuery(terms)}
 	},
+	Probe: probeSearch,
 	MetadataEquals: func(key, value string) (string, []any) {
 		return `jsonb_typeof(metadata::jsonb -> ?) = 'string' AND metadata::jsonb ->> ? = ?`, []any{key, key, value}
 	},
+}
+
+// probeFraction is the share of the documents a search's terms must be estimated in for it to
+// probe: a word in 1% of a session's hundred messages is in most sessions, so a window of them
+// fills a page; a rarer one is collected, which costs it less than a window of failed probes.
+const probeFraction = 0.01
+
+// probeSearch is SessionSearch.Probe: an EXISTS over the session's rows by its key, each tested
+// with ts_match_vq. It probes where the statistics ANALYZE keeps of session_search.doc (the most
+// common lexemes and the share of the documents holding each) put every term in at least
+// probeFraction of the documents (the last term: the lexemes it starts, summed); a term not among
+// them is rarer than all that are. Without statistics (a table never analysed) it collects.
+func probeSearch(ctx context.Context, c sqlq.Conn, q store.SessionQuery) (string, []any, error) {
+	cond := `EXISTS (SELECT 1 FROM session_search x WHERE x.session_key = w.session_key
+		AND ts_match_vq(x.doc, to_tsquery('simple', ?)))`
+	args := []any{searchQuery(q.Terms)}
+	if q.Plan == store.SearchPlanProbe || q.ProbeAbove > 0 {
+		return cond, args, nil
+	}
+	whole, prefix := q.Terms[:len(q.Terms)-1], q.Terms[len(q.Terms)-1]
+	rows, err := c.Query(ctx, `SELECT e.elem, e.freq FROM pg_stats s,
+		unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e (elem, freq)
+		WHERE s.schemaname = current_schema() AND s.tablename = 'session_search' AND s.attname = 'doc'
+		AND e.elem IS NOT NULL AND (e.elem = ANY (?::text[]) OR starts_with(e.elem, ?))`, whole, prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	defer rows.Close()
+	share := map[string]float64{}
+	for rows.Next() {
+		var elem string
+		var freq float64
+		if err := rows.Scan(&elem, &freq); err != nil {
+			return "", nil, err
+		}
+		if strings.HasPrefix(elem, prefix) {
+			share[prefix+"*"] += freq
+		}
+		share[elem] += freq
+	}
+	if err := rows.Err(); err != nil {
+		return "", nil, err
+	}
+	for _, t := range append(slices.Clip(whole), prefix+"*") { // a copy: whole shares q.Terms
+		if share[t] < probeFraction {
+			return "", nil, nil
+		}
+	}
+	return cond, args, nil
 }
 
 // searchQuery is the tsquery holding every term, the last as a prefix.

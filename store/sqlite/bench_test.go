@@ -71,3 +71,12 @@ func BenchmarkStoredBytes(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUsageDays reads a year of spend per day (docs/BENCHMARKS.md, "Usage per day").
+func BenchmarkUsageDays(b *testing.B) {
+	for _, op := range []string{"user", "session", "record"} {
+		b.Run(op, func(b *testing.B) {
+			storetest.BenchUsageDays(b, openFile(b, filepath.Join(b.TempDir(), "bench.db")), 366, op)
+		})
+	}
+}

@@ -161,3 +161,10 @@ func TestReadDoesNotBlockWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSearchPlansAtScale checks the plan session search chooses against the collecting plan
+// with enough documents (5,000) for the common word to reach the count from which it probes.
+func TestSearchPlansAtScale(t *testing.T) {
+	st := openFile(t, filepath.Join(t.TempDir(), "carryon.db"))
+	storetest.CheckSearchPlans(t, st, storetest.PrefillSearch(t, st, 50, 100))
+}

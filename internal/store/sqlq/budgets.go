@@ -25,8 +25,8 @@ const spendUpsert = ` VALUES (?, ?, ?, 1, ?, ?, ?, ?)
 	input_tokens = %[2]s.input_tokens + excluded.input_tokens, output_tokens = %[2]s.output_tokens + excluded.output_tokens,
 	cached_tokens = %[2]s.cached_tokens + excluded.cached_tokens, cost = %[2]s.cost + excluded.cost`
 
-// RecordSpend adds one model call to its session's counters and to those of the owner's UTC day
-// and month of at: three upserts in the caller's transaction. ENOTFOUND when the session is not
+// RecordSpend adds one model call to its session's counters (per model and per UTC day of at)
+// and to those of the owner's UTC day and month of at: four upserts in the caller's transaction. ENOTFOUND when the session is not
 // the owner's.
 func (t *Tx) RecordSpend(ctx context.Context, owner, sessionID string, c carryon.ModelCall, at time.Time) error {
 	if err := t.Writable(); err != nil {
@@ -39,6 +39,11 @@ func (t *Tx) RecordSpend(ctx context.Context, owner, sessionID string, c carryon
 		fmt.Sprintf(spendUpsert, "session_id, model", "session_spend"),
 		sessionID, c.Model, owner, c.InputTokens, c.OutputTokens, c.CachedTokens, int64(c.Cost)); err != nil {
 		return t.Wrap(err, "record session spend")
+	}
+	if _, err := t.Conn.Exec(ctx, `INSERT INTO session_spend_days (session_id, day, owner_id, calls, input_tokens, output_tokens, cached_tokens, cost)`+
+		fmt.Sprintf(spendUpsert, "session_id, day", "session_spend_days"),
+		sessionID, carryon.Day(at), owner, c.InputTokens, c.OutputTokens, c.CachedTokens, int64(c.Cost)); err != nil {
+		return t.Wrap(err, "record session spend per day")
 	}
 	for _, period := range []string{carryon.Day(at), carryon.Month(at)} {
 		if _, err := t.Conn.Exec(ctx, `INSERT INTO user_spend (user_id, period, model, calls, input_tokens, output_tokens, cached_tokens, cost)`+
@@ -116,6 +121,12 @@ func (t *Tx) UserBudget(ctx context.Context, userID string) (carryon.UserBudget,
 	} else if err != nil {
 		return b, t.Wrap(err, "get user budget")
 	}
+	return parseUserBudget(userID, text)
+}
+
+// parseUserBudget reads a user's stored budget.
+func parseUserBudget(userID, text string) (carryon.UserBudget, error) {
+	var b carryon.UserBudget
 	if err := json.Unmarshal([]byte(text), &b); err != nil {
 		return b, fmt.Errorf("user %s: stored budget: %w", userID, err)
 	}

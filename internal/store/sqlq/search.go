@@ -34,6 +34,13 @@ type SessionSearch struct {
 	// one of terms as a word, the last also as the start of one (terms from
 	// store.SearchQueryTerms: letters and digits only), and its arguments.
 	Match func(terms []string) (string, []any)
+	// Probe returns a condition on one session row, aliased w (its column w.session_key), that
+	// holds when one of the session's documents matches q.Terms as Match says, and its
+	// arguments: the probe of store.SearchPlanProbe, which asks the index about one session at a
+	// time. It reads through c what it needs to write the condition. Unless q.Plan is
+	// SearchPlanProbe it returns an empty condition where probing is not cheaper than collecting
+	// (few matches: fewer than q.ProbeAbove where set).
+	Probe func(ctx context.Context, c Conn, q store.SessionQuery) (string, []any, error)
 	// StorageFrom names the documents of sessions as x joined to their session as s (in an
 	// order that reaches one session's documents through its row), and StorageBytes the bytes
 	// one document x takes, for the storage reports (SessionStorage, UserStorage).
@@ -120,19 +127,62 @@ func (t *Tx) IndexFork(ctx context.Context, owner string, child *carryon.Session
 	return nil
 }
 
-// searchConditions appends to query and args the conditions of q beyond status, external id and
-// paging: the text, metadata, agent and time bounds.
-func (t *Tx) searchConditions(query string, args []any, q store.SessionQuery) (string, []any) {
-	if len(q.Terms) > 0 {
-		title := ""
-		for _, term := range q.Terms {
-			title += ` AND lower(title) LIKE ?`
-			args = append(args, "%"+term+"%")
-		}
-		sub, subArgs := t.d.SessionSearch.Match(q.Terms)
-		query += ` AND ((1 = 1` + title + `) OR session_key IN (` + sub + `))`
-		args = append(args, subArgs...)
+// probeSessions runs the probe plan of a search (store.SearchPlanProbe; SearchPlanAuto within
+// its window): the sessions of where (sessionFilters), newest first, each kept if its title
+// holds every term or the driver's probe finds a document of it that matches, up to q.Limit.
+// SearchPlanAuto probes at most the window's newest sessions and answers only when the page
+// fills there, since then no older session can be on it; ok is false when it did not answer.
+func (t *Tx) probeSessions(ctx context.Context, where string, args []any, q store.SessionQuery) ([]*carryon.Session, bool, error) {
+	force := q.Plan == store.SearchPlanProbe
+	probe, probeArgs, err := t.d.SessionSearch.Probe(ctx, t.Conn, q)
+	if err != nil {
+		return nil, false, t.Wrap(err, "search sessions")
 	}
+	if probe == "" {
+		return nil, false, nil
+	}
+	window := Limit(0)
+	if !force {
+		window = int64(max(4*q.Limit, q.ProbeWindow))
+		if q.ProbeWindow <= 0 {
+			window = int64(max(4*q.Limit, store.DefaultProbeWindow))
+		}
+	}
+	title, titleArgs := titleMatches(q.Terms)
+	query := `SELECT ` + sessionCols + ` FROM (SELECT ` + sessionCols + `, session_key FROM sessions` + where +
+		` ORDER BY created_at DESC, id DESC` + limitArg + `) w WHERE (` + title + `) OR ` + probe +
+		` ORDER BY created_at DESC, id DESC` + limitArg
+	args = append(append(append(append(args, window), titleArgs...), probeArgs...), Limit(q.Limit))
+	page, err := scanAll(t, ctx, "search sessions", scanSession, query, args...)
+	if err != nil {
+		return nil, false, err
+	}
+	return page, force || len(page) == q.Limit, nil
+}
+
+// collectMatches adds to where and args the text condition of the collecting plan: the title
+// holds every term, or the session is among those the driver's Match names.
+func (t *Tx) collectMatches(where string, args []any, terms []string) (string, []any) {
+	title, titleArgs := titleMatches(terms)
+	sub, subArgs := t.d.SessionSearch.Match(terms)
+	return where + ` AND ((` + title + `) OR session_key IN (` + sub + `))`, append(append(args, titleArgs...), subArgs...)
+}
+
+// titleMatches is the condition that a session's title holds every one of terms as a substring,
+// case folded, and its arguments.
+func titleMatches(terms []string) (string, []any) {
+	cond := `1 = 1`
+	var args []any
+	for _, term := range terms {
+		cond += ` AND lower(title) LIKE ?`
+		args = append(args, "%"+term+"%")
+	}
+	return cond, args
+}
+
+// searchConditions appends to query and args the conditions of q beyond status, external id,
+// text and paging: metadata, agent and time bounds.
+func (t *Tx) searchConditions(query string, args []any, q store.SessionQuery) (string, []any) {
 	for _, m := range q.Metadata {
 		cond, condArgs := t.d.SessionSearch.MetadataEquals(m.Key, m.Value)
 		query += ` AND ` + cond

@@ -128,9 +128,27 @@ func (t *Tx) LockSession(ctx context.Context, owner, id string) error {
 
 // ListSessions returns a page of the owner's sessions by (created_at, id) descending, filtered
 // by the status a client sees at q.Now and by q's search conditions (search.go). A Limit of zero
-// or less means no limit.
+// or less means no limit. A search with terms runs by the plan searchPlan chooses.
 func (t *Tx) ListSessions(ctx context.Context, owner string, q store.SessionQuery) ([]*carryon.Session, error) {
-	query := `SELECT ` + sessionCols + ` FROM sessions WHERE owner_id = ?`
+	where, args := t.sessionFilters(owner, q)
+	if len(q.Terms) > 0 && (q.Plan == store.SearchPlanProbe || q.Plan == store.SearchPlanAuto && q.Limit > 0) {
+		page, ok, err := t.probeSessions(ctx, where, args, q)
+		if err != nil || ok {
+			return page, err
+		}
+	}
+	if len(q.Terms) > 0 {
+		where, args = t.collectMatches(where, args, q.Terms)
+	}
+	query := `SELECT ` + sessionCols + ` FROM sessions` + where + ` ORDER BY created_at DESC, id DESC` + limitArg
+	return scanAll(t, ctx, "list sessions", scanSession, query, append(args, Limit(q.Limit))...)
+}
+
+// sessionFilters is the WHERE clause, and its arguments, of the owner's sessions that q selects
+// but for its text: the external id, the status at q.Now, the other search conditions and the
+// place after the previous page.
+func (t *Tx) sessionFilters(owner string, q store.SessionQuery) (string, []any) {
+	query := ` WHERE owner_id = ?`
 	args := []any{owner}
 	if q.ExternalID != "" {
 		query += ` AND external_id = ?`
@@ -153,8 +171,7 @@ func (t *Tx) ListSessions(ctx context.Context, owner string, q store.SessionQuer
 		query += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
 		args = append(args, Micros(q.AfterCreated), Micros(q.AfterCreated), q.AfterID)
 	}
-	query += ` ORDER BY created_at DESC, id DESC` + limitArg
-	return scanAll(t, ctx, "list sessions", scanSession, query, append(args, Limit(q.Limit))...)
+	return query, args
 }
 
 // UpdateSession stores every mutable field of s if the row is s.OwnerID's and at version prev.

@@ -196,4 +196,76 @@ func testBudgets(t *testing.T, open func(t *testing.T) store.Store) {
 		err = st.Write(ctx, func(_ context.Context, tx store.Tx) error { return tx.PutUserBudget(ctx, "usr_missing", ub, at(2)) })
 		wantCode(t, err, carryon.ENOTFOUND)
 	})
+	t.Run("Holds", func(t *testing.T) { testBudgetHolds(t, setup(t)) })
+}
+
+// testBudgetHolds checks budget holds: only a running run's hold under a live lease counts, the
+// run's own is left out, a put replaces, a put deletes the owner's holds that no longer count, a
+// release raises the peak, and the budget row's lock reads the peak.
+func testBudgetHolds(t *testing.T, st store.Store) {
+	ctx := t.Context()
+	sess := newSession(ownerA, "ses_spend", at(0))
+	live := func(id string, status carryon.RunStatus, lease *time.Time) {
+		r := newRun(sess, id, status, 1)
+		r.Attempt, r.LeaseOwner, r.LeaseExpiresAt = 1, "runner", lease
+		insertRun(t, st, r)
+	}
+	live("run_a", carryon.RunRunning, tp(at(100)))
+	live("run_b", carryon.RunRunning, tp(at(100)))
+	live("run_late", carryon.RunRunning, tp(at(10))) // its lease runs out at 10
+	live("run_done", carryon.RunSucceeded, nil)
+	holds := func(except string, now time.Time) (s carryon.Spend, n int) {
+		read(t, st, func(tx store.Tx) (err error) { s, n, err = tx.BudgetHolds(ctx, ownerA, except, now); return err })
+		return s, n
+	}
+	var peak carryon.Spend
+	write(t, st, func(tx store.Tx) (err error) { _, peak, err = tx.LockUserBudget(ctx, ownerA); return err })
+	if peak != (carryon.Spend{}) {
+		t.Fatalf("peak with no budget row = %+v", peak)
+	}
+	tokens := int64(1000)
+	write(t, st, func(tx store.Tx) error {
+		return tx.PutUserBudget(ctx, ownerA, carryon.UserBudget{Day: &carryon.Budget{Tokens: &tokens}}, at(1))
+	})
+	put := func(run string, tokens int64, cost carryon.NanoUSD, now time.Time) {
+		write(t, st, func(tx store.Tx) error {
+			return tx.PutBudgetHold(ctx, ownerA, run, carryon.Spend{Tokens: tokens, Cost: cost}, now)
+		})
+	}
+	put("run_a", 10, 100, at(5))
+	put("run_a", 20, 200, at(5)) // replaces
+	put("run_late", 40, 400, at(5))
+	put("run_done", 80, 800, at(5)) // a hold that never counts: its run is not running
+	if s, n := holds("run_b", at(5)); n != 2 || s.Tokens != 60 || s.Cost != 600 {
+		t.Fatalf("holds at 5 = %d, %+v; want run_a's and run_late's (2, 60 tokens, 600)", n, s)
+	}
+	if s, n := holds("run_a", at(10)); n != 1 || s.Tokens != 40 {
+		t.Fatalf("holds but run_a's at 10 = %d, %+v; want run_late's (its lease ends at 10)", n, s)
+	}
+	if s, n := holds("run_b", at(11)); n != 1 || s.Tokens != 20 {
+		t.Fatalf("holds at 11 = %d, %+v; want only run_a's (run_late's lease ran out)", n, s)
+	}
+	var others carryon.Spend
+	read(t, st, func(tx store.Tx) (err error) { others, _, err = tx.BudgetHolds(ctx, ownerB, "", at(5)); return err })
+	if others.Tokens != 0 {
+		t.Fatalf("owner B's holds = %+v, want none", others)
+	}
+	put("run_b", 5, 50, at(11)) // deletes run_late's and run_done's
+	if s, n := holds("run_b", at(5)); n != 1 || s.Tokens != 20 {
+		t.Fatalf("holds at 5 after a put at 11 = %d, %+v; want only run_a's (run_late's was deleted)", n, s)
+	}
+	write(t, st, func(tx store.Tx) error {
+		return tx.ReleaseBudgetHold(ctx, ownerA, "run_a", &carryon.ModelCall{InputTokens: 30, OutputTokens: 5, Cost: 70})
+	})
+	write(t, st, func(tx store.Tx) error {
+		return tx.ReleaseBudgetHold(ctx, ownerA, "run_b", &carryon.ModelCall{InputTokens: 10, OutputTokens: 1, Cost: 90})
+	})
+	if _, n := holds("", at(11)); n != 0 {
+		t.Fatalf("%d holds after both released", n)
+	}
+	var ub carryon.UserBudget
+	write(t, st, func(tx store.Tx) (err error) { ub, peak, err = tx.LockUserBudget(ctx, ownerA); return err })
+	if peak.Tokens != 35 || peak.Cost != 90 || ub.Day == nil || *ub.Day.Tokens != tokens {
+		t.Fatalf("budget %+v, peak %+v; want the day's 1000 tokens and a peak of 35 tokens and 90", ub, peak)
+	}
 }

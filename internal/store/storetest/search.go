@@ -9,13 +9,40 @@ import (
 	"github.com/carryon-hub/carryon/internal/store"
 )
 
-// search lists the owner's sessions that q selects (all of them, newest first) and returns their ids.
+// search lists the owner's sessions that q selects (all of them, newest first) and returns their
+// ids. A search with terms and no plan runs by every plan (probe windows of 1 and 2 too, and
+// probing from 1 and 3 matches), which must agree.
 func search(t testing.TB, st store.Store, owner string, q store.SessionQuery) []string {
 	t.Helper()
 	q.Now = at(0)
-	var got []*carryon.Session
-	read(t, st, func(tx store.Tx) (err error) { got, err = tx.ListSessions(t.Context(), owner, q); return err })
-	return sessionIDs(got)
+	list := func(q store.SessionQuery) []string {
+		var got []*carryon.Session
+		read(t, st, func(tx store.Tx) (err error) { got, err = tx.ListSessions(t.Context(), owner, q); return err })
+		return sessionIDs(got)
+	}
+	want := list(q)
+	if len(q.Terms) == 0 || q.Plan != store.SearchPlanAuto || q.ProbeWindow != 0 || q.ProbeAbove != 0 {
+		return want
+	}
+	for _, p := range searchPlans {
+		p.Terms, p.Limit, p.AfterCreated, p.AfterID = q.Terms, q.Limit, q.AfterCreated, q.AfterID
+		p.Status, p.Now, p.Metadata, p.Agent, p.ExternalID = q.Status, q.Now, q.Metadata, q.Agent, q.ExternalID
+		p.CreatedAfter, p.CreatedBefore, p.UpdatedAfter, p.UpdatedBefore = q.CreatedAfter, q.CreatedBefore, q.UpdatedAfter, q.UpdatedBefore
+		if got := list(p); !reflect.DeepEqual(got, want) {
+			t.Fatalf("search %s for %q (limit %d after %q) by plan %d window %d above %d = %v, by the default plan %v",
+				owner, q.Terms, q.Limit, q.AfterID, p.Plan, p.ProbeWindow, p.ProbeAbove, got, want)
+		}
+	}
+	return want
+}
+
+// searchPlans are the plans search compares (each a SessionQuery holding only its plan).
+var searchPlans = []store.SessionQuery{
+	{Plan: store.SearchPlanCollect},
+	{Plan: store.SearchPlanProbe},
+	{Plan: store.SearchPlanAuto, ProbeWindow: 1, ProbeAbove: 1},
+	{Plan: store.SearchPlanAuto, ProbeWindow: 2, ProbeAbove: 1},
+	{Plan: store.SearchPlanAuto, ProbeAbove: 3},
 }
 
 // terms is a SessionQuery searching for text.

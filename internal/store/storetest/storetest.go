@@ -76,10 +76,12 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Schedules", func(t *testing.T) { t.Parallel(); testSchedules(t, open) })
 	t.Run("Summaries", func(t *testing.T) { t.Parallel(); testSummaries(t, open) })
 	t.Run("Search", func(t *testing.T) { t.Parallel(); testSearch(t, open) })
+	t.Run("SearchPlans", func(t *testing.T) { t.Parallel(); testSearchPlans(t, open) })
 	t.Run("Extractions", func(t *testing.T) { t.Parallel(); testExtractions(t, open) })
 	t.Run("Storage", func(t *testing.T) { t.Parallel(); testStorage(t, open) })
 	t.Run("Limits", func(t *testing.T) { t.Parallel(); testLimits(t, open) })
 	t.Run("Budgets", func(t *testing.T) { t.Parallel(); testBudgets(t, open) })
+	t.Run("Usage", func(t *testing.T) { t.Parallel(); testUsage(t, open) })
 }
 
 // Owners used by the suite; B is always the one that must not see A's rows.

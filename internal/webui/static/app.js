@@ -1,5 +1,5 @@
 // The inspector's entry point: sign-in, the navigation and the router (#/sessions, #/s/ID,
-// #/s/ID/RUN_ID (the session with that run opened), #/schedules, #/webhooks, #/memories, #/admin).
+// #/s/ID/RUN_ID (the session with that run opened), #/schedules, #/webhooks, #/memories, #/usage, #/admin).
 import { api, key, setKey, clearKey, ApiError } from './api.js';
 import { h, field, errorBox } from './dom.js';
 import { sessionsView } from './sessions.js';
@@ -8,6 +8,7 @@ import { memoriesView } from './memories.js';
 import { adminView } from './admin.js';
 import { schedulesView } from './schedules.js';
 import { webhooksView } from './webhooks.js';
+import { usageView } from './spend.js';
 
 const main = document.getElementById('main');
 let me = null;
@@ -77,6 +78,7 @@ async function route() {
     else if (view === 'schedules') await schedulesView(show);
     else if (view === 'webhooks') await webhooksView(show);
     else if (view === 'memories') await memoriesView(show);
+    else if (view === 'usage') await usageView(show, me);
     else if (view === 'admin') await adminView(show, me);
     else await sessionsView(show);
   } catch (e) {

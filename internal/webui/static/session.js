@@ -1,7 +1,7 @@
 // A session page: its state and controls, the chat box with the live run, approvals and client
 // tool outputs, the timeline, its schedules, the working memory (history, diff, editor), the
-// usage charts (tokens per run, the next turn's context make-up), the facts learned from it and
-// the context preview.
+// usage (spend and budget, tokens per day and per run, the next turn's context make-up), the
+// facts learned from it and the context preview.
 import { api, stream, requestID } from './api.js';
 import { h, field, json, when, errorBox, toast, confirmButton } from './dom.js';
 import { memoryPanel } from './memory.js';
@@ -9,6 +9,7 @@ import { timelinePanel } from './timeline.js';
 import { approvalCard } from './approvals.js';
 import { schedulesPanel, newScheduleForm } from './schedules.js';
 import { runsChart, contextBar } from './usage.js';
+import { sessionSpend } from './spend.js';
 import { factsPanel } from './facts.js';
 
 const FINAL = ['succeeded', 'failed', 'cancelled', 'interrupted'];
@@ -33,6 +34,7 @@ export async function sessionView(id, show, openRun) {
   const contextOut = h('div', {});
   const usageRuns = h('div', { id: 'usage-runs' });
   const usageContext = h('div', { id: 'usage-context' });
+  const spend = sessionSpend(base);
 
   const refreshInfo = async () => {
     try { session = await api('GET', `${base}?messages=0`); } catch (e) { controlsMsg.replaceChildren(errorBox(e)); return; }
@@ -75,6 +77,7 @@ export async function sessionView(id, show, openRun) {
   const refreshTimeline = async () => {
     const runs = await timeline.refresh();
     usageRuns.replaceChildren(runsChart(runs));
+    spend.refresh();
     return runs;
   };
 
@@ -201,7 +204,7 @@ export async function sessionView(id, show, openRun) {
     h('div', { class: 'grid' },
       h('div', {}, h('h2', {}, 'Chat'), chat, live, pending, h('h2', {}, 'Timeline'), timeline.element),
       h('div', {}, memory.element,
-        h('section', { 'aria-labelledby': 'usage-title' }, h('h2', { id: 'usage-title' }, 'Usage'), usageRuns, usageContext),
+        h('section', { 'aria-labelledby': 'usage-title' }, h('h2', { id: 'usage-title' }, 'Usage'), spend.el, usageRuns, usageContext),
         factsPanel(base),
         h('h2', {}, 'Context preview'), h('p', { class: 'muted' }, 'What the model sees at the next run, with tokens per part.'), contextButton, contextOut)));
   await refreshInfo();

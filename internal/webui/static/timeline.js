@@ -5,6 +5,7 @@ import { api, q, requestID } from './api.js';
 import { h, json, when, errorBox, toast, confirmButton, copyable, folded } from './dom.js';
 import { actionsList, runSummary, startedBy } from './runs.js';
 import { storedEvents, waterfall } from './waterfall.js';
+import { budgetStop } from './spend.js';
 
 const sid = (id) => encodeURIComponent(id);
 
@@ -97,7 +98,7 @@ function runItem(r, open) {
   const load = async () => {
     if (loaded) return;
     loaded = true;
-    body.append(h('div', { class: 'muted' }, 'run ', copyable(r.id), r.trace_id ? [' · trace ', copyable(r.trace_id)] : ''), startedBy(r), r.reply ? h('div', {}, 'Reply: ', r.reply) : '', r.error ? h('div', { class: 'bad' }, 'Error: ', typeof r.error === 'string' ? r.error : json(r.error)) : '');
+    body.append(h('div', { class: 'muted' }, 'run ', copyable(r.id), r.trace_id ? [' · trace ', copyable(r.trace_id)] : ''), startedBy(r), r.reply ? h('div', {}, 'Reply: ', r.reply) : '', r.error ? h('div', { class: 'bad' }, 'Error: ', typeof r.error === 'string' ? r.error : json(r.error)) : '', r.budget_stop ? budgetStop(r.budget_stop) : '');
     try {
       const [actions, events] = await Promise.all([api('GET', `/v1/runs/${sid(r.id)}/actions${q({ limit: 1000 })}`), storedEvents(r.id)]);
       body.append(waterfall(r, events, actions.items), h('h4', {}, 'Tool journal'), actionsList(actions.items));

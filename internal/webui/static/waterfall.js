@@ -98,7 +98,7 @@ export function build(events, actions, now = Date.now()) {
           const first = phaseEvents.find((e) => e.type === 'model.delta' && e.data && e.data.at && e.data.text);
           attemptOf().bars.push({
             kind: 'model', name: `model call ${calls}`, start: ms(phase.created_at), end: t,
-            tokens: assistant.tokens || 0, toolCalls: calls2.map((c) => c.name), message: assistant,
+            tokens: assistant.tokens || 0, input: d.usage ? d.usage.input_tokens : null, toolCalls: calls2.map((c) => c.name), message: assistant,
             firstToken: first ? ms(first.data.at) : null,
             events: [...phaseEvents, ev],
           });
@@ -159,7 +159,7 @@ const decisions = { approve: 'approved', reject: 'rejected', rerun: 'run again',
 // "write_file, reconcilable, succeeded, 65 ms" (the row shows the same words, so that what is
 // seen and what is read out agree).
 function factsOf(b) {
-  if (b.kind === 'model') return [b.name, `${b.tokens} output tokens`];
+  if (b.kind === 'model') return [b.name, ...(b.input == null ? [] : [`${b.input} input tokens`]), `${b.tokens} output tokens`];
   if (b.kind === 'tool') return [b.name, b.effect, b.status || 'running'];
   return [b.name, b.open ? 'still waiting' : decisions[b.decision] || b.decision || 'answered'];
 }

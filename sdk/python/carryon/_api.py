@@ -31,11 +31,13 @@ def run_path(run_id: str) -> str:
 
 def create_session(*, title: Optional[str], metadata: Optional[Mapping[str, Any]], working_memory: Optional[Mapping[str, Any]],
                    messages: Optional[Messages], agent: Optional[str], external_id: Optional[str], if_exists: Optional[str],
-                   idle_ttl_seconds: Optional[int], request_id: Optional[str]) -> Req:
+                   idle_ttl_seconds: Optional[int], request_id: Optional[str],
+                   budget: Optional[Mapping[str, Any]] = None) -> Req:
     """POST /v1/sessions."""
     body = drop_none(title=title, metadata=metadata, working_memory=working_memory,
                      messages=None if messages is None else as_messages(messages),
-                     agent=agent, external_id=external_id, if_exists=if_exists, idle_ttl_seconds=idle_ttl_seconds)
+                     agent=agent, external_id=external_id, if_exists=if_exists, idle_ttl_seconds=idle_ttl_seconds,
+                     budget=None if budget is None else dict(budget))
     return write("POST", "/v1/sessions", body, request_id=request_id)
 
 
@@ -50,9 +52,11 @@ def list_sessions(status: Optional[str], external_id: Optional[str], limit: Opti
 
 
 def patch_session(session_id: str, *, title: Optional[str], metadata: Optional[Mapping[str, Any]],
-                  idle_ttl_seconds: Optional[int], if_match: Optional[int], request_id: Optional[str]) -> Req:
+                  idle_ttl_seconds: Optional[int], if_match: Optional[int], request_id: Optional[str],
+                  budget: Optional[Mapping[str, Any]] = None) -> Req:
     """PATCH /v1/sessions/{id}."""
-    body = drop_none(title=title, metadata=metadata, idle_ttl_seconds=idle_ttl_seconds)
+    body = drop_none(title=title, metadata=metadata, idle_ttl_seconds=idle_ttl_seconds,
+                     budget=None if budget is None else dict(budget))
     return write("PATCH", session_path(session_id), body, if_match=if_match, request_id=request_id)
 
 
@@ -71,6 +75,11 @@ def fork_session(session_id: str, at_version: Optional[int], title: Optional[str
     """POST /v1/sessions/{id}/fork."""
     return write("POST", session_path(session_id) + "/fork", drop_none(at_version=at_version, title=title),
                  if_match=if_match, request_id=request_id)
+
+
+def session_usage(session_id: str, days: Optional[int]) -> Req:
+    """GET /v1/sessions/{id}/usage."""
+    return read(session_path(session_id) + "/usage", days=days)
 
 
 def context(session_id: str) -> Req:
@@ -269,3 +278,27 @@ def list_keys(user: str, limit: Optional[int]) -> Req:
 def revoke_key(key_id: str, request_id: Optional[str]) -> Req:
     """DELETE /v1/keys/{id}."""
     return write("DELETE", "/v1/keys/" + seg(key_id), request_id=request_id)
+
+
+# Usage and budgets
+
+def my_usage(days: Optional[int]) -> Req:
+    """GET /v1/me/usage."""
+    return read("/v1/me/usage", days=days)
+
+
+def user_usage(user: str, days: Optional[int]) -> Req:
+    """GET /v1/users/{id}/usage."""
+    return read("/v1/users/" + seg(user) + "/usage", days=days)
+
+
+def user_budget(user: str) -> Req:
+    """GET /v1/users/{id}/budget."""
+    return read("/v1/users/" + seg(user) + "/budget")
+
+
+def set_user_budget(user: str, day: Optional[Mapping[str, Any]], month: Optional[Mapping[str, Any]],
+                    request_id: Optional[str]) -> Req:
+    """PUT /v1/users/{id}/budget: the budgets left out are none."""
+    body = drop_none(day=None if day is None else dict(day), month=None if month is None else dict(month))
+    return write("PUT", "/v1/users/" + seg(user) + "/budget", body, request_id=request_id)

@@ -136,11 +136,14 @@ class AsyncSessions(_Part):
     async def create(self, *, title: Optional[str] = None, metadata: Optional[Mapping[str, Any]] = None,
                      working_memory: Optional[Mapping[str, Any]] = None, messages: Optional[api.Messages] = None,
                      agent: Optional[str] = None, external_id: Optional[str] = None, if_exists: Optional[str] = None,
-                     idle_ttl_seconds: Optional[int] = None, request_id: Optional[str] = None) -> Session:
-        """Makes a session (or, with an ``external_id`` in use, answers that one)."""
+                     idle_ttl_seconds: Optional[int] = None, request_id: Optional[str] = None,
+               budget: Optional[Mapping[str, Any]] = None) -> Session:
+        """Makes a session (or, with an ``external_id`` in use, answers that one); ``budget``
+        (``{tokens?, usd?, on_exceed?}``) limits what its runs spend."""
         return cast(Session, await self._c.call(api.create_session(
             title=title, metadata=metadata, working_memory=working_memory, messages=messages, agent=agent,
-            external_id=external_id, if_exists=if_exists, idle_ttl_seconds=idle_ttl_seconds, request_id=request_id)))
+            external_id=external_id, if_exists=if_exists, idle_ttl_seconds=idle_ttl_seconds, request_id=request_id,
+            budget=budget)))
 
     async def get(self, session_id: str, messages: Optional[int] = None) -> Session:
         """The session with its working memory and its last ``messages`` (default 20)."""
@@ -153,11 +156,11 @@ class AsyncSessions(_Part):
 
     async def patch(self, session_id: str, *, title: Optional[str] = None, metadata: Optional[Mapping[str, Any]] = None,
                     idle_ttl_seconds: Optional[int] = None, if_match: Optional[int] = None,
-                    request_id: Optional[str] = None) -> Session:
-        """Changes the title, metadata (replaced whole) or idle TTL."""
+                    request_id: Optional[str] = None, budget: Optional[Mapping[str, Any]] = None) -> Session:
+        """Changes the title, metadata (replaced whole), idle TTL or budget (``{}`` removes it)."""
         return cast(Session, await self._c.call(api.patch_session(session_id, title=title, metadata=metadata,
                                                                   idle_ttl_seconds=idle_ttl_seconds, if_match=if_match,
-                                                                  request_id=request_id)))
+                                                                  request_id=request_id, budget=budget)))
 
     async def close(self, session_id: str, *, if_match: Optional[int] = None, request_id: Optional[str] = None) -> Session:
         """Closes the session: history kept, writes refused until ``restore``."""
@@ -175,6 +178,11 @@ class AsyncSessions(_Part):
                    if_match: Optional[int] = None, request_id: Optional[str] = None) -> Session:
         """A copy-on-write fork of the session as it was at ``at_version`` (default: now)."""
         return cast(Session, await self._c.call(api.fork_session(session_id, at_version, title, if_match, request_id)))
+
+    async def usage(self, session_id: str, *, days: Optional[int] = None) -> Dict[str, Any]:
+        """What the session's runs spent: ``{session_id, spend, models, days, budget?}``, ``days``
+        the last ``days`` UTC days (default 30, zeros included)."""
+        return cast(Dict[str, Any], await self._c.call(api.session_usage(session_id, days)))
 
     async def context(self, session_id: str) -> Dict[str, Any]:
         """What the model would be sent now, with tokens per part."""
@@ -508,6 +516,25 @@ class AsyncUsers(_Part):
     async def me(self) -> Dict[str, Any]:
         """The caller."""
         return await self._c.me()
+
+    async def my_usage(self, *, days: Optional[int] = None) -> Dict[str, Any]:
+        """The caller's spend: ``{user_id, today, month, days, budget}``, ``days`` the last
+        ``days`` UTC days (default 30, zeros included)."""
+        return cast(Dict[str, Any], await self._c.call(api.my_usage(days)))
+
+    async def usage(self, user: str, *, days: Optional[int] = None) -> Dict[str, Any]:
+        """A user's spend, by id or name, as ``my_usage`` answers that user (admins only)."""
+        return cast(Dict[str, Any], await self._c.call(api.user_usage(user, days)))
+
+    async def budget(self, user: str) -> Dict[str, Any]:
+        """A user's budgets ``{day?, month?}``, by id or name (admins only)."""
+        return cast(Dict[str, Any], await self._c.call(api.user_budget(user)))
+
+    async def set_budget(self, user: str, *, day: Optional[Mapping[str, Any]] = None,
+                   month: Optional[Mapping[str, Any]] = None, request_id: Optional[str] = None) -> Dict[str, Any]:
+        """Replaces a user's budgets (each ``{tokens?, usd?, on_exceed?}``; one left out is none;
+        admins only)."""
+        return cast(Dict[str, Any], await self._c.call(api.set_user_budget(user, day, month, request_id)))
 
     async def create(self, name: str, *, admin: bool = False) -> Dict[str, Any]:
         """Makes a user: ``{user, key}`` (no retries: the secret is shown once)."""

@@ -47,6 +47,23 @@ class AsyncClient(unittest.IsolatedAsyncioTestCase):
         self.assertTrue(all(r["key"] for r in writes))
         self.assertEqual(len({r["key"] for r in writes}), len(writes))
 
+    async def test_usage_and_budgets(self) -> None:
+        c = self.c
+        s = await c.sessions.create(title="budgeted", budget={"usd": 3})
+        self.assertEqual(s["budget"], {"usd": 3, "on_exceed": "pause"})
+        s = await c.sessions.patch(s["id"], budget={"tokens": 7})
+        u = await c.sessions.usage(s["id"], days=1)
+        self.assertEqual((len(u["days"]), u["budget"]), (1, {"tokens": 7, "on_exceed": "pause"}))
+        mine = await c.users.my_usage(days=2)
+        self.assertEqual(len(mine["days"]), 2)
+        name = (await c.users.create("erin-" + uuid.uuid4().hex[:8]))["user"]["name"]
+        got = await c.users.set_budget(name, month={"tokens": 99, "on_exceed": "fail"})
+        self.assertEqual(got, {"month": {"tokens": 99, "on_exceed": "fail"}})
+        self.assertEqual(await c.users.budget(name), got)
+        self.assertEqual((await c.users.usage(name, days=4))["budget"], got)
+        with self.assertRaises(carryon.InvalidRequest):
+            await c.sessions.usage(s["id"], days=0)
+
     async def test_retry_after_429_with_the_same_key(self) -> None:
         c = self.c
         s = await c.sessions.create()

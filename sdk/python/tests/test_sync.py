@@ -236,6 +236,35 @@ class SyncSessions(unittest.TestCase):
             with self.assertRaises(carryon.Unauthorized):
                 carol.me()
 
+    def test_usage_and_budgets(self) -> None:
+        c = self.c
+        s = c.sessions.create(title="budgeted", budget={"tokens": 1000})
+        self.assertEqual(s["budget"], {"tokens": 1000, "on_exceed": "pause"})
+        s = c.sessions.patch(s["id"], budget={"tokens": 5000, "usd": 2.5, "on_exceed": "fail"})
+        self.assertEqual(s["budget"], {"tokens": 5000, "usd": 2.5, "on_exceed": "fail"})
+        today = time.strftime("%Y-%m-%d", time.gmtime())
+        u = c.sessions.usage(s["id"], days=2)
+        self.assertEqual((u["session_id"], len(u["days"]), u["days"][-1]["date"], u["spend"]["tokens"], u["budget"]["tokens"]),
+                         (s["id"], 2, today, 0, 5000))
+        self.assertEqual(len(c.sessions.usage(s["id"])["days"]), 30)
+        self.assertNotIn("budget", c.sessions.patch(s["id"], budget={}))
+        mine = c.users.my_usage(days=3)
+        self.assertEqual((len(mine["days"]), mine["days"][-1]["date"], mine["user_id"]), (3, today, c.me()["id"]))
+        self.assertEqual(set(mine["days"][0]), {"date", "tokens", "input_tokens", "output_tokens", "cached_tokens", "calls", "usd"})
+        with self.assertRaises(carryon.InvalidRequest):
+            c.users.my_usage(days=367)
+        name = c.users.create("dora-" + uuid.uuid4().hex[:8])["user"]["name"]
+        got = c.users.set_budget(name, day={"tokens": 10}, month={"usd": 1})
+        self.assertEqual(got, {"day": {"tokens": 10, "on_exceed": "pause"}, "month": {"usd": 1, "on_exceed": "pause"}})
+        self.assertEqual(c.users.budget(name), got)
+        theirs = c.users.usage(name, days=1)
+        self.assertEqual((len(theirs["days"]), theirs["budget"], theirs["today"]["tokens"]), (1, got, 0))
+        with Carryon(URL, bob_key()) as bob:
+            with self.assertRaises(carryon.Forbidden):
+                bob.users.budget(name)
+            with self.assertRaises(carryon.NotFound):
+                bob.sessions.usage(s["id"])
+
 
 @needs_server
 class SyncRuns(unittest.TestCase):

@@ -4,6 +4,7 @@ import { Memories, type UpdateOptions } from "./memories.js";
 import { deepEqual, mergePatch } from "./mergepatch.js";
 import { Runs } from "./runs.js";
 import { Sessions } from "./sessions.js";
+import { Users } from "./users.js";
 import { Transport, type CallOptions, type ClientOptions, type WriteOptions } from "./transport.js";
 import type * as T from "./types.js";
 
@@ -17,12 +18,14 @@ export class Carryon {
   readonly sessions: Sessions;
   readonly runs: Runs;
   readonly memories: Memories;
+  readonly users: Users;
 
   constructor(options: ClientOptions) {
     this.transport = new Transport(options);
     this.sessions = new Sessions(this.transport);
     this.runs = new Runs(this.transport);
     this.memories = new Memories(this.transport);
+    this.users = new Users(this.transport);
   }
 
   /** chat is the seed's short path: a message to a session (a new one without sessionId), answered when its run ends. */
@@ -33,6 +36,11 @@ export class Carryon {
   /** me is the caller. */
   me(o: CallOptions = {}): Promise<T.User> {
     return this.transport.json({ method: "GET", path: "/v1/me", options: o });
+  }
+
+  /** usage is the caller's spend today, this month and on each of the last `days` UTC days (default 30), with its budgets. */
+  usage(o: CallOptions & { days?: number } = {}): Promise<T.UserUsage> {
+    return this.transport.json({ method: "GET", path: "/v1/me/usage", query: { days: o.days }, options: o });
   }
 
   /** agents lists the agent profiles the caller may use. */

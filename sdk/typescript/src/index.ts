@@ -2,6 +2,7 @@
 export { Carryon } from "./client.js";
 export type { UpdateFn } from "./client.js";
 export { Sessions } from "./sessions.js";
+export { Users } from "./users.js";
 export { Runs } from "./runs.js";
 export type { ToolCallHandler, ApprovalDecision, FollowOptions } from "./runs.js";
 export { Memories } from "./memories.js";

@@ -26,7 +26,7 @@ export class Sessions {
     );
   }
 
-  /** update changes a session's title, metadata or idle TTL. */
+  /** update changes a session's title, metadata, idle TTL or budget (`{}` removes it). */
   update(id: string, change: Omit<T.SessionUpdate, "request_id" | "expected_version">, o: WriteOptions = {}): Promise<T.Session> {
     return this.t.json({ method: "PATCH", path: `/v1/sessions/${enc(id)}`, body: change, write: true, options: o });
   }
@@ -84,6 +84,11 @@ export class Sessions {
   /** memoryDiff compares two revisions of the working memory by memory_version (0 is the empty document). */
   memoryDiff(id: string, from: number, to: number, o: CallOptions = {}): Promise<T.MemoryDiff> {
     return this.t.json({ method: "GET", path: `/v1/sessions/${enc(id)}/working_memory/diff`, query: { from, to }, options: o });
+  }
+
+  /** usage is what the session's runs spent, in all, per model and on each of the last `days` UTC days (default 30), with its budget. */
+  usage(id: string, o: CallOptions & { days?: number } = {}): Promise<T.SessionUsage> {
+    return this.t.json({ method: "GET", path: `/v1/sessions/${enc(id)}/usage`, query: { days: o.days }, options: o });
   }
 
   /** context is what the context builder would send the model now. */

@@ -50,3 +50,13 @@ export type User = S["User"];
 export type Agent = S["Agent"];
 /** What the context builder would send the model now. */
 export type ContextPreview = S["ContextPreview"];
+/** A budget: a limit of tokens and/or USD, and what a run does at it (pause or fail). */
+export type Budget = S["Budget"];
+/** A user's budgets: one for each UTC day, one for each UTC month. */
+export type UserBudget = S["UserBudget"];
+/** What was spent on model calls in one UTC day. */
+export type DaySpend = S["DaySpend"];
+/** A user's spend today, this month and per day, with the user's budgets (GET /v1/me/usage). */
+export type UserUsage = S["UserUsage"];
+/** A session's spend in all, per model and per day, with its budget (GET /v1/sessions/{id}/usage). */
+export type SessionUsage = S["SessionUsage"];

@@ -328,4 +328,27 @@ await assert.rejects(client.memories.search("what does she drink", { mode: "sema
   return true;
 });
 
+// Usage and budgets: a session's budget on create and update, its usage per day, the caller's, and
+// an admin's view and setting of another user's budgets.
+const budgeted = await client.sessions.create({ title: "budgeted", budget: { tokens: 1000 } });
+assert.deepEqual(budgeted.budget, { tokens: 1000, on_exceed: "pause" });
+const raised = await client.sessions.update(budgeted.id, { budget: { tokens: 5000, usd: 2.5, on_exceed: "fail" } });
+assert.deepEqual(raised.budget, { tokens: 5000, usd: 2.5, on_exceed: "fail" });
+const today = new Date().toISOString().slice(0, 10);
+const su = await client.sessions.usage(budgeted.id, { days: 2 });
+assert.deepEqual([su.session_id, su.days.length, su.days[1].date, su.spend.tokens, su.budget?.tokens], [budgeted.id, 2, today, 0, 5000]);
+assert.equal((await client.sessions.usage(budgeted.id)).days.length, 30, "30 days by default");
+const myUsage = await client.usage({ days: 3 });
+assert.deepEqual([myUsage.days.length, myUsage.days[2].date, myUsage.user_id], [3, today, me.id]);
+assert.deepEqual(Object.keys(myUsage.days[0]).sort(), ["cached_tokens", "calls", "date", "input_tokens", "output_tokens", "tokens", "usd"]);
+await assert.rejects(client.usage({ days: 367 }), (err) => isCarryonError(err, "invalid_request") && /days/.test(err.detail));
+const bobMe = await bob.me();
+const set = await client.users.setBudget(bobMe.id, { day: { tokens: 10 }, month: { usd: 1 } });
+assert.deepEqual(set, { day: { tokens: 10, on_exceed: "pause" }, month: { usd: 1, on_exceed: "pause" } });
+assert.deepEqual(await client.users.budget(bobMe.id), set);
+const theirs = await client.users.usage(bobMe.name, { days: 1 });
+assert.deepEqual([theirs.user_id, theirs.days.length, theirs.budget], [bobMe.id, 1, set]);
+await assert.rejects(bob.users.budget(bobMe.id), (err) => isCarryonError(err, "forbidden"));
+await assert.rejects(bob.sessions.usage(budgeted.id), (err) => isCarryonError(err, "not_found"));
+
 console.log(JSON.stringify(out));
