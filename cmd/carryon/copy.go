@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/store/postgres"
 	"github.com/carryon-hub/carryon/store/sqlite"
 )
@@ -70,179 +68,105 @@ func runCopy(ctx context.Context, args []string, getenv env, stdout, stderr io.W
 	if err != nil {
 		return fmt.Errorf("source: %w", err)
 	}
-	sdb.Close()
+	defer sdb.Close()
 	pdb, err := postgres.Open(ctx, *to, postgres.WithMaxConns(2))
 	if err != nil {
 		return fmt.Errorf("destination: %w", err)
 	}
-	pdb.Close()
-
-	reader, err := openSQLiteReader(src)
-	if err != nil {
-		return err
-	}
-	defer reader.Close()
-	stx, err := reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return fmt.Errorf("sqlite: begin read: %w", err)
-	}
-	defer stx.Rollback()
-	conn, err := pgx.Connect(ctx, *to)
-	if err != nil {
-		return fmt.Errorf("postgres: %w", err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	ptx, err := conn.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("postgres: begin: %w", err)
-	}
-	defer ptx.Rollback(context.WithoutCancel(ctx))
-
+	defer pdb.Close()
 	started := time.Now()
-	tables, skipped, err := copyPlan(ctx, stx, ptx)
+	var counts []copyCount
+	err = sdb.Dump(ctx, func(snap store.Snapshot) error {
+		return pdb.Load(ctx, func(load store.LoadTx) error {
+			var err error
+			counts, err = copyTables(ctx, snap, load, progress, stderr)
+			if err == nil {
+				err = printCounts(stdout, counts)
+			}
+			for _, c := range counts {
+				if err == nil && !c.match() {
+					err = errors.New("the row counts differ: the copy was rolled back and the destination is unchanged")
+				}
+			}
+			return err
+		})
+	})
 	if err != nil {
 		return err
-	}
-	for _, s := range skipped {
-		fmt.Fprintf(stderr, "skipping %s\n", s)
-	}
-	for _, t := range tables {
-		if len(t.dropped) > 0 {
-			fmt.Fprintf(stderr, "warning: %s: PostgreSQL has no column %s; its values are not copied\n", t.name, strings.Join(t.dropped, ", "))
-		}
-	}
-	if err := checkEmpty(ctx, ptx); err != nil {
-		return err
-	}
-	counts := make([]copyCount, len(tables))
-	for i, t := range tables {
-		counts[i].table = t.name
-		if err := stx.QueryRowContext(ctx, "SELECT count(*) FROM "+quoteSQLite(t.name)).Scan(&counts[i].source); err != nil {
-			return fmt.Errorf("sqlite: count %s: %w", t.name, err)
-		}
-	}
-	// Every row is checked before anything is written, so a bad one is reported with all the
-	// others instead of aborting the copy halfway through.
-	if err := checkRows(ctx, stx, tables); err != nil {
-		return err
-	}
-	for i, t := range tables {
-		progress.start(t.name, counts[i].source)
-		n, err := copyRows(ctx, stx, ptx, t, progress)
-		progress.finish()
-		if err != nil {
-			return fmt.Errorf("copy %s: %w", t.name, err)
-		}
-		counts[i].copied = n
-	}
-	// The source's full-text index of messages is not copied (an FTS5 table): the destination's
-	// is made from the copied messages, in the same transaction.
-	docs, err := postgres.RebuildSessionSearch(ctx, ptx)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "indexed %s messages for session search\n", commas(docs))
-	ok := true
-	for i, t := range tables {
-		if err := ptx.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{t.name}.Sanitize()).Scan(&counts[i].dest); err != nil {
-			return fmt.Errorf("postgres: count %s: %w", t.name, err)
-		}
-		ok = ok && counts[i].match()
-	}
-	if err := printCounts(stdout, counts); err != nil {
-		return err
-	}
-	if !ok {
-		return errors.New("the row counts differ: the copy was rolled back and the destination is unchanged")
-	}
-	if err := ptx.Commit(ctx); err != nil {
-		return fmt.Errorf("postgres: commit: %w", err)
 	}
 	var total int64
-	for _, c := range counts {
+	for _, c := range counts { // fresh planner statistics; a failure here loses nothing
 		total += c.dest
-	}
-	for _, t := range tables { // fresh planner statistics; a failure here loses nothing
-		if _, err := conn.Exec(ctx, "ANALYZE "+pgx.Identifier{t.name}.Sanitize()); err != nil {
-			fmt.Fprintf(stderr, "warning: analyze %s: %v\n", t.name, err)
+		if err := pdb.Analyze(ctx, c.table); err != nil {
+			fmt.Fprintf(stderr, "warning: analyze %s: %v\n", c.table, err)
 		}
 	}
 	_, err = fmt.Fprintf(stdout, "copied %s rows in %d tables in %s; every count matches.\n"+
 		"Workspace files are not in the database: copy the workspaces directory (by default %s)\nto the one the servers' --workspaces names, "+
 		"then start them with --db and the PostgreSQL URL.\n",
-		commas(total), len(tables), time.Since(started).Round(time.Millisecond), filepath.Join(filepath.Dir(src), "workspaces"))
+		commas(total), len(counts), time.Since(started).Round(time.Millisecond), filepath.Join(filepath.Dir(src), "workspaces"))
 	return err
 }
 
-// checkEmpty refuses a destination that has a row in any table but schema_migrations.
-func checkEmpty(ctx context.Context, ptx pgx.Tx) error {
-	rows, err := ptx.Query(ctx, `SELECT table_name FROM information_schema.tables
-		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> 'schema_migrations'
-		ORDER BY table_name`)
-	if err != nil {
-		return fmt.Errorf("postgres: list tables: %w", err)
-	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return fmt.Errorf("postgres: list tables: %w", err)
-	}
-	for _, name := range names {
-		var has bool
-		if err := ptx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+pgx.Identifier{name}.Sanitize()+")").Scan(&has); err != nil {
-			return fmt.Errorf("postgres: %s: %w", name, err)
-		}
-		if has {
-			return fmt.Errorf("the destination is not empty (table %s has rows): copy only into a new, empty database", name)
-		}
-	}
-	return nil
-}
+// copyBatch is how many rows a copy reads and writes at a time.
+const copyBatch = 1000
 
-// copyRows streams one table from SQLite into PostgreSQL with COPY and returns how many rows
-// PostgreSQL took.
-func copyRows(ctx context.Context, stx *sql.Tx, ptx pgx.Tx, t *copyTable, progress *copyProgress) (int64, error) {
-	rows, err := stx.QueryContext(ctx, t.selectSQL())
+// copyTables copies every table of snap into load after checking every row, rebuilds what the
+// destination derives, and returns the counts of both sides.
+func copyTables(ctx context.Context, snap store.Snapshot, load store.LoadTx, progress *copyProgress, stderr io.Writer) ([]copyCount, error) {
+	tables, warnings, err := load.Plan(snap.Tables())
 	if err != nil {
-		return 0, fmt.Errorf("sqlite: read: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	names := make([]string, len(t.columns))
-	for i, c := range t.columns {
-		names[i] = c.name
+	for _, s := range snap.Skipped() {
+		fmt.Fprintf(stderr, "skipping %s\n", s)
 	}
-	raw := make([]any, len(t.columns))
-	dest := make([]any, len(t.columns))
-	for i := range raw {
-		dest[i] = &raw[i]
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	var rowNum int64
-	src := pgx.CopyFromFunc(func() ([]any, error) {
-		if !rows.Next() {
-			if err := rows.Err(); err != nil {
-				return nil, fmt.Errorf("sqlite: read: %w", err)
-			}
-			return nil, nil
+	if name, err := load.NonEmpty(ctx); err != nil {
+		return nil, err
+	} else if name != "" {
+		return nil, fmt.Errorf("the destination is not empty (table %s has rows): copy only into a new, empty database", name)
+	}
+	counts := make([]copyCount, len(tables))
+	for i, t := range tables {
+		counts[i].table = t.Name
+		if counts[i].source, err = snap.Count(ctx, t.Name); err != nil {
+			return nil, err
 		}
-		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("sqlite: read: %w", err)
+	}
+	// Every row is checked before anything is written, so a bad one is reported with all the
+	// others instead of aborting the copy halfway through.
+	if err := checkRows(ctx, snap, load, tables); err != nil {
+		return nil, err
+	}
+	for i, t := range tables {
+		progress.start(t.Name, counts[i].source)
+		err := snap.Rows(ctx, t, copyBatch, func(rows [][]any) error {
+			n, err := load.Insert(ctx, t, rows)
+			counts[i].copied += n
+			progress.addN(int64(len(rows)))
+			return err
+		})
+		progress.finish()
+		if err != nil {
+			return nil, fmt.Errorf("copy %s: %w", t.Name, err)
 		}
-		rowNum++
-		out := make([]any, len(raw))
-		for i, c := range t.columns {
-			v, err := c.convert(raw[i])
-			if err != nil {
-				return nil, fmt.Errorf("row %d, column %s (SQLite %s to PostgreSQL %s): %w", rowNum, c.name, c.sqliteType, c.pgType, err)
-			}
-			out[i] = v
-		}
-		progress.add()
-		return out, nil
-	})
-	n, err := ptx.CopyFrom(ctx, pgx.Identifier{t.name}, names, src)
+	}
+	// The source's full-text index of messages is not copied: the destination's is made from the
+	// copied messages, in the same transaction.
+	docs, err := load.Finish(ctx)
 	if err != nil {
-		return n, fmt.Errorf("postgres: %w", err)
+		return nil, err
 	}
-	return n, nil
+	fmt.Fprintf(stderr, "indexed %s messages for session search\n", commas(docs))
+	for i, t := range tables {
+		if counts[i].dest, err = load.Count(ctx, t.Name); err != nil {
+			return nil, err
+		}
+	}
+	return counts, nil
 }
 
 // copyCount is one table's rows in the source snapshot, copied, and in the destination.

@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/carryon-hub/carryon/internal/store"
 )
 
 // maxReportedRows bounds the bad rows a refused copy lists.
@@ -16,19 +17,29 @@ type badRow struct {
 }
 
 // checkRows reads every row that is to be copied and converts each value as the copy would,
-// before anything is written: a value PostgreSQL cannot store (text with a NUL character or
-// invalid UTF-8, say, which SQLite keeps) would otherwise abort the copy halfway through. It
-// returns an error that lists the bad rows (table, key and column) when there is one.
-func checkRows(ctx context.Context, stx *sql.Tx, tables []*copyTable) error {
+// before anything is written: a value the destination cannot store (text with a NUL character or
+// invalid UTF-8 in PostgreSQL, say, which SQLite keeps) would otherwise abort the copy halfway
+// through. It returns an error that lists the bad rows (table, key and column) when there is one.
+func checkRows(ctx context.Context, snap store.Snapshot, load store.LoadTx, tables []store.Table) error {
 	var bad []badRow
 	total := 0
 	for _, t := range tables {
-		n, rows, err := checkTable(ctx, stx, t, maxReportedRows-len(bad))
+		var rowNum int64
+		err := snap.Rows(ctx, t, copyBatch, func(rows [][]any) error {
+			for _, row := range rows {
+				rowNum++
+				load.Check(t, row, func(column string, err error) {
+					total++
+					if len(bad) < maxReportedRows {
+						bad = append(bad, badRow{table: t.Name, key: rowKey(t, row, rowNum), column: column, problem: err.Error()})
+					}
+				})
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		total += n
-		bad = append(bad, rows...)
 	}
 	if total == 0 {
 		return nil
@@ -45,50 +56,15 @@ func checkRows(ctx context.Context, stx *sql.Tx, tables []*copyTable) error {
 	return fmt.Errorf("%s", b.String())
 }
 
-// checkTable converts every value of t's rows and returns how many fail and the first few.
-func checkTable(ctx context.Context, stx *sql.Tx, t *copyTable, report int) (int, []badRow, error) {
-	rows, err := stx.QueryContext(ctx, t.selectSQL())
-	if err != nil {
-		return 0, nil, fmt.Errorf("sqlite: read %s: %w", t.name, err)
-	}
-	defer rows.Close()
-	raw := make([]any, len(t.columns))
-	dest := make([]any, len(t.columns))
-	for i := range raw {
-		dest[i] = &raw[i]
-	}
-	var bad []badRow
-	n := 0
-	var rowNum int64
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return 0, nil, fmt.Errorf("sqlite: read %s: %w", t.name, err)
-		}
-		rowNum++
-		for i, c := range t.columns {
-			if _, err := c.convert(raw[i]); err != nil {
-				n++
-				if len(bad) < report {
-					bad = append(bad, badRow{table: t.name, key: t.rowKey(raw, rowNum), column: c.name, problem: err.Error()})
-				}
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return 0, nil, fmt.Errorf("sqlite: read %s: %w", t.name, err)
-	}
-	return n, bad, nil
-}
-
 // rowKey names a row by its primary key (session_id=sess_…, seq=3), or by its place in the
 // read when the key is not among the copied columns.
-func (t *copyTable) rowKey(raw []any, rowNum int64) string {
+func rowKey(t store.Table, row []any, rowNum int64) string {
 	var parts []string
-	for _, k := range t.pk {
+	for _, k := range t.Key {
 		found := false
-		for i, c := range t.columns {
-			if c.name == k {
-				parts = append(parts, fmt.Sprintf("%s=%s", k, keyValue(raw[i])))
+		for i, c := range t.Columns {
+			if c.Name == k {
+				parts = append(parts, fmt.Sprintf("%s=%s", k, keyValue(row[i])))
 				found = true
 			}
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -128,4 +129,10 @@ func pgRows(t *testing.T, dsn string) int64 {
 		total += c
 	}
 	return total
+}
+
+// openSQLiteReader opens a SQLite file with database/sql, for the raw writes of a test, waiting
+// on locks held by a running server instead of failing at once.
+func openSQLiteReader(path string) (*sql.DB, error) {
+	return sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)")
 }

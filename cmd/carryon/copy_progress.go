@@ -50,9 +50,9 @@ func (p *copyProgress) start(table string, total int64) {
 	}
 }
 
-// add counts one more row and redraws when the last drawing is old enough.
-func (p *copyProgress) add() {
-	p.done++
+// addN counts n more rows and redraws when the last drawing is old enough.
+func (p *copyProgress) addN(n int64) {
+	p.done += n
 	if p.mode != "none" && time.Since(p.last) >= p.every {
 		p.last = time.Now()
 		p.draw()

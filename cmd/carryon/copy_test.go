@@ -205,28 +205,10 @@ func TestCopyRefusesBadSources(t *testing.T) {
 	}
 }
 
-// TestFKOrder: referenced tables first, creation order otherwise, and a cycle is an error.
-func TestFKOrder(t *testing.T) {
+// TestCommas: groups of three digits.
+func TestCommas(t *testing.T) {
 	t.Parallel()
-	tables := []*copyTable{{name: "b", refs: []string{"a"}}, {name: "c"}, {name: "a", refs: []string{"c"}}, {name: "d", refs: []string{"b", "a"}}}
-	got, err := fkOrder(tables)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, t := range got {
-		names = append(names, t.name)
-	}
-	if strings.Join(names, ",") != "c,a,b,d" {
-		t.Fatalf("order %v", names)
-	}
-	if _, err := fkOrder([]*copyTable{{name: "x", refs: []string{"y"}}, {name: "y", refs: []string{"x"}}}); err == nil || !strings.Contains(err.Error(), "cycle") {
-		t.Fatalf("cycle: %v", err)
-	}
-	if !isShadow("memories_fts_data", []string{"memories_fts"}) || isShadow("memories_data", []string{"memories_fts"}) {
-		t.Fatal("isShadow")
-	}
-	if commas(6000) != "6,000" || commas(4200000) != "4,200,000" || commas(999) != "999" {
+	if commas(6000) != "6,000" || commas(4200000) != "4,200,000" || commas(999) != "999" || commas(-1234) != "-1,234" {
 		t.Fatal("commas")
 	}
 }

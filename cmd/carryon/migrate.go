@@ -2,15 +2,9 @@ package main
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/carryon-hub/carryon/store/postgres"
 	"github.com/carryon-hub/carryon/store/sqlite"
@@ -75,43 +69,8 @@ func runMigrate(ctx context.Context, args []string, getenv env, stdout, stderr i
 // schemaVersion reads the highest applied migration without changing anything: 0 for a database
 // that does not exist yet or was never migrated.
 func schemaVersion(ctx context.Context, dsn string) (int, error) {
-	const q = `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`
-	var v int
 	if isPostgres(dsn) {
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			return 0, fmt.Errorf("postgres: %w", err)
-		}
-		defer conn.Close(context.WithoutCancel(ctx))
-		err = conn.QueryRow(ctx, q).Scan(&v)
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
-			return 0, nil
-		}
-		return v, err
+		return postgres.SchemaVersion(ctx, dsn)
 	}
-	path := strings.TrimPrefix(dsn, "sqlite://")
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	db, err := openSQLiteReader(path)
-	if err != nil {
-		return 0, err
-	}
-	defer db.Close()
-	err = db.QueryRowContext(ctx, q).Scan(&v)
-	if err != nil && strings.Contains(err.Error(), "no such table") {
-		return 0, nil
-	}
-	return v, err
-}
-
-// openSQLiteReader opens a SQLite file for reading with database/sql, waiting on locks held by a
-// running server instead of failing at once.
-func openSQLiteReader(path string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
-	}
-	return db, nil
+	return sqlite.SchemaVersion(ctx, strings.TrimPrefix(dsn, "sqlite://"))
 }

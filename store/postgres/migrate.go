@@ -12,6 +12,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
+// migrationFS holds the schema's steps, NNNN_name.sql, applied in order. The numbering is shared
+// with store/sqlite/migrations: from 0020 on a change to the schema has the same number and name on both
+// drivers, the next number free on both (gaps allowed); TestMigrationsShareNumbers checks it.
+//
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 

@@ -12,6 +12,7 @@ import (
 	"github.com/carryon-hub/carryon/internal/store"
 	"github.com/carryon-hub/carryon/internal/store/storetest"
 	"github.com/carryon-hub/carryon/store/postgres"
+	"github.com/carryon-hub/carryon/store/sqlite"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -160,6 +161,27 @@ func TestTextPostgresCannotStore(t *testing.T) {
 		}
 	}
 	checkSession(t, db, s.ID, 0)
+}
+
+// TestCopyFromSQLite: a SQLite store's dump loads into an empty PostgreSQL store and reads back
+// the same (what carryon copy does).
+func TestCopyFromSQLite(t *testing.T) {
+	t.Parallel()
+	storetest.RunCopy(t, func(t *testing.T) store.Store {
+		db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "carryon.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}, func(t *testing.T) store.Store { return open(t, newSchema(t)) })
+}
+
+// TestCopyPostgresToPostgres: a PostgreSQL store's dump loads into another, empty one.
+func TestCopyPostgresToPostgres(t *testing.T) {
+	t.Parallel()
+	open := func(t *testing.T) store.Store { return open(t, newSchema(t)) }
+	storetest.RunCopy(t, open, open)
 }
 
 // TestSearchPlansAtScale checks the plan session search chooses against the collecting plan

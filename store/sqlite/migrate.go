@@ -10,6 +10,10 @@ import (
 	"github.com/carryon-hub/carryon/internal/store/sqlq"
 )
 
+// migrationFS holds the schema's steps, NNNN_name.sql, applied in order. The numbering is shared
+// with store/postgres/migrations: from 0020 on a change to the schema has the same number and name on both
+// drivers, the next number free on both (gaps allowed); TestMigrationsShareNumbers checks it.
+//
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 

@@ -1,4 +1,4 @@
-package main
+package postgres
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// converter returns how a value read from SQLite (nil, int64, float64, string or []byte) becomes
+// converter returns how a dumped value (nil, int64, float64, bool, string, []byte or time.Time) becomes
 // a value of the PostgreSQL column type: INTEGER 0/1 becomes boolean, TEXT and BLOB swap as the
 // column needs, INTEGER microseconds become a timestamp.
 func converter(pgType string) func(any) (any, error) {
