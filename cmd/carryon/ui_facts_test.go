@@ -29,6 +29,8 @@ agents:
 	p.signIn(key)
 	learn := `//section[@aria-labelledby="facts-title"]//button[normalize-space()="Learn facts now"]`
 	p.do("open the session", chromedp.Navigate(srv.url+"/ui/#/s/"+id), chromedp.WaitVisible(learn))
+	// The click lands where the button is: wait for the sections above it to be drawn.
+	p.until("the page drawn", `!!document.querySelector('#session-spent') && !document.querySelector('[aria-busy="true"]')`)
 	p.do("learn", chromedp.Click(learn))
 	p.until("the facts", `document.querySelectorAll('ul[aria-label="Facts learned"] li').length === 2`)
 	got := p.eval(`document.querySelector('#facts-out').textContent`)

@@ -63,7 +63,10 @@ export function budgetStop(st) {
 
 // sessionSpend is a session page's spend panel: spent and budget, and the chart of its days.
 export function sessionSpend(base) {
-  const box = h('div', { id: 'session-spend' });
+  // Until the first answer the box holds lines of the answer's height, so that what is below it
+  // does not move under a reader's pointer when the chart arrives.
+  const box = h('div', { id: 'session-spend', 'aria-busy': 'true' }, h('p', {}, 'Spent: …'),
+    h('figure', { class: 'days-chart' }, h('figcaption', {}, 'This session per day (UTC): …'), h('div', { class: 'dc-svg' }), h('div', { class: 'dc-ends' }, ' ')));
   const refresh = async () => {
     try {
       const u = await api('GET', `${base}/usage?days=30`);
@@ -71,6 +74,7 @@ export function sessionSpend(base) {
         h('p', {}, 'Spent: ', h('span', { id: 'session-spent' }, spentText(u.spend, u.budget)), ' · budget: ', h('span', { id: 'session-budget' }, limitText(u.budget))),
         daysChart(u.days, 'This session'));
     } catch (e) { box.replaceChildren(errorBox(e)); }
+    box.removeAttribute('aria-busy');
   };
   return { el: box, refresh };
 }
