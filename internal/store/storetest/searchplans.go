@@ -53,7 +53,9 @@ func testSearchPlans(t *testing.T, open func(t *testing.T) store.Store) {
 	queries := []string{"common", "words", "comm", "c", "r1", "r", "zz", "zz0", "zz07", "common r2", "words turn 1",
 		"prefix", "pre", "prep", "sprint", "spr", "review", "cafe", "café", "caf", "notes", "zebra", "session 1", "another"}
 	for _, text := range queries {
-		for _, limit := range []int{0, 1, 2, 3, 5, 25} {
+		// Pages of 1 and 3 are left to the common word's walk below: every page is five searches,
+		// which the race detector makes slow on SQLite (300 s a store with them).
+		for _, limit := range []int{0, 2, 5, 25} {
 			q := terms(text)
 			q.Limit = limit
 			var pages []string
