@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -15,12 +13,7 @@ import (
 // again.
 func TestBudgetStopOnEveryDoor(t *testing.T) {
 	t.Parallel()
-	data := t.TempDir()
-	file := filepath.Join(data, "agents.yaml")
-	if err := os.WriteFile(file, []byte(budgetAgents), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	srv := startServer(t, data, "--agents", file)
+	srv, data := startBudgetServer(t)
 	admin := localKey(t, data)
 	key := addUser(t, data, "spender")
 	must(t, srv.url, admin, "PUT", "/v1/users/spender/budget", map[string]any{"day": map[string]any{"tokens": 1}}, 200)

@@ -21,6 +21,18 @@ prices:
   tiny: {input: 1000, output: 2000}
 `
 
+// startBudgetServer starts a server on a data directory of its own with budgetAgents' priced
+// models, and returns it with that directory.
+func startBudgetServer(t *testing.T) (*server, string) {
+	t.Helper()
+	data := t.TempDir()
+	file := filepath.Join(data, "agents.yaml")
+	if err := os.WriteFile(file, []byte(budgetAgents), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return startServer(t, data, "--agents", file), data
+}
+
 // TestBudgets sets, reads and exceeds budgets through a real server: a session's budget pauses
 // its run in waiting_approval with what was spent and the limit, an approval without a raise
 // pauses it again, a raise and an approval continue the same run; a user's day budget set by an
@@ -28,12 +40,7 @@ prices:
 // /metrics; bad budgets are 400 and change nothing.
 func TestBudgets(t *testing.T) {
 	t.Parallel()
-	data := t.TempDir()
-	file := filepath.Join(data, "agents.yaml")
-	if err := os.WriteFile(file, []byte(budgetAgents), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	srv := startServer(t, data, "--agents", file)
+	srv, data := startBudgetServer(t)
 	alice := localKey(t, data)
 	bob := addUser(t, data, "bob")
 

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,12 +18,7 @@ import (
 // the same through the Go client and carryon usage.
 func TestUsagePerDay(t *testing.T) {
 	t.Parallel()
-	data := t.TempDir()
-	file := filepath.Join(data, "agents.yaml")
-	if err := os.WriteFile(file, []byte(budgetAgents), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	srv := startServer(t, data, "--agents", file)
+	srv, data := startBudgetServer(t)
 	alice := localKey(t, data)
 	bob := addUser(t, data, "bob")
 

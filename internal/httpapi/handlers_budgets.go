@@ -7,20 +7,21 @@ import (
 	"github.com/carryon-hub/carryon"
 )
 
+// handleUsage answers the caller's usage; handleUserUsage another user's (by the path's id).
 func (s *server) handleUsage() http.HandlerFunc {
-	if s.budgets == nil {
-		return s.notImplemented("this server keeps no spend")
-	}
-	return readRoute(s, func(r *http.Request, q *query) (*carryon.UserUsage, error) {
-		o, err := usageOptions(q)
-		if err != nil {
-			return nil, err
-		}
+	return s.usageRoute(func(r *http.Request, o carryon.UsageOptions) (*carryon.UserUsage, error) {
 		return s.budgets.Usage(r.Context(), o)
 	})
 }
 
 func (s *server) handleUserUsage() http.HandlerFunc {
+	return s.usageRoute(func(r *http.Request, o carryon.UsageOptions) (*carryon.UserUsage, error) {
+		return s.budgets.UserUsage(r.Context(), r.PathValue("id"), o)
+	})
+}
+
+// usageRoute is a user-usage read: the query's options, then get.
+func (s *server) usageRoute(get func(*http.Request, carryon.UsageOptions) (*carryon.UserUsage, error)) http.HandlerFunc {
 	if s.budgets == nil {
 		return s.notImplemented("this server keeps no spend")
 	}
@@ -29,7 +30,7 @@ func (s *server) handleUserUsage() http.HandlerFunc {
 		if err != nil {
 			return nil, err
 		}
-		return s.budgets.UserUsage(r.Context(), r.PathValue("id"), o)
+		return get(r, o)
 	})
 }
 
