@@ -57,6 +57,8 @@ type crashPoint struct {
 	point  string
 	index  int
 	result string
+	// ended says the crash came after the commit that ended the run: no attempt takes it over.
+	ended bool
 }
 
 // TestCrashPointMatrix kills a real server at each point of a step with SIGKILL (from inside,
@@ -72,16 +74,16 @@ func TestCrashPointMatrix(t *testing.T) {
 		t.Skip("starts server processes")
 	}
 	points := map[string]crashPoint{
-		"started before the tool runs (reconcilable)":  {failpoint.ActionStarted + "@3", 2, "wrote"},
-		"midway through a multi-chunk file write":      {failpoint.WriteMidway, 2, "wrote"},
-		"after the file write, before succeeded":       {failpoint.ActionRan + "@3", 2, "the result was checked"},
-		"after the counter ran, before succeeded":      {failpoint.ActionRan + "@4", 3, "already counted"},
-		"after succeeded, before the checkpoint":       {failpoint.ActionFinished + "@4", 3, "counted (1 in all)"},
-		"in the checkpoint, after the memory change":   {failpoint.StepPatched, 3, "counted (1 in all)"},
-		"during the first model call":                  {failpoint.ModelCall + "@1", 3, "counted (1 in all)"},
-		"during the model call after the tools":        {failpoint.ModelCall + "@2", 3, "counted (1 in all)"},
-		"after the tools' step was committed":          {failpoint.StepCommitted + "@1", 3, "counted (1 in all)"},
-		"after the final answer, before the run ended": {failpoint.StepCommitted + "@2", 3, "counted (1 in all)"},
+		"started before the tool runs (reconcilable)": {failpoint.ActionStarted + "@3", 2, "wrote", false},
+		"midway through a multi-chunk file write":     {failpoint.WriteMidway, 2, "wrote", false},
+		"after the file write, before succeeded":      {failpoint.ActionRan + "@3", 2, "the result was checked", false},
+		"after the counter ran, before succeeded":     {failpoint.ActionRan + "@4", 3, "already counted", false},
+		"after a call's outcome, with the next start": {failpoint.ActionFinished + "@3", 3, "counted (1 in all)", false},
+		"in the checkpoint, after the memory change":  {failpoint.StepPatched, 3, "counted (1 in all)", false},
+		"during the first model call":                 {failpoint.ModelCall + "@1", 3, "counted (1 in all)", false},
+		"during the model call after the tools":       {failpoint.ModelCall + "@2", 3, "counted (1 in all)", false},
+		"after the tools' step was committed":         {failpoint.StepCommitted + "@1", 3, "counted (1 in all)", false},
+		"after the final answer, which ended the run": {failpoint.StepCommitted + "@2", 3, "counted (1 in all)", true},
 	}
 	for _, store := range []string{"sqlite", "postgres"} {
 		t.Run(store, func(t *testing.T) {
@@ -125,8 +127,8 @@ func crashPoints(t *testing.T, points map[string]crashPoint, dsn func() string) 
 			if run["status"] != "succeeded" {
 				t.Fatalf("run after restart: %v\nlogs:\n%s", run, srv.logs)
 			}
-			if run["attempt"].(float64) < 2 {
-				t.Fatalf("the run was not taken over: attempt %v", run["attempt"])
+			if attempt := run["attempt"].(float64); c.ended != (attempt == 1) {
+				t.Fatalf("the run is at attempt %v; it ended before the crash: %v", attempt, c.ended)
 			}
 			ws := filepath.Join(data, "workspaces", sid)
 			if b, err := os.ReadFile(filepath.Join(ws, "big.txt")); err != nil || string(b) != bigContent {

@@ -159,8 +159,9 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 		summaryText, out.SummaryCoversTo = summary.Content, summary.CoversTo
 	}
 	fixed := 0
-	for _, p := range sections {
-		fixed += counter.Count(p.Content)
+	for i := range sections {
+		sections[i].Tokens = counter.Count(sections[i].Content) // once: the parts below reuse it
+		fixed += sections[i].Tokens
 	}
 	oldSummary := counter.Count(summaryPart(summaryText, out.SummaryCoversTo))
 	avail := b.cfg.Budget - fixed - oldSummary - perMessage
@@ -202,11 +203,10 @@ func (b *Builder) Build(ctx context.Context, sessionID string, opt Options) (*Co
 	convo, notes := pairTools(convo)
 	out.Notes = append(out.Notes, notes...)
 	if s := summaryPart(summaryText, out.SummaryCoversTo); s != "" {
-		sections = append(sections, carryon.ContextPart{Name: "summary", Content: s})
+		sections = append(sections, carryon.ContextPart{Name: "summary", Content: s, Tokens: counter.Count(s)})
 	}
 	var sys []string
 	for i := range sections {
-		sections[i].Tokens = counter.Count(sections[i].Content)
 		if i == 0 {
 			sections[i].Tokens += perMessage // the system message's framing, so the parts add up
 		}

@@ -3,11 +3,15 @@
 // messages and memory back, checkpoint, repeat. A run is an iterator of events
 // (iter.Seq2[carryon.Event, error]).
 //
-// A step with k tool calls is stored in 2 + 2k write transactions, each with the events that
-// report it: the model's answer (its deltas, the assistant message and every call as a pending
-// action); each call (started before it runs, its outcome after); the results (the tool messages,
-// the working memory changes the step's update_working_memory calls staged, and the step's
-// checkpoint, so a crash leaves the memory change and the results together or neither). The
+// A step with k tool calls is stored in k + 1 write transactions, each with the events that
+// report it: the model's answer (its deltas, the assistant message, every call as a pending
+// action, and the first call started, right before it runs); each next call's start, with the
+// outcome of the call before it; the results (the last call's outcome, the tool messages, the
+// working memory changes the step's update_working_memory calls staged, and the step's
+// checkpoint, so a crash leaves the memory change and the results together or neither). A call
+// is always journaled started, durably, before it runs, and its outcome is durable before
+// anything else of the run happens; a crash between the two leaves it started, for recovery to
+// settle by its effect class. The
 // model's deltas are previewed to the run's live streams as they come (Hub.Preview) and stored
 // with the step's next write. A step cut off by a crash is resumed from the journal, not from the
 // chat: the model is not asked again, and each call is settled by its effect class.
@@ -61,15 +65,19 @@ type Hub interface {
 	// StepActions returns the journaled actions of one step of the run, by index.
 	StepActions(ctx context.Context, run *carryon.Run, step int) ([]*carryon.Action, error)
 	// StartAction journals a call as started with its tool.started event, durably, right before
-	// it runs.
-	StartAction(ctx context.Context, run *carryon.Run, a *carryon.Action) ([]carryon.Event, error)
+	// it runs, and renews the run's lease in the same transaction. done, when not nil, is the
+	// call that ran before it in the step: its outcome and tool.finished are journaled first, in
+	// the same transaction.
+	StartAction(ctx context.Context, run *carryon.Run, done, a *carryon.Action) ([]carryon.Event, error)
 	// FinishAction journals how a call ended with its tool.finished event, or that it waits (for
 	// a client's output or a user's approval; no event: the run's end reports it).
 	FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) ([]carryon.Event, error)
-	// CommitStep stores the step's checkpoint in one transaction: the text deltas of a final
-	// answer, the working memory changes its tools made (merge patches, applied in order; one
-	// memory.updated when the memory changed), its last messages (message.appended), and the
-	// run's step, usage and, for the final answer, its reply.
+	// CommitStep stores the step's checkpoint in one transaction: the outcome of its last call
+	// (Commit.Done, tool.finished), the text deltas of a final answer, the working memory
+	// changes its tools made (merge patches, applied in order; one memory.updated when the
+	// memory changed), its last messages (message.appended), and the run's step, usage and, for
+	// the final answer, its reply (the Hub may end the run in the same transaction: the final
+	// answer is the run's last write).
 	CommitStep(ctx context.Context, run *carryon.Run, c Commit) ([]carryon.Event, error)
 	// StopRequested says whether the run was asked to stop: "", "cancel" or "interrupt".
 	StopRequested(ctx context.Context, run *carryon.Run) (string, error)
@@ -97,7 +105,9 @@ type Plan struct {
 	Deltas []json.RawMessage
 	// Assistant is the model's message, its tool calls included.
 	Assistant carryon.NewMessage
-	// Actions are the calls, pending.
+	// Actions are the calls, pending; the first one started when the engine runs it right after
+	// (its tool.started follows message.appended, and the transaction renews the run's lease,
+	// as StartAction's does).
 	Actions []*carryon.Action
 	// Usage is what the step's model calls used (the call and any summary or compaction before
 	// it): its spend is recorded in the same transaction.
@@ -108,6 +118,9 @@ type Plan struct {
 
 // Commit is what CommitStep stores: the end of a step.
 type Commit struct {
+	// Done is the step's last call that ran, whose outcome is journaled first (tool.finished),
+	// or nil.
+	Done *carryon.Action
 	// Deltas are the data of the model call's model.delta events when the step is the final
 	// answer (a step with tool calls stored them with its Plan).
 	Deltas []json.RawMessage
@@ -265,6 +278,7 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 	if err != nil {
 		return false, err
 	}
+	var fresh *carryon.Action // the call the plan journaled started, to run now (not a crash's)
 	if len(actions) == 0 {
 		// A step boundary: before the model is asked, never inside a tool call.
 		if err := hub.CheckBudget(ctx, run); err != nil {
@@ -291,6 +305,10 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 			return true, emit(evs)
 		}
 		actions = e.plan(run, step, resp.ToolCalls)
+		first := actions[0]
+		if runsAtOnce(first) {
+			first.Status = carryon.ActionStarted // journaled with the plan: it runs right after
+		}
 		evs, err := hub.PlanStep(ctx, run, Plan{Deltas: deltas, Assistant: assistantCall(resp), Actions: actions, Usage: used, CachedTokens: resp.Usage.CachedTokens})
 		if err != nil {
 			return false, err
@@ -298,16 +316,23 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 		if err := emit(evs); err != nil {
 			return false, err
 		}
+		if first.Status == carryon.ActionStarted {
+			failpoint.Hit(failpoint.ActionStarted)
+			fresh = first
+		}
 	}
-	msgs, patches, err := e.runTools(ctx, hub, run, actions, emit)
+	msgs, patches, done, err := e.runTools(ctx, hub, run, actions, fresh, emit)
 	if err != nil {
 		return false, err
 	}
 	run.Step = step
-	evs, err := hub.CommitStep(ctx, run, Commit{Messages: msgs, Patches: patches})
+	evs, err := hub.CommitStep(ctx, run, Commit{Done: done, Messages: msgs, Patches: patches})
 	if err != nil {
 		run.Step = step - 1
 		return false, err
+	}
+	if done != nil {
+		failpoint.Hit(failpoint.ActionFinished)
 	}
 	failpoint.Hit(failpoint.StepCommitted)
 	return false, emit(evs)

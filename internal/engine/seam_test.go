@@ -108,7 +108,11 @@ func (h *recordingHub) WorkingMemoryPreview(ctx context.Context, run *carryon.Ru
 
 func (h *recordingHub) PlanStep(ctx context.Context, run *carryon.Run, p engine.Plan) ([]carryon.Event, error) {
 	h.addUsed(p.Usage)
-	evs, err := h.write("plan", append(deltas(len(p.Deltas)), carryon.EventMessageAppended)...)
+	call, types := "plan", append(deltas(len(p.Deltas)), carryon.EventMessageAppended)
+	if a := p.Actions[0]; a.Status == carryon.ActionStarted {
+		call, types = "plan, start "+a.Tool, append(types, carryon.EventToolStarted)
+	}
+	evs, err := h.write(call, types...)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +133,10 @@ func (h *recordingHub) StepActions(ctx context.Context, run *carryon.Run, step i
 	return h.actions[step], nil
 }
 
-func (h *recordingHub) StartAction(ctx context.Context, run *carryon.Run, a *carryon.Action) ([]carryon.Event, error) {
+func (h *recordingHub) StartAction(ctx context.Context, run *carryon.Run, done, a *carryon.Action) ([]carryon.Event, error) {
+	if done != nil {
+		return h.write("finish "+done.Tool+", start "+a.Tool, carryon.EventToolFinished, carryon.EventToolStarted)
+	}
 	return h.write("start "+a.Tool, carryon.EventToolStarted)
 }
 
@@ -139,6 +146,9 @@ func (h *recordingHub) FinishAction(ctx context.Context, run *carryon.Run, a *ca
 
 func (h *recordingHub) CommitStep(ctx context.Context, run *carryon.Run, c engine.Commit) ([]carryon.Event, error) {
 	h.addUsed(c.Usage)
+	if c.Done != nil {
+		return h.write("finish "+c.Done.Tool+", commit", append(append([]carryon.EventType{carryon.EventToolFinished}, deltas(len(c.Deltas))...), carryon.EventMessageAppended)...)
+	}
 	return h.write("commit", append(deltas(len(c.Deltas)), carryon.EventMessageAppended)...)
 }
 
@@ -182,8 +192,9 @@ func seamRun(t *testing.T, f *fixture, message string) *carryon.Run {
 }
 
 // TestConsumerStopsEarly: a consumer that stops after the first event (the model's first words,
-// stored with the step's plan) ends the run there: no tool call runs, nothing more is stored or
-// yielded, and the iterator does not panic. (On cac1ba6 the step went on after the consumer had
+// stored with the step's plan, which journals the first call started) ends the run there: no tool
+// call runs, nothing more is stored or yielded, and the iterator does not panic (the next attempt
+// settles the started call by its effect class, as after a crash). (On cac1ba6 the step went on after the consumer had
 // stopped, planned and ran the tools, and yielded its error to a consumer that had returned false.)
 func TestConsumerStopsEarly(t *testing.T) {
 	t.Parallel()
@@ -201,7 +212,7 @@ func TestConsumerStopsEarly(t *testing.T) {
 		}
 		break
 	}
-	if got, want := strings.Join(hub.recorded(), ", "), "budget, preview model.delta, plan"; n != 1 || got != want {
+	if got, want := strings.Join(hub.recorded(), ", "), "budget, preview model.delta, plan, start update_working_memory"; n != 1 || got != want {
 		t.Fatalf("after the consumer stopped at event %d the engine went on: %q, want %q", n, got, want)
 	}
 }
@@ -226,7 +237,7 @@ func TestEventWriteFailsMidStep(t *testing.T) {
 	if len(errs) != 1 || !errors.Is(errs[0], errDatabaseGone) {
 		t.Fatalf("errors = %v, want one that is the store's", errs)
 	}
-	if got, want := strings.Join(hub.recorded(), ", "), "budget, preview model.delta, plan failed"; got != want {
+	if got, want := strings.Join(hub.recorded(), ", "), "budget, preview model.delta, plan, start update_working_memory failed"; got != want {
 		t.Fatalf("after a failed write the engine did %q, want %q", got, want)
 	}
 }
@@ -302,8 +313,9 @@ func TestBudgetCheckedBeforeEveryModelCall(t *testing.T) {
 	}
 	inTool := false
 	for _, c := range calls {
-		switch {
-		case strings.HasPrefix(c, "start "):
+		parts := strings.Split(c, ", ")
+		switch last := parts[len(parts)-1]; {
+		case strings.HasPrefix(last, "start "):
 			inTool = true
 		case strings.HasPrefix(c, "finish "):
 			inTool = false

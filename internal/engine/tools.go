@@ -65,11 +65,22 @@ func (e *Engine) plan(run *carryon.Run, step int, calls []model.ToolCall) []*car
 	return out
 }
 
+// runsAtOnce says whether a new call runs as soon as the step is planned: any call but a client
+// tool's or one that asks for approval, which wait.
+func runsAtOnce(a *carryon.Action) bool {
+	return a.Executor != carryon.ExecutorClient && a.Approval != carryon.ApprovalRequired
+}
+
 // runTools settles the step's actions in order and returns the tool result messages. A pending
 // action runs. A finished one (from an earlier attempt) keeps its outcome. One left started by a
 // crash is settled by its effect class: read and idempotent calls run again (with the same
 // idempotency key), a reconcilable one asks its tool whether it took effect, an unsafe one
-// stops the run for a user's decision.
+// stops the run for a user's decision. fresh, when not nil, is the first action, which the
+// step's plan journaled started for it to run now: it runs, and is not settled.
+//
+// A call's outcome is journaled with the next write: the next call's start, or (the call it
+// returns as done) the step's checkpoint. Before anything else is done (a call settled, a wait,
+// a stop), it is journaled on its own.
 //
 // Two kinds of call wait instead of running: a client tool's call is journaled waiting and the
 // others of the step go on, then the run stops for the client's outputs (*NeedsOutputs); a call
@@ -81,44 +92,87 @@ func (e *Engine) plan(run *carryon.Run, step int, calls []model.ToolCall) []*car
 // call that succeeded, in order, read from the journal (so a step resumed after a crash stages
 // the same changes). The tool only previews its change; CommitStep stores the changes with the
 // step's messages.
-func (e *Engine) runTools(ctx context.Context, hub Hub, run *carryon.Run, actions []*carryon.Action, emit emitFunc) ([]carryon.NewMessage, []json.RawMessage, error) {
+func (e *Engine) runTools(ctx context.Context, hub Hub, run *carryon.Run, actions []*carryon.Action, fresh *carryon.Action, emit emitFunc) ([]carryon.NewMessage, []json.RawMessage, *carryon.Action, error) {
 	var msgs []carryon.NewMessage
 	var outputs []*carryon.Action
+	var done *carryon.Action // a call that ran, its outcome not journaled yet
+	journal := func(ctx context.Context) error {
+		if done == nil {
+			return nil
+		}
+		a := done
+		done = nil
+		evs, err := hub.FinishAction(ctx, run, a)
+		if err != nil {
+			return fmt.Errorf("journal tool result %s: %w", a.Tool, err)
+		}
+		failpoint.Hit(failpoint.ActionFinished)
+		return emit(evs)
+	}
 	staged := &stagedMemory{}
 	for _, a := range actions {
 		if err := context.Cause(ctx); ctx.Err() != nil {
-			return nil, nil, err // asked to stop or cut off between two calls: the rest stay pending
+			// Asked to stop or cut off between two calls: the rest stay pending, and the call that
+			// ran keeps its outcome (the write is fenced: a runner that lost the run stores nothing).
+			if jerr := journal(context.WithoutCancel(ctx)); jerr != nil {
+				return nil, nil, nil, jerr
+			}
+			return nil, nil, nil, err
 		}
+		ran := false
+		var err error
 		switch {
-		case a.Executor == carryon.ExecutorClient && (a.Status == carryon.ActionPending || a.Status == carryon.ActionWaiting):
-			if err := e.wait(ctx, hub, run, a); err != nil {
-				return nil, nil, err
+		case a == fresh:
+			ran, err = e.execute(ctx, hub, run, nil, a, true, staged, emit)
+		case a.Status == carryon.ActionPending && runsAtOnce(a):
+			prev := done
+			done = nil
+			ran, err = e.execute(ctx, hub, run, prev, a, false, staged, emit)
+		default:
+			if err := journal(ctx); err != nil {
+				return nil, nil, nil, err
 			}
-			outputs = append(outputs, a)
-			continue
-		case a.Approval == carryon.ApprovalRequired && (a.Status == carryon.ActionPending || a.Status == carryon.ActionWaiting):
-			if err := e.wait(ctx, hub, run, a); err != nil {
-				return nil, nil, err
+			switch {
+			case a.Executor == carryon.ExecutorClient && (a.Status == carryon.ActionPending || a.Status == carryon.ActionWaiting):
+				if err := e.wait(ctx, hub, run, a); err != nil {
+					return nil, nil, nil, err
+				}
+				outputs = append(outputs, a)
+				continue
+			case a.Approval == carryon.ApprovalRequired && (a.Status == carryon.ActionPending || a.Status == carryon.ActionWaiting):
+				if err := e.wait(ctx, hub, run, a); err != nil {
+					return nil, nil, nil, err
+				}
+				return nil, nil, nil, &NeedsApproval{Action: a, Reason: approvalReason}
+			case a.Status == carryon.ActionStarted:
+				ran, err = e.settle(ctx, hub, run, a, staged, emit)
+			case a.Status == carryon.ActionUnknown:
+				return nil, nil, nil, &NeedsApproval{Action: a, Reason: "its outcome is unknown"}
 			}
-			return nil, nil, &NeedsApproval{Action: a, Reason: approvalReason}
-		case a.Status == carryon.ActionPending:
-			if err := e.execute(ctx, hub, run, a, staged, emit); err != nil {
-				return nil, nil, err
-			}
-		case a.Status == carryon.ActionStarted:
-			if err := e.settle(ctx, hub, run, a, staged, emit); err != nil {
-				return nil, nil, err
-			}
-		case a.Status == carryon.ActionUnknown:
-			return nil, nil, &NeedsApproval{Action: a, Reason: "its outcome is unknown"}
+		}
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ran {
+			done = a
 		}
 		staged.add(a)
 		msgs = append(msgs, carryon.NewMessage{Role: carryon.RoleTool, Content: resultText(a), ToolCallID: a.CallID, Name: a.Tool})
 	}
-	if len(outputs) > 0 {
-		return nil, nil, &NeedsOutputs{Actions: outputs}
+	if err := context.Cause(ctx); ctx.Err() != nil {
+		// Stopped during the last call: it finished, and its outcome is kept; the checkpoint is not.
+		if jerr := journal(context.WithoutCancel(ctx)); jerr != nil {
+			return nil, nil, nil, jerr
+		}
+		return nil, nil, nil, err
 	}
-	return msgs, staged.patches, nil
+	if len(outputs) > 0 {
+		if err := journal(ctx); err != nil {
+			return nil, nil, nil, err
+		}
+		return nil, nil, nil, &NeedsOutputs{Actions: outputs}
+	}
+	return msgs, staged.patches, done, nil
 }
 
 // wait journals a call as waiting (for a client's output or a user's approval) unless it already is.
@@ -143,15 +197,16 @@ func clientTool(run *carryon.Run, name string) bool {
 	return false
 }
 
-// settle decides an action that a crash left started.
-func (e *Engine) settle(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, staged *stagedMemory, emit emitFunc) error {
+// settle decides an action that a crash left started. It returns true when the call ran again,
+// its outcome for the caller to journal.
+func (e *Engine) settle(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, staged *stagedMemory, emit emitFunc) (bool, error) {
 	t, ok := e.tools.Get(a.Tool)
 	if !ok {
-		return &NeedsApproval{Action: a, Reason: "its tool is no longer available"}
+		return false, &NeedsApproval{Action: a, Reason: "its tool is no longer available"}
 	}
 	switch t.Effect() {
 	case carryon.EffectRead, carryon.EffectIdempotent:
-		return e.execute(ctx, hub, run, a, staged, emit)
+		return e.execute(ctx, hub, run, nil, a, false, staged, emit)
 	case carryon.EffectReconcilable:
 		r, ok := t.(tool.Reconciler)
 		if !ok {
@@ -164,28 +219,30 @@ func (e *Engine) settle(ctx context.Context, hub Hub, run *carryon.Run, a *carry
 			a.Status, a.Result, a.FinishedAt, a.Attempt = carryon.ActionSucceeded, "done (completed before an interruption; the result was checked)", &now, run.Attempt
 			evs, err := hub.FinishAction(ctx, run, a)
 			if err != nil {
-				return err
+				return false, err
 			}
-			return emit(evs)
+			return false, emit(evs)
 		case err == nil && outcome == tool.NotApplied:
-			return e.execute(ctx, hub, run, a, staged, emit)
+			return e.execute(ctx, hub, run, nil, a, false, staged, emit)
 		}
-		return &NeedsApproval{Action: a, Reason: "it was cut off and its tool cannot tell whether it took effect"}
+		return false, &NeedsApproval{Action: a, Reason: "it was cut off and its tool cannot tell whether it took effect"}
 	}
-	return &NeedsApproval{Action: a, Reason: "it was cut off and is not safe to run again"}
+	return false, &NeedsApproval{Action: a, Reason: "it was cut off and is not safe to run again"}
 }
 
-// execute journals the action as started, runs it and journals the outcome. A failing tool is
-// not a failing run: the model gets the error and may correct itself.
+// execute journals the action as started (with prev's outcome, when prev is not nil; not at all
+// when started, which the step's plan journaled), runs it and keeps the outcome in a for the
+// next write to journal: it returns true once the call ran. A failing tool is not a failing run:
+// the model gets the error and may correct itself.
 //
 // A user's stop (cancel, interrupt) does not cut a tool call off: the call finishes and its outcome
 // is journaled before the run stops. Losing the run (fencing) or a shutdown does cut it off; the
 // journal then keeps it started for the next attempt to settle.
-func (e *Engine) execute(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, staged *stagedMemory, emit emitFunc) error {
+func (e *Engine) execute(ctx context.Context, hub Hub, run *carryon.Run, prev, a *carryon.Action, started bool, staged *stagedMemory, emit emitFunc) (bool, error) {
 	ctx, span := e.cfg.Telemetry.StartTool(ctx, a, e.describe(a.Tool))
-	err := e.executeTraced(ctx, hub, run, a, staged, emit)
+	err := e.executeTraced(ctx, hub, run, prev, a, started, staged, emit)
 	span.End(a, err)
-	return err
+	return err == nil, err
 }
 
 // describe is the description of a tool of the engine, or "".
@@ -197,16 +254,21 @@ func (e *Engine) describe(name string) string {
 }
 
 // executeTraced is execute inside its span.
-func (e *Engine) executeTraced(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, staged *stagedMemory, emit emitFunc) error {
-	a.Status, a.Attempt, a.StartedAt = carryon.ActionStarted, run.Attempt, e.now()
-	evs, err := hub.StartAction(ctx, run, a)
-	if err != nil {
-		return fmt.Errorf("journal tool call %s: %w", a.Tool, err)
+func (e *Engine) executeTraced(ctx context.Context, hub Hub, run *carryon.Run, prev, a *carryon.Action, started bool, staged *stagedMemory, emit emitFunc) error {
+	if !started {
+		a.Status, a.Attempt, a.StartedAt = carryon.ActionStarted, run.Attempt, e.now()
+		evs, err := hub.StartAction(ctx, run, prev, a)
+		if err != nil {
+			return fmt.Errorf("journal tool call %s: %w", a.Tool, err)
+		}
+		if prev != nil {
+			failpoint.Hit(failpoint.ActionFinished)
+		}
+		if err := emit(evs); err != nil {
+			return err
+		}
+		failpoint.Hit(failpoint.ActionStarted)
 	}
-	if err := emit(evs); err != nil {
-		return err
-	}
-	failpoint.Hit(failpoint.ActionStarted)
 	tctx, done := toolContext(ctx)
 	defer done()
 	res, err := e.tools.Invoke(tctx, a.Tool, e.call(hub, run, a, staged))
@@ -222,12 +284,7 @@ func (e *Engine) executeTraced(ctx context.Context, hub Hub, run *carryon.Run, a
 	} else {
 		a.Status, a.Result, a.Error = carryon.ActionSucceeded, clip(res.Content), ""
 	}
-	evs, err = hub.FinishAction(tctx, run, a)
-	if err != nil {
-		return fmt.Errorf("journal tool result %s: %w", a.Tool, err)
-	}
-	failpoint.Hit(failpoint.ActionFinished)
-	return emit(evs)
+	return nil
 }
 
 // toolContext is ctx for a tool call, minus a user's stop: cancelled with ctx's cause unless that

@@ -105,7 +105,7 @@ func validMessage(m string) error {
 
 // Wait blocks until the run ended or waits (for an approval or for tool outputs), and returns it.
 func (s *Service) Wait(ctx context.Context, runID string) (*carryon.Run, error) {
-	ch, unsub := s.notify.subscribe(runID)
+	ch, unsub := s.notify.subscribeStatus(runID)
 	defer unsub()
 	for {
 		run, err := s.GetRun(ctx, runID)

@@ -15,8 +15,10 @@ import (
 // process, and in the others through the store's Notifier (PostgreSQL LISTEN/NOTIFY) when it has
 // one. Followers also poll, so a lost notification only costs a poll interval.
 type broker struct {
-	mu     sync.Mutex
-	subs   map[string]map[chan struct{}]struct{}
+	mu sync.Mutex
+	// subs are the subscribers of each run; true marks one that waits for the run's status to
+	// change (Wait), which the run's progress does not wake.
+	subs   map[string]map[chan struct{}]bool
 	remote store.Notifier
 }
 
@@ -24,16 +26,28 @@ type broker struct {
 const notifyChannel = store.RunsChannel
 
 func newBroker(remote store.Notifier) *broker {
-	return &broker{subs: map[string]map[chan struct{}]struct{}{}, remote: remote}
+	return &broker{subs: map[string]map[chan struct{}]bool{}, remote: remote}
 }
 
+// subscribe returns a channel woken by every change of the run, and the function that ends the
+// subscription.
 func (b *broker) subscribe(runID string) (chan struct{}, func()) {
+	return b.join(runID, false)
+}
+
+// subscribeStatus is subscribe for a waiter of the run's status: the run's progress (progress)
+// does not wake it.
+func (b *broker) subscribeStatus(runID string) (chan struct{}, func()) {
+	return b.join(runID, true)
+}
+
+func (b *broker) join(runID string, status bool) (chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	b.mu.Lock()
 	if b.subs[runID] == nil {
-		b.subs[runID] = map[chan struct{}]struct{}{}
+		b.subs[runID] = map[chan struct{}]bool{}
 	}
-	b.subs[runID][ch] = struct{}{}
+	b.subs[runID][ch] = status
 	b.mu.Unlock()
 	return ch, func() {
 		b.mu.Lock()
@@ -57,11 +71,24 @@ func (b *broker) publish(runID string) {
 	}
 }
 
-// local wakes the followers of the run in this process.
+// local wakes the followers and waiters of the run in this process.
 func (b *broker) local(runID string) {
+	b.wake(runID, true)
+}
+
+// progress wakes the followers of the run in this process, not its status's waiters: for a change
+// that leaves the run's status as it was (a step's write).
+func (b *broker) progress(runID string) {
+	b.wake(runID, false)
+}
+
+func (b *broker) wake(runID string, status bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for ch := range b.subs[runID] {
+	for ch, waits := range b.subs[runID] {
+		if waits && !status {
+			continue
+		}
 		select {
 		case ch <- struct{}{}:
 		default:

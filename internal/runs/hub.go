@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/carryon-hub/carryon"
@@ -28,6 +29,8 @@ type hub struct {
 	mu   sync.Mutex
 	last int64 // the seq of the last event this attempt knows stored: its previews follow it
 	held bool  // the attempt holds a budget hold for the model call in progress (budgets.go)
+
+	ended atomic.Bool // the final answer's commit ended the run: the runner records no end
 }
 
 var (
@@ -86,7 +89,11 @@ func (h *hub) stored(run *carryon.Run, ev *events) []carryon.Event {
 	h.last = max(h.last, ev.out[len(ev.out)-1].Seq)
 	h.mu.Unlock()
 	h.s.previews.clear(run.ID, h.attempt) // stored now, with this write or an earlier one
-	h.s.notify.local(run.ID)
+	if ended(ev.out) {
+		h.s.notify.local(run.ID)
+	} else {
+		h.s.notify.progress(run.ID) // the run's status waiters (Wait) sleep on
+	}
 	for _, e := range ev.out {
 		if e.Type == carryon.EventMessageAppended && h.span != nil {
 			var res struct {
@@ -98,6 +105,16 @@ func (h *hub) stored(run *carryon.Run, ev *events) []carryon.Event {
 		}
 	}
 	return ev.out
+}
+
+// ended says whether evs hold the event of a run's end (a write of the run that ended it).
+func ended(evs []carryon.Event) bool {
+	for _, e := range evs {
+		if e.Type == carryon.EventRunFinished || e.Type == carryon.EventRunFailed {
+			return true
+		}
+	}
+	return false
 }
 
 // events stores the events of one write transaction of the run.
@@ -223,6 +240,19 @@ func (h *hub) PlanStep(ctx context.Context, run *carryon.Run, p engine.Plan) ([]
 		if err := ev.add(ctx, carryon.EventMessageAppended, withUsage(res, p.Usage, p.CachedTokens)); err != nil {
 			return err
 		}
+		if a := p.Actions[0]; a.Status == carryon.ActionStarted {
+			// The first call runs right after: its start renews the lease, as StartAction's does.
+			r, err := tx.GetRun(ctx, run.OwnerID, run.ID)
+			if err != nil {
+				return err
+			}
+			if err := h.renew(ctx, tx, r, ev.now); err != nil {
+				return err
+			}
+			if err := ev.add(ctx, carryon.EventToolStarted, a); err != nil {
+				return err
+			}
+		}
 		// Last: the user's counters are rows every run of the user writes, locked from here to
 		// the commit on PostgreSQL.
 		spent, err = h.recordSpend(ctx, tx, run, p.Usage, p.CachedTokens, ev.now)
@@ -265,14 +295,16 @@ func (h *hub) LastToolAction(ctx context.Context, run *carryon.Run, name string)
 	return out, err
 }
 
-// StartAction journals the call as started and renews the run's lease in the same fenced
-// transaction: an effect starts only while this attempt holds the run, with a whole lease ahead of
-// it (never in the last moments of a lease that a paused heartbeat failed to renew).
-func (h *hub) StartAction(ctx context.Context, run *carryon.Run, a *carryon.Action) ([]carryon.Event, error) {
+// StartAction journals the call before it (done) as finished, then the call as started, and
+// renews the run's lease, in one fenced transaction: an effect starts only while this attempt
+// holds the run, with a whole lease ahead of it (never in the last moments of a lease that a
+// paused heartbeat failed to renew).
+func (h *hub) StartAction(ctx context.Context, run *carryon.Run, done, a *carryon.Action) ([]carryon.Event, error) {
 	return h.fenced(ctx, run, func(tx store.Tx, r *carryon.Run, ev *events) error {
-		lease := ev.now.Add(h.s.cfg.LeaseTTL)
-		r.LeaseExpiresAt, r.UpdatedAt = &lease, ev.now
-		if err := tx.UpdateRun(ctx, r, h.attempt); err != nil {
+		if err := h.finished(ctx, tx, run, done, ev); err != nil {
+			return err
+		}
+		if err := h.renew(ctx, tx, r, ev.now); err != nil {
 			return err
 		}
 		if err := tx.UpdateAction(ctx, run.OwnerID, a); err != nil {
@@ -282,16 +314,32 @@ func (h *hub) StartAction(ctx context.Context, run *carryon.Run, a *carryon.Acti
 	})
 }
 
+// renew renews the lease of the run r (as stored, this attempt's) from now.
+func (h *hub) renew(ctx context.Context, tx store.Tx, r *carryon.Run, now time.Time) error {
+	lease := now.Add(h.s.cfg.LeaseTTL)
+	r.LeaseExpiresAt, r.UpdatedAt = &lease, now
+	return tx.UpdateRun(ctx, r, h.attempt)
+}
+
 func (h *hub) FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Action) ([]carryon.Event, error) {
 	return h.fenced(ctx, run, func(tx store.Tx, _ *carryon.Run, ev *events) error {
-		if err := tx.UpdateAction(ctx, run.OwnerID, a); err != nil {
-			return err
-		}
-		if a.Status == carryon.ActionWaiting {
-			return nil // the run's end (requires_action, waiting_approval) reports it
-		}
-		return ev.add(ctx, carryon.EventToolFinished, a)
+		return h.finished(ctx, tx, run, a, ev)
 	})
+}
+
+// finished journals how the call a ended (nothing when a is nil) with its tool.finished event,
+// or that it waits.
+func (h *hub) finished(ctx context.Context, tx store.Tx, run *carryon.Run, a *carryon.Action, ev *events) error {
+	if a == nil {
+		return nil
+	}
+	if err := tx.UpdateAction(ctx, run.OwnerID, a); err != nil {
+		return err
+	}
+	if a.Status == carryon.ActionWaiting {
+		return nil // the run's end (requires_action, waiting_approval) reports it
+	}
+	return ev.add(ctx, carryon.EventToolFinished, a)
 }
 
 // CommitStep stores the step's checkpoint in one transaction: a final answer's spend and deltas, the working
@@ -301,6 +349,9 @@ func (h *hub) FinishAction(ctx context.Context, run *carryon.Run, a *carryon.Act
 func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, c engine.Commit) ([]carryon.Event, error) {
 	var spent *carryon.ModelCall
 	evs, err := h.written(ctx, run, "run.commit", func(tx store.Tx, sess *carryon.Session, ev *events) error {
+		if err := h.finished(ctx, tx, run, c.Done, ev); err != nil {
+			return err
+		}
 		if err := ev.deltas(ctx, c.Deltas); err != nil {
 			return err
 		}
@@ -326,8 +377,10 @@ func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, c engine.Commit)
 			return err
 		}
 		r.Step, r.Usage, r.Reply, r.UpdatedAt = run.Step, run.Usage, run.Reply, ev.now
-		if err := tx.UpdateRun(ctx, r, h.attempt); err != nil {
-			return err
+		if run.Reply == "" {
+			if err := tx.UpdateRun(ctx, r, h.attempt); err != nil {
+				return err
+			}
 		}
 		if wm != nil {
 			wm.Version = res.Version
@@ -343,11 +396,32 @@ func (h *hub) CommitStep(ctx context.Context, run *carryon.Run, c engine.Commit)
 		if err != nil {
 			return err
 		}
-		return h.release(ctx, tx, run, spent)
+		if err := h.release(ctx, tx, run, spent); err != nil {
+			return err
+		}
+		if run.Reply == "" {
+			return nil
+		}
+		// The final answer is the run's last write: the run ends in its transaction.
+		return h.end(ctx, tx, r, ev)
 	})
 	h.released(err)
 	h.spent(spent, err)
+	if err == nil && run.Reply != "" {
+		h.ended.Store(true)
+	}
 	return evs, err
+}
+
+// end records in tx that the run r (as stored, at this attempt, with its step, usage and reply
+// set) succeeded, with its run.finished event and the webhooks' outbox rows (finishTx).
+func (h *hub) end(ctx context.Context, tx store.Tx, r *carryon.Run, ev *events) error {
+	e, err := endTx(ctx, tx, r, h.attempt, carryon.RunSucceeded, r.Reply, "", ev.now)
+	if err != nil {
+		return err
+	}
+	ev.out = append(ev.out, *e)
+	return nil
 }
 
 func (h *hub) StopRequested(ctx context.Context, run *carryon.Run) (string, error) {

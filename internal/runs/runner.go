@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/carryon-hub/carryon"
@@ -359,14 +360,15 @@ func (s *Service) execute(ctx context.Context, run *carryon.Run, seq int64) {
 			span.End(run, carryon.RunFailed, fmt.Errorf("panic: %v", p))
 		}
 	}()
-	go s.heartbeat(hbCtx, run)
+	h := &hub{s: s, attempt: run.Attempt, span: span, last: seq}
+	go s.heartbeat(hbCtx, run, &h.ended)
 
 	var runErr error
 	eng, err := s.agents.Engine(ctx, run.Agent)
 	if err != nil {
 		runErr = err
 	} else {
-		for _, err := range eng.Run(ctx, &hub{s: s, attempt: run.Attempt, span: span, last: seq}, run) {
+		for _, err := range eng.Run(ctx, h, run) {
 			if err != nil {
 				runErr = err
 			}
@@ -374,6 +376,12 @@ func (s *Service) execute(ctx context.Context, run *carryon.Run, seq int64) {
 	}
 	stopHB()
 	s.previews.clear(run.ID, run.Attempt) // what the attempt previewed and did not store is lost
+	if runErr == nil && h.ended.Load() {
+		// The final answer's commit ended the run in its transaction.
+		span.End(run, carryon.RunSucceeded, nil)
+		log.Info("run ended", "status", carryon.RunSucceeded, "steps", run.Step)
+		return
+	}
 	status, msg := carryon.RunSucceeded, ""
 	var stopped *engine.ErrStopped
 	var approval *engine.NeedsApproval
@@ -443,7 +451,9 @@ func (s *Service) finish(ctx context.Context, run *carryon.Run, status carryon.R
 // database is unavailable) and would run out before the next heartbeat, it stops the run as lost:
 // another runner may take it over once the lease is over, so this one must start no further effect
 // (the fenced writes would refuse it anyway) nor record an end.
-func (s *Service) heartbeat(ctx context.Context, run *carryon.Run) {
+//
+// ended says the run ended (its final answer's commit): a renewal refused after that is no loss.
+func (s *Service) heartbeat(ctx context.Context, run *carryon.Run, ended *atomic.Bool) {
 	t := time.NewTicker(s.cfg.Heartbeat)
 	defer t.Stop()
 	leaseEnd := s.now().Add(s.cfg.LeaseTTL)
@@ -483,6 +493,8 @@ func (s *Service) heartbeat(ctx context.Context, run *carryon.Run) {
 			leaseEnd = lease
 		}
 		switch {
+		case ended.Load():
+			return
 		case carryon.ErrorCode(err) == carryon.EFENCED:
 			s.log.Warn("lease lost", "run", run.ID, "attempt", run.Attempt, "err", err)
 			s.stopHere(run.ID, err)

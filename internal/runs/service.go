@@ -399,8 +399,14 @@ func (s *Service) read(ctx context.Context, fn func(tx store.Tx, owner string) e
 // attempt prev it was read at. A run that already ended is ECONFLICT: every terminal transition
 // happens once. finished_at is set for terminal statuses only.
 func finishTx(ctx context.Context, tx store.Tx, run *carryon.Run, prev int, status carryon.RunStatus, reply, errMsg string, now time.Time) error {
+	_, err := endTx(ctx, tx, run, prev, status, reply, errMsg, now)
+	return err
+}
+
+// endTx is finishTx, returning the event it stored.
+func endTx(ctx context.Context, tx store.Tx, run *carryon.Run, prev int, status carryon.RunStatus, reply, errMsg string, now time.Time) (*carryon.Event, error) {
 	if run.Status.Terminal() {
-		return carryon.Errorf(carryon.ECONFLICT, "run %s already ended (%s)", run.ID, run.Status)
+		return nil, carryon.Errorf(carryon.ECONFLICT, "run %s already ended (%s)", run.ID, run.Status)
 	}
 	run.Status, run.Reply, run.Error = status, reply, errMsg
 	run.UpdatedAt, run.FinishedAt = now, nil
@@ -409,7 +415,7 @@ func finishTx(ctx context.Context, tx store.Tx, run *carryon.Run, prev int, stat
 	}
 	run.LeaseOwner, run.LeaseExpiresAt = "", nil
 	if err := tx.UpdateRun(ctx, run, prev); err != nil {
-		return err
+		return nil, err
 	}
 	typ := carryon.EventRunFinished
 	data := map[string]any{"status": status, "reply": reply, "error": errMsg, "usage": run.Usage, "steps": run.Step}
@@ -428,7 +434,7 @@ func finishTx(ctx context.Context, tx store.Tx, run *carryon.Run, prev int, stat
 		// The action that waits, with the arguments it proposes, for whoever decides.
 		a, err := pendingAction(ctx, tx, run)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if a != nil {
 			data["action"] = a
@@ -437,21 +443,21 @@ func finishTx(ctx context.Context, tx store.Tx, run *carryon.Run, prev int, stat
 		typ = carryon.EventRunRequiresAction
 		ra, err := requiredAction(ctx, tx, run)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		data["required_action"] = ra
 	}
 	e := &carryon.Event{RunID: run.ID, Type: typ, Data: mustJSON(data), CreatedAt: now}
 	if err := tx.AppendEvent(ctx, run.OwnerID, e); err != nil {
-		return fmt.Errorf("store event %s: %w", typ, err)
+		return nil, fmt.Errorf("store event %s: %w", typ, err)
 	}
 	// The webhooks' outbox rows, in this transaction: a crash loses none and invents none.
 	if we, ok := webhooks.RunEvent(run, e.Seq, now); ok {
 		if _, err := tx.EnqueueWebhookEvent(ctx, we); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return e, nil
 }
 
 func appendEvent(ctx context.Context, tx store.Tx, owner, runID string, typ carryon.EventType, data any, now time.Time) error {

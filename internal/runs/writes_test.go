@@ -52,10 +52,12 @@ func (twoCalls) Stream(ctx context.Context, req model.Request) iter.Seq2[model.C
 }
 
 // TestStepWrites: a run whose first step calls k = 2 tools and whose second gives the answer
-// commits 2 + 2k write transactions for the first step (its plan with the model's deltas; each
-// call's start, before its effect, and its finish; the checkpoint), one for the final answer, and
-// one each to start, claim and finish the run: 10 in all, each with its events, on both stores.
-// (On 9e1964c every event took a transaction of its own: 26 for this run.)
+// commits k + 1 write transactions for the first step (its plan with the model's deltas and the
+// first call's start, before its effect; the second call's start with the first one's outcome;
+// the checkpoint with the second one's outcome), one for the final answer, which ends the run,
+// and one each to start and claim the run: 6 in all, each with its events, on both stores. (On
+// 9e1964c every event took a transaction of its own: 26 for this run; on f5af245 a call's start
+// and its outcome took one each, and the run's end one more: 10.)
 func TestStepWrites(t *testing.T) {
 	t.Parallel()
 	for _, d := range drivers() {
@@ -79,7 +81,7 @@ func TestStepWrites(t *testing.T) {
 			}
 			stop()
 			const k = 2
-			if got, want := st.n.Load()-before, int64(3+(2+2*k)+1); got != want {
+			if got, want := st.n.Load()-before, int64(2+(k+1)+1); got != want {
 				t.Fatalf("the run took %d write transactions, want %d", got, want)
 			}
 			es, err := svc.Events(e.alice, run.ID, 0, false)
