@@ -55,6 +55,8 @@ func (s *Service) Chat(ctx context.Context, in carryon.ChatInput) (*carryon.Chat
 	}
 	req := chatRequest{SessionID: in.SessionID, Message: in.Message, ExpectedVersion: in.ExpectedVersion, Tools: in.Tools, Agent: in.Agent}
 	run := carryon.NewRun{Message: in.Message, Tools: in.Tools, Agent: in.Agent, WriteOptions: carryon.WriteOptions{ExpectedVersion: in.ExpectedVersion}}
+	here := s.reserve()
+	defer here.release()
 	ans, err := sessions.Write(ctx, s.sess, opChat, in.SessionID, in.RequestID, req, func(tx store.Tx, own string, now time.Time) (chatAnswer, error) {
 		id := in.SessionID
 		if id == "" {
@@ -68,16 +70,22 @@ func (s *Service) Chat(ctx context.Context, in carryon.ChatInput) (*carryon.Chat
 		if err != nil {
 			return chatAnswer{}, err
 		}
+		if _, err := here.claim(ctx, tx, r, now); err != nil {
+			return chatAnswer{}, err
+		}
 		return chatAnswer{SessionID: id, RunID: r.ID}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	launched := here.launch()
 	if ans.Result != nil {
 		return ans.Result, nil
 	}
 	s.notify.local(ans.RunID)
-	s.Wake()
+	if !launched {
+		s.Wake()
+	}
 	done, err := s.Wait(ctx, ans.RunID)
 	if err != nil {
 		return nil, err

@@ -9,3 +9,10 @@ func Followers(s *Service) int {
 	defer s.follows.mu.Unlock()
 	return len(s.follows.m)
 }
+
+// Working says whether a Work loop of s runs.
+func Working(s *Service) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.work != nil
+}

@@ -28,6 +28,14 @@ func (s *Service) Wake() {
 func (s *Service) Work(ctx context.Context) {
 	t := time.NewTicker(s.cfg.Poll)
 	defer t.Stop()
+	s.mu.Lock()
+	s.work = ctx
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.work = nil
+		s.mu.Unlock()
+	}()
 	for {
 		if err := s.claimAll(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("look for runnable runs", "err", err)
@@ -130,7 +138,7 @@ func (s *Service) checkStop(ctx context.Context, r *running) {
 // same rows.
 func (s *Service) claimAll(ctx context.Context) error {
 	s.mu.Lock()
-	free := s.cfg.Workers - len(s.running)
+	free := s.cfg.Workers - len(s.running) - s.reserved
 	s.mu.Unlock()
 	if free <= 0 {
 		return nil
@@ -175,29 +183,36 @@ func (s *Service) claimAll(ctx context.Context) error {
 		s.notify.local(r.ID) // its streams end now, not at their next poll
 	}
 	for _, run := range claimed {
-		seq := st.started[run.ID]
 		s.cfg.Telemetry.RunClaimed(run, st.takeovers[run.ID])
 		s.notify.local(run.ID)
-		s.slots <- struct{}{}
-		runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-		s.mu.Lock()
-		s.running[run.ID] = &running{run: run, cancel: cancel}
-		s.mu.Unlock()
-		stop := context.AfterFunc(ctx, func() { cancel(errShutdown) })
-		go func() {
-			defer func() {
-				stop()
-				cancel(nil)
-				s.mu.Lock()
-				delete(s.running, run.ID)
-				s.mu.Unlock()
-				<-s.slots
-				s.Wake()
-			}()
-			s.execute(runCtx, run, seq)
-		}()
+		s.launch(ctx, run, st.started[run.ID], 0)
 	}
 	return nil
+}
+
+// launch executes a run claimed for this process, whose run.started event is seq, on a worker of
+// its own until it stops, or until ctx (the Work loop's) is done: a shutdown. held is how many
+// reserved workers (claimhere.go) the run takes over.
+func (s *Service) launch(ctx context.Context, run *carryon.Run, seq int64, held int) {
+	s.slots <- struct{}{}
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	s.mu.Lock()
+	s.reserved -= held
+	s.running[run.ID] = &running{run: run, cancel: cancel}
+	s.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() { cancel(errShutdown) })
+	go func() {
+		defer func() {
+			stop()
+			cancel(nil)
+			s.mu.Lock()
+			delete(s.running, run.ID)
+			s.mu.Unlock()
+			<-s.slots
+			s.Wake()
+		}()
+		s.execute(runCtx, run, seq)
+	}()
 }
 
 // claimSlack is how many runnable runs a claim reads beyond its free workers.

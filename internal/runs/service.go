@@ -82,6 +82,11 @@ type Service struct {
 	mu      sync.Mutex
 	running map[string]*running // runs executing in this process
 	slots   chan struct{}
+	// work is the context of this process's Work loop while it runs (nil otherwise): a run
+	// started here is claimed by it in its start's transaction (claimhere.go).
+	work context.Context
+	// reserved counts the workers held for runs being started here, claimed in their start.
+	reserved int
 }
 
 var _ carryon.RunService = (*Service)(nil)
@@ -176,16 +181,28 @@ func (s *Service) Start(ctx context.Context, sessionID string, in carryon.NewRun
 	key := in.RequestID
 	in.RequestID = ""
 	var interrupted []string
-	run, err := sessions.Write(ctx, s.sess, "run.start", sessionID, key, in, s.startTx(ctx, sessionID, in, policy, key, &interrupted))
+	here := s.reserve()
+	defer here.release()
+	start := s.startTx(ctx, sessionID, in, policy, key, &interrupted)
+	run, err := sessions.Write(ctx, s.sess, "run.start", sessionID, key, in, func(tx store.Tx, own string, now time.Time) (*carryon.Run, error) {
+		r, err := start(tx, own, now)
+		if err != nil {
+			return nil, err
+		}
+		return here.claim(ctx, tx, r, now)
+	})
 	if err != nil {
 		return nil, err
 	}
+	launched := here.launch()
 	for _, id := range interrupted {
 		s.stopHere(id, &engine.ErrStopped{Reason: "interrupt"})
 		s.notify.publish(id) // a runner in another process learns of the stop at once
 	}
 	s.notify.local(run.ID)
-	s.Wake()
+	if !launched {
+		s.Wake()
+	}
 	return run, nil
 }
 

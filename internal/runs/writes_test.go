@@ -2,6 +2,7 @@ package runs_test
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"sync/atomic"
 	"testing"
@@ -55,14 +56,27 @@ func (twoCalls) Stream(ctx context.Context, req model.Request) iter.Seq2[model.C
 // commits k + 1 write transactions for the first step (its plan with the model's deltas and the
 // first call's start, before its effect; the second call's start with the first one's outcome;
 // the checkpoint with the second one's outcome), one for the final answer, which ends the run,
-// and one each to start and claim the run: 6 in all, each with its events, on both stores. (On
-// 9e1964c every event took a transaction of its own: 26 for this run; on f5af245 a call's start
-// and its outcome took one each, and the run's end one more: 10.)
+// and one to start the run, which a process with a free runner claims in the same transaction:
+// 5 in all, each with its events, on both stores; 6 when the run is started before any runner
+// works (a runner claims it). (On 9e1964c every event took a transaction of its own: 26 for this
+// run; on f5af245 a call's start and its outcome took one each, the claim and the run's end one
+// more each: 10.)
 func TestStepWrites(t *testing.T) {
 	t.Parallel()
 	for _, d := range drivers() {
-		t.Run(d.name, func(t *testing.T) {
-			t.Parallel()
+		for _, working := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/working=%v", d.name, working), func(t *testing.T) {
+				t.Parallel()
+				stepWrites(t, d, working)
+			})
+		}
+	}
+}
+
+// stepWrites is TestStepWrites on one store, with the runner working before the run starts or not.
+func stepWrites(t *testing.T, d driver, working bool) {
+	{
+		{
 			st := &writeCounter{Store: d.open(t)}
 			e := newHubEnv(t, st, sessions.Config{})
 			svc := runner(t, st, e.sess, e.data, twoCalls{}, runs.Config{Poll: 20 * time.Millisecond, LeaseTTL: time.Hour})
@@ -70,18 +84,29 @@ func TestStepWrites(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			var stop func()
+			if working {
+				stop = work(t, svc)
+				waitFor(t, "the runner to work", func() bool { return runs.Working(svc) })
+			}
 			before := st.n.Load()
 			run, err := svc.Start(e.alice, s.ID, carryon.NewRun{Message: "write a and b"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			stop := work(t, svc)
+			if !working {
+				stop = work(t, svc)
+			}
 			if got := waitRun(t, svc, e.alice, run.ID); got.Status != carryon.RunSucceeded {
 				t.Fatalf("run %s: %s", got.Status, got.Error)
 			}
 			stop()
 			const k = 2
-			if got, want := st.n.Load()-before, int64(2+(k+1)+1); got != want {
+			starts := int64(2) // the start, then the claim
+			if working {
+				starts = 1
+			}
+			if got, want := st.n.Load()-before, starts+(k+1)+1; got != want {
 				t.Fatalf("the run took %d write transactions, want %d", got, want)
 			}
 			es, err := svc.Events(e.alice, run.ID, 0, false)
@@ -112,6 +137,6 @@ func TestStepWrites(t *testing.T) {
 					t.Fatalf("events %v, want %v", types, want)
 				}
 			}
-		})
+		}
 	}
 }
