@@ -13,20 +13,32 @@ import (
 // concurrent appenders to one run take turns (where writers are not serialised anyway) and each
 // reads the seq its predecessor committed: seqs have no gaps and no duplicates. ENOTFOUND when the
 // run is not the owner's.
+//
+// A transaction that stored an event of the run already (the memo) knows both: the next event
+// is one insert.
 func (t *Tx) AppendEvent(ctx context.Context, owner string, e *carryon.Event) error {
 	if err := t.Writable(); err != nil {
 		return err
 	}
-	if err := t.ownRun(ctx, owner, e.RunID, t.d.LockForUpdate); err != nil {
-		return err
+	seq, known := t.lastEventSeq(owner, e.RunID)
+	if known {
+		seq++
+		if _, err := t.Conn.Exec(ctx, `INSERT INTO run_events (run_id, seq, type, data, created_at) VALUES (?, ?, ?, ?, ?)`,
+			e.RunID, seq, string(e.Type), NullText(e.Data), Micros(e.CreatedAt)); err != nil {
+			return t.Wrap(err, "append event")
+		}
+	} else {
+		if err := t.ownRun(ctx, owner, e.RunID, t.d.LockForUpdate); err != nil {
+			return err
+		}
+		err := t.Conn.QueryRow(ctx, `INSERT INTO run_events (run_id, seq, type, data, created_at)
+			SELECT ?1, COALESCE(MAX(seq), 0) + 1, ?2, ?3, ?4 FROM run_events WHERE run_id = ?1
+			RETURNING seq`, e.RunID, string(e.Type), NullText(e.Data), Micros(e.CreatedAt)).Scan(&seq)
+		if err != nil {
+			return t.Wrap(err, "append event")
+		}
 	}
-	var seq int64
-	err := t.Conn.QueryRow(ctx, `INSERT INTO run_events (run_id, seq, type, data, created_at)
-		SELECT ?1, COALESCE(MAX(seq), 0) + 1, ?2, ?3, ?4 FROM run_events WHERE run_id = ?1
-		RETURNING seq`, e.RunID, string(e.Type), NullText(e.Data), Micros(e.CreatedAt)).Scan(&seq)
-	if err != nil {
-		return t.Wrap(err, "append event")
-	}
+	t.storedEvent(owner, e.RunID, seq)
 	e.Seq = seq
 	if t.d.NotifyRunEvent != "" && !t.notified[e.RunID] {
 		if _, err := t.Conn.Exec(ctx, t.d.NotifyRunEvent, e.RunID); err != nil {

@@ -11,7 +11,7 @@ import (
 // of the sessions it has seen (a session's key and owner never change; a deleted session's entry
 // goes with it), the fork chains a read transaction read with its sessions, and, where writers
 // are serialised (no Dialect.LockForUpdate), the working memory document a write read or wrote
-// last. A batch of group commit shares one transaction among its members, so it forgets all
+// last, and the seq of the last event it stored of each run. A batch of group commit shares one transaction among its members, so it forgets all
 // between members (Forget): a member rolled back to its savepoint leaves nothing behind for the
 // next. Nil until the first entry.
 type memo struct {
@@ -20,6 +20,10 @@ type memo struct {
 	memSession string // the session whose document memDoc is, "" for none
 	memDoc     string
 	memVersion int64
+
+	// eventSeqs are the last event seqs a write stored, by owner + "\x00" + run id: the run is
+	// the owner's and locked (AppendEvent checked it), and its next event is the next seq.
+	eventSeqs map[string]int64
 }
 
 // memoSession is what the memo knows of a session: its key and, when chained, the segments it
@@ -109,4 +113,24 @@ func (t *Tx) rememberedDoc(sessionID string) (doc string, mv int64, ok bool) {
 		return "", 0, false
 	}
 	return t.memo.memDoc, t.memo.memVersion, true
+}
+
+// lastEventSeq returns the seq of the owner's run's last event this transaction stored.
+func (t *Tx) lastEventSeq(owner, runID string) (int64, bool) {
+	if t.memo == nil {
+		return 0, false
+	}
+	seq, ok := t.memo.eventSeqs[memoKey(owner, runID)]
+	return seq, ok
+}
+
+// storedEvent remembers that this transaction stored the owner's run's event seq.
+func (t *Tx) storedEvent(owner, runID string, seq int64) {
+	if t.memo == nil {
+		t.memo = &memo{}
+	}
+	if t.memo.eventSeqs == nil {
+		t.memo.eventSeqs = map[string]int64{}
+	}
+	t.memo.eventSeqs[memoKey(owner, runID)] = seq
 }

@@ -3,9 +3,11 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -377,6 +379,69 @@ func testJournal(t *testing.T, open func(t *testing.T) store.Store) {
 		wantCode(t, err, carryon.ENOTFOUND)
 		if got, err := after(ownerA, "run_1", 0, 0); err != nil || len(got) != 5 {
 			t.Fatalf("after a foreign append EventsAfter = %v, %v", eventSeqs(got), err)
+		}
+	})
+
+	// One write appends several events to two runs, interleaved: each run's seqs follow on from
+	// its last, another owner's run is still not found, and writers that append and then fail
+	// (rolled back, in a batch of group commit beside the others) leave no seq taken: the
+	// committed events are 1..n without a gap.
+	t.Run("EventsInOneWrite", func(t *testing.T) {
+		st := open(t)
+		ctx := t.Context()
+		runFixture(t, st)
+		ev := func(runID string) *carryon.Event {
+			return &carryon.Event{RunID: runID, Type: carryon.EventModelDelta, Data: json.RawMessage(`{}`), CreatedAt: at(1)}
+		}
+		var got []string
+		write(t, st, func(tx store.Tx) error {
+			for _, id := range []string{"run_1", "run_1", "run_2", "run_1", "run_2"} {
+				e := ev(id)
+				if err := tx.AppendEvent(ctx, ownerA, e); err != nil {
+					return err
+				}
+				got = append(got, fmt.Sprintf("%s:%d", id, e.Seq))
+			}
+			wantCode(t, tx.AppendEvent(ctx, ownerB, ev("run_1")), carryon.ENOTFOUND)
+			return nil
+		})
+		if want := "run_1:1 run_1:2 run_2:1 run_1:3 run_2:2"; strings.Join(got, " ") != want {
+			t.Fatalf("seqs %s, want %s", strings.Join(got, " "), want)
+		}
+		errRolledBack := errors.New("rolled back")
+		var wg sync.WaitGroup
+		for w := range 16 {
+			wg.Go(func() {
+				err := st.Write(ctx, func(ctx context.Context, tx store.Tx) error {
+					for range 2 {
+						if err := tx.AppendEvent(ctx, ownerA, ev("run_1")); err != nil {
+							return err
+						}
+					}
+					if w%2 == 1 {
+						return errRolledBack
+					}
+					return nil
+				})
+				if err != nil && !errors.Is(err, errRolledBack) {
+					t.Errorf("writer %d: %v", w, err)
+				}
+			})
+		}
+		wg.Wait()
+		var evs []*carryon.Event
+		read(t, st, func(tx store.Tx) error {
+			var err error
+			evs, err = tx.EventsAfter(ctx, ownerA, "run_1", 0, 0)
+			return err
+		})
+		if len(evs) != 3+8*2 {
+			t.Fatalf("run_1 holds %d events, want %d", len(evs), 3+8*2)
+		}
+		for i, e := range evs {
+			if e.Seq != int64(i+1) {
+				t.Fatalf("seqs %v: a gap or a duplicate at %d", eventSeqs(evs), i)
+			}
 		}
 	})
 
