@@ -158,6 +158,7 @@ func (db *DB) runBatch(batch []*member) {
 	defer stx.Rollback()
 	c := conn{tx: stx, detach: true, stmts: &txStmts{cache: db.stmts}}
 	tx := newTx(c, false)
+	tx.HoldSearch() // one FTS5 segment a batch, not one a member (sqlq.searchQueue)
 	ctx := context.Background()
 	var ok []*member
 	for i, m := range batch {
@@ -181,6 +182,7 @@ func (db *DB) runBatch(batch []*member) {
 				return
 			}
 		}
+		tx.MemberEnded(m.err == nil)
 		if _, err := c.Exec(ctx, `RELEASE member`); err != nil {
 			fail(append(ok, batch[i:]...), dialect.Normalize(fmt.Errorf("sqlite: release savepoint: %w", err)))
 			return
@@ -190,6 +192,10 @@ func (db *DB) runBatch(batch []*member) {
 		}
 	}
 	if len(ok) == 0 {
+		return
+	}
+	if err := tx.FlushSearch(ctx); err != nil {
+		fail(ok, dialect.Normalize(fmt.Errorf("sqlite: %w", err)))
 		return
 	}
 	commit := stx.Commit

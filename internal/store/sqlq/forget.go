@@ -146,6 +146,9 @@ func (t *Tx) ForgetSessionRows(ctx context.Context, owner, sessionID string, lim
 	// Up to limit search documents go in each step beside the rows it counts (the receipt does
 	// not count them, and a step that deleted only them must not look like the last one); those
 	// left when the counted rows are gone go with the session row (DeleteSession).
+	if err := t.flushSearch(ctx); err != nil {
+		return c, err
+	}
 	if err := t.bulk(ctx, 0); err != nil {
 		return c, err
 	}
@@ -219,6 +222,9 @@ func (t *Tx) DeleteForgottenUser(ctx context.Context, userID string) (*carryon.F
 	}
 	if _, err := t.Conn.Exec(ctx, `DELETE FROM user_settings WHERE user_id = ?`, userID); err != nil {
 		return nil, t.Wrap(err, "delete forgotten user's settings")
+	}
+	if err := t.flushSearch(ctx); err != nil {
+		return nil, err
 	}
 	if p := t.d.SessionSearch.Purge; p != "" && r.Deleted.Messages > 0 {
 		// The forget's bulk deletes (ForgetSessionRows) left its documents' terms in the index's

@@ -70,6 +70,10 @@ func (t *Tx) indexMessages(ctx context.Context, msgs []*carryon.Message, keys ma
 	if len(rows) == 0 {
 		return nil
 	}
+	if t.search != nil {
+		t.search.member = append(t.search.member, rows...)
+		return nil
+	}
 	if _, err := t.Conn.ExecEach(ctx, t.d.SessionSearch.Insert, rows); err != nil {
 		return t.Wrap(err, "index messages")
 	}
@@ -78,6 +82,9 @@ func (t *Tx) indexMessages(ctx context.Context, msgs []*carryon.Message, keys ma
 
 // unindexMessage removes the search document of message seq of the session whose key is key.
 func (t *Tx) unindexMessage(ctx context.Context, key, seq int64) error {
+	if err := t.flushSearch(ctx); err != nil {
+		return err
+	}
 	_, err := t.Conn.Exec(ctx, t.d.SessionSearch.Delete, key, seq)
 	return t.Wrap(err, "unindex message")
 }
@@ -86,6 +93,9 @@ func (t *Tx) unindexMessage(ctx context.Context, key, seq int64) error {
 func (t *Tx) unindexSession(ctx context.Context, key int64) error {
 	if t.d.SessionSearch.DeleteSession == "" {
 		return nil
+	}
+	if err := t.flushSearch(ctx); err != nil {
+		return err
 	}
 	_, err := t.Conn.Exec(ctx, t.d.SessionSearch.DeleteSession, key)
 	return t.Wrap(err, "unindex session")
@@ -107,6 +117,9 @@ func (t *Tx) IndexFork(ctx context.Context, owner string, child *carryon.Session
 	}
 	parent, err := t.ownKey(ctx, owner, child.ParentID)
 	if err != nil {
+		return err
+	}
+	if err := t.flushSearch(ctx); err != nil {
 		return err
 	}
 	if _, err := t.Conn.Exec(ctx, t.d.SessionSearch.CopyFork, key, parent, child.ForkSeq); err != nil {

@@ -130,6 +130,11 @@ func (t *Tx) LockSession(ctx context.Context, owner, id string) error {
 // by the status a client sees at q.Now and by q's search conditions (search.go). A Limit of zero
 // or less means no limit. A search with terms runs by the plan searchPlan chooses.
 func (t *Tx) ListSessions(ctx context.Context, owner string, q store.SessionQuery) ([]*carryon.Session, error) {
+	if len(q.Terms) > 0 {
+		if err := t.flushSearch(ctx); err != nil {
+			return nil, err
+		}
+	}
 	where, args := t.sessionFilters(owner, q)
 	if len(q.Terms) > 0 && (q.Plan == store.SearchPlanProbe || q.Plan == store.SearchPlanAuto && q.Limit > 0) {
 		page, ok, err := t.probeSessions(ctx, where, args, q)

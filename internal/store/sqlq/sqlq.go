@@ -119,6 +119,7 @@ type Tx struct {
 	d        *Dialect
 	memo     *memo
 	notified map[string]bool // the runs whose events this transaction announced (NotifyRunEvent)
+	search   *searchQueue    // the search documents held back (HoldSearch); nil: inserted at once
 }
 
 // NewTx returns the shared statements over c, a transaction of a database d describes.
