@@ -329,6 +329,9 @@ func (e *Engine) step(ctx context.Context, hub Hub, run *carryon.Run, step int, 
 	evs, err := hub.CommitStep(ctx, run, Commit{Done: done, Messages: msgs, Patches: patches})
 	if err != nil {
 		run.Step = step - 1
+		if jerr := keepOutcome(ctx, hub, run, done, emit); jerr != nil {
+			return false, jerr
+		}
 		return false, err
 	}
 	if done != nil {

@@ -327,3 +327,59 @@ func TestBudgetCheckedBeforeEveryModelCall(t *testing.T) {
 		t.Fatalf("writes recorded usage %+v, the run used %+v", hub.used, run.Usage)
 	}
 }
+
+// stoppingHub is a recordingHub whose write that is to carry a call's outcome (the next call's
+// start, or the checkpoint) fails because the run is stopped while it commits.
+type stoppingHub struct {
+	recordingHub
+	stop func()
+	at   string // "start" or "commit"
+}
+
+func (h *stoppingHub) StartAction(ctx context.Context, run *carryon.Run, done, a *carryon.Action) ([]carryon.Event, error) {
+	if done != nil && h.at == "start" {
+		h.stop()
+		h.record("start " + a.Tool + " stopped")
+		return nil, context.Canceled
+	}
+	return h.recordingHub.StartAction(ctx, run, done, a)
+}
+
+func (h *stoppingHub) CommitStep(ctx context.Context, run *carryon.Run, c engine.Commit) ([]carryon.Event, error) {
+	if c.Done != nil && h.at == "commit" {
+		h.stop()
+		h.record("commit stopped")
+		return nil, context.Canceled
+	}
+	return h.recordingHub.CommitStep(ctx, run, c)
+}
+
+// TestStopKeepsTheOutcome: a user's stop that lands while the write carrying a call's outcome
+// commits (the next call's start, or the step's checkpoint) still leaves the outcome journaled:
+// it is written on its own, and the run ends stopped. (Before, the outcome had a write of its
+// own; merged into the next one, a stop in that write would have lost it.)
+func TestStopKeepsTheOutcome(t *testing.T) {
+	t.Parallel()
+	for _, at := range []string{"start", "commit"} {
+		t.Run(at, func(t *testing.T) {
+			f := newFixture(t, &talker{}, "scripted")
+			ctx, cancel := context.WithCancelCause(f.alice)
+			hub := &stoppingHub{at: at, stop: func() { cancel(&engine.ErrStopped{Reason: "cancel"}) }}
+			run := seamRun(t, f, "Write the plan: outline, then draft")
+			var errs []error
+			for _, err := range f.eng.Run(ctx, hub, run) {
+				if err != nil {
+					errs = append(errs, err)
+				}
+			}
+			calls := hub.recorded()
+			i := slices.IndexFunc(calls, func(c string) bool { return strings.HasSuffix(c, " stopped") })
+			if i < 0 || i+1 >= len(calls) || !strings.HasPrefix(calls[i+1], "finish ") {
+				t.Fatalf("calls %q: the stopped write is not followed by the call's outcome", calls)
+			}
+			if len(errs) != 1 {
+				t.Fatalf("errors %v, want the stop", errs)
+			}
+		})
+	}
+}

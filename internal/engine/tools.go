@@ -259,6 +259,9 @@ func (e *Engine) executeTraced(ctx context.Context, hub Hub, run *carryon.Run, p
 		a.Status, a.Attempt, a.StartedAt = carryon.ActionStarted, run.Attempt, e.now()
 		evs, err := hub.StartAction(ctx, run, prev, a)
 		if err != nil {
+			if jerr := keepOutcome(ctx, hub, run, prev, emit); jerr != nil {
+				return jerr
+			}
 			return fmt.Errorf("journal tool call %s: %w", a.Tool, err)
 		}
 		if prev != nil {
@@ -285,6 +288,22 @@ func (e *Engine) executeTraced(ctx context.Context, hub Hub, run *carryon.Run, p
 		a.Status, a.Result, a.Error = carryon.ActionSucceeded, clip(res.Content), ""
 	}
 	return nil
+}
+
+// keepOutcome journals the outcome of done (a call that ran) on its own when the write that was to
+// carry it failed because the run was stopped meanwhile (ctx is done): a user's stop lets a call
+// finish and keeps its outcome. Otherwise (done nil, or the write failed for another reason) it
+// does nothing.
+func keepOutcome(ctx context.Context, hub Hub, run *carryon.Run, done *carryon.Action, emit emitFunc) error {
+	if done == nil || ctx.Err() == nil {
+		return nil
+	}
+	evs, err := hub.FinishAction(context.WithoutCancel(ctx), run, done)
+	if err != nil {
+		return fmt.Errorf("journal tool result %s: %w", done.Tool, err)
+	}
+	failpoint.Hit(failpoint.ActionFinished)
+	return emit(evs)
 }
 
 // toolContext is ctx for a tool call, minus a user's stop: cancelled with ctx's cause unless that
