@@ -16,10 +16,6 @@ import (
 // letters and digits, so no FTS5 syntax can get in) and keeps the sessions the matching rowids
 // name; the shared query keeps the owner's among them.
 //
-// The table deletes with FTS5's secure-delete on (migration 0025): a deleted message's words leave
-// the index's pages at once. Forgetting a user turns it off for its bulk deletes (Bulk), where
-// it costs a millisecond a document, and rewrites the index once at the end (Purge).
-//
 // The probe (probeSearch) asks FTS5 about one session's rowid range. FTS5 expands a prefix over
 // the whole index every time it runs one (55 ms a probe with a million documents), so the probe
 // matches the last term as the OR of the whole words it starts in the index (prefixTerms), read
@@ -31,9 +27,6 @@ var sessionSearch = sqlq.SessionSearch{
 	ForgetBatch: `DELETE FROM session_search WHERE rowid IN (SELECT rowid FROM session_search
 		WHERE rowid >= (SELECT session_key FROM sessions WHERE id = ?1) * 4294967296
 		AND rowid < ((SELECT session_key FROM sessions WHERE id = ?1) + 1) * 4294967296 LIMIT ?2)`,
-	Bulk: [2]string{`INSERT INTO session_search (session_search, rank) VALUES ('secure-delete', 0)`,
-		`INSERT INTO session_search (session_search, rank) VALUES ('secure-delete', 1)`},
-	Purge: `INSERT INTO session_search (session_search) VALUES ('optimize')`,
 	CopyFork: `INSERT INTO session_search (rowid, doc)
 		SELECT ?1 * 4294967296 + (rowid - ?2 * 4294967296), doc FROM session_search
 		WHERE rowid > ?2 * 4294967296 AND rowid <= ?2 * 4294967296 + ?3`,

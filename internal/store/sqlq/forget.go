@@ -149,14 +149,8 @@ func (t *Tx) ForgetSessionRows(ctx context.Context, owner, sessionID string, lim
 	if err := t.flushSearch(ctx); err != nil {
 		return c, err
 	}
-	if err := t.bulk(ctx, 0); err != nil {
-		return c, err
-	}
 	if _, err := t.Conn.Exec(ctx, t.d.SessionSearch.ForgetBatch, sessionID, left); err != nil {
 		return c, t.Wrap(err, "forget session rows")
-	}
-	if err := t.bulk(ctx, 1); err != nil {
-		return c, err
 	}
 	for _, b := range sessionBatches {
 		if left <= 0 {
@@ -210,8 +204,7 @@ func (t *Tx) ForgetUserRows(ctx context.Context, owner string, limit int) (carry
 	return c, nil
 }
 
-// DeleteForgottenUser deletes the row of a user being forgotten and returns its receipt, and
-// purges the search index of what the forget's bulk deletes left in it (SessionSearch.Purge).
+// DeleteForgottenUser deletes the row of a user being forgotten and returns its receipt.
 func (t *Tx) DeleteForgottenUser(ctx context.Context, userID string) (*carryon.ForgetReceipt, error) {
 	if err := t.Writable(); err != nil {
 		return nil, err
@@ -223,28 +216,8 @@ func (t *Tx) DeleteForgottenUser(ctx context.Context, userID string) (*carryon.F
 	if _, err := t.Conn.Exec(ctx, `DELETE FROM user_settings WHERE user_id = ?`, userID); err != nil {
 		return nil, t.Wrap(err, "delete forgotten user's settings")
 	}
-	if err := t.flushSearch(ctx); err != nil {
-		return nil, err
-	}
-	if p := t.d.SessionSearch.Purge; p != "" && r.Deleted.Messages > 0 {
-		// The forget's bulk deletes (ForgetSessionRows) left its documents' terms in the index's
-		// pages: they go now, with the user.
-		if _, err := t.Conn.Exec(ctx, p); err != nil {
-			return nil, t.Wrap(err, "purge the search index")
-		}
-	}
 	_, err = t.Conn.Exec(ctx, `DELETE FROM users WHERE id = ? AND forgetting_at IS NOT NULL`, userID)
 	return r, t.Wrap(err, "delete forgotten user")
-}
-
-// bulk runs the i-th statement of SessionSearch.Bulk, if any.
-func (t *Tx) bulk(ctx context.Context, i int) error {
-	if q := t.d.SessionSearch.Bulk[i]; q != "" {
-		if _, err := t.Conn.Exec(ctx, q); err != nil {
-			return t.Wrap(err, "forget session rows")
-		}
-	}
-	return nil
 }
 
 func scanString(r Row) (string, error) {

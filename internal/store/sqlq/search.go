@@ -27,15 +27,6 @@ type SessionSearch struct {
 	DeleteSession string
 	// ForgetBatch removes up to ?2 documents of the session whose id is ?1 (keyOf1).
 	ForgetBatch string
-	// Bulk are the statements run before and after ForgetBatch in its transaction, which leave
-	// what the batch deleted in the index's pages for Purge to remove at the end of the forget
-	// (SQLite turns FTS5's secure-delete off for the batch: a document deleted with it on costs
-	// hundreds of times more); empty for none.
-	Bulk [2]string
-	// Purge rewrites the index without what bulk deletes (Bulk) left in it, in the transaction
-	// that ends forgetting a user (SQLite: FTS5's optimize, which reads and writes the whole
-	// index once); empty where a delete leaves nothing behind to purge.
-	Purge string
 	// CopyFork copies the documents of seqs 1 to ?3 of the session whose key is ?2 to the
 	// session whose key is ?1.
 	CopyFork string
