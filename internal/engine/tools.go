@@ -97,17 +97,9 @@ func (e *Engine) runTools(ctx context.Context, hub Hub, run *carryon.Run, action
 	var outputs []*carryon.Action
 	var done *carryon.Action // a call that ran, its outcome not journaled yet
 	journal := func(ctx context.Context) error {
-		if done == nil {
-			return nil
-		}
 		a := done
 		done = nil
-		evs, err := hub.FinishAction(ctx, run, a)
-		if err != nil {
-			return fmt.Errorf("journal tool result %s: %w", a.Tool, err)
-		}
-		failpoint.Hit(failpoint.ActionFinished)
-		return emit(evs)
+		return journalOutcome(ctx, hub, run, a, emit)
 	}
 	staged := &stagedMemory{}
 	for _, a := range actions {
@@ -295,12 +287,21 @@ func (e *Engine) executeTraced(ctx context.Context, hub Hub, run *carryon.Run, p
 // finish and keeps its outcome. Otherwise (done nil, or the write failed for another reason) it
 // does nothing.
 func keepOutcome(ctx context.Context, hub Hub, run *carryon.Run, done *carryon.Action, emit emitFunc) error {
-	if done == nil || ctx.Err() == nil {
+	if ctx.Err() == nil {
 		return nil
 	}
-	evs, err := hub.FinishAction(context.WithoutCancel(ctx), run, done)
+	return journalOutcome(context.WithoutCancel(ctx), hub, run, done, emit)
+}
+
+// journalOutcome journals the outcome of a, a call that ran (nothing when a is nil), in a write of
+// its own.
+func journalOutcome(ctx context.Context, hub Hub, run *carryon.Run, a *carryon.Action, emit emitFunc) error {
+	if a == nil {
+		return nil
+	}
+	evs, err := hub.FinishAction(ctx, run, a)
 	if err != nil {
-		return fmt.Errorf("journal tool result %s: %w", done.Tool, err)
+		return fmt.Errorf("journal tool result %s: %w", a.Tool, err)
 	}
 	failpoint.Hit(failpoint.ActionFinished)
 	return emit(evs)

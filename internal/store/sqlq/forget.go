@@ -146,7 +146,7 @@ func (t *Tx) ForgetSessionRows(ctx context.Context, owner, sessionID string, lim
 	// Up to limit search documents go in each step beside the rows it counts (the receipt does
 	// not count them, and a step that deleted only them must not look like the last one); those
 	// left when the counted rows are gone go with the session row (DeleteSession).
-	if err := t.flushSearch(ctx); err != nil {
+	if err := t.FlushSearch(ctx); err != nil {
 		return c, err
 	}
 	if _, err := t.Conn.Exec(ctx, t.d.SessionSearch.ForgetBatch, sessionID, left); err != nil {

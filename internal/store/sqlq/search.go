@@ -73,7 +73,7 @@ func (t *Tx) indexMessages(ctx context.Context, msgs []*carryon.Message, keys ma
 
 // unindexMessage removes the search document of message seq of the session whose key is key.
 func (t *Tx) unindexMessage(ctx context.Context, key, seq int64) error {
-	if err := t.flushSearch(ctx); err != nil {
+	if err := t.FlushSearch(ctx); err != nil {
 		return err
 	}
 	_, err := t.Conn.Exec(ctx, t.d.SessionSearch.Delete, key, seq)
@@ -85,7 +85,7 @@ func (t *Tx) unindexSession(ctx context.Context, key int64) error {
 	if t.d.SessionSearch.DeleteSession == "" {
 		return nil
 	}
-	if err := t.flushSearch(ctx); err != nil {
+	if err := t.FlushSearch(ctx); err != nil {
 		return err
 	}
 	_, err := t.Conn.Exec(ctx, t.d.SessionSearch.DeleteSession, key)
@@ -110,7 +110,7 @@ func (t *Tx) IndexFork(ctx context.Context, owner string, child *carryon.Session
 	if err != nil {
 		return err
 	}
-	if err := t.flushSearch(ctx); err != nil {
+	if err := t.FlushSearch(ctx); err != nil {
 		return err
 	}
 	if _, err := t.Conn.Exec(ctx, t.d.SessionSearch.CopyFork, key, parent, child.ForkSeq); err != nil {

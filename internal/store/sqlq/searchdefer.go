@@ -9,7 +9,7 @@ import "context"
 // small segments, slower to search and to delete from). Held back, a batch makes one.
 //
 // A member that reads or deletes search documents (IndexFork, a message's or a session's
-// delete, a forget, a storage count) first inserts what is held back (flushSearch), inside its
+// delete, a forget, a storage count) first inserts what is held back (FlushSearch), inside its
 // own savepoint: if it then fails, the earlier members' documents it inserted are held back
 // again, and its own are dropped with the rest of it.
 type searchQueue struct {
@@ -39,7 +39,8 @@ func (t *Tx) MemberEnded(ok bool) {
 }
 
 // FlushSearch inserts the search documents held back: group commit calls it at a batch's end,
-// outside the members' savepoints, before the commit.
+// outside the members' savepoints, before the commit, and every statement that reads or deletes
+// search documents first.
 func (t *Tx) FlushSearch(ctx context.Context) error {
 	q := t.search
 	if q == nil || len(q.pending)+len(q.member) == 0 {
@@ -53,6 +54,3 @@ func (t *Tx) FlushSearch(ctx context.Context) error {
 	q.pending, q.member = nil, nil
 	return nil
 }
-
-// flushSearch is FlushSearch before a statement that reads or deletes search documents.
-func (t *Tx) flushSearch(ctx context.Context) error { return t.FlushSearch(ctx) }

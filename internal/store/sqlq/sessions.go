@@ -131,7 +131,7 @@ func (t *Tx) LockSession(ctx context.Context, owner, id string) error {
 // or less means no limit. A search with terms runs by the plan searchPlan chooses.
 func (t *Tx) ListSessions(ctx context.Context, owner string, q store.SessionQuery) ([]*carryon.Session, error) {
 	if len(q.Terms) > 0 {
-		if err := t.flushSearch(ctx); err != nil {
+		if err := t.FlushSearch(ctx); err != nil {
 			return nil, err
 		}
 	}

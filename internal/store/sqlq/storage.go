@@ -62,7 +62,7 @@ func (t *Tx) SessionStorage(ctx context.Context, owner, id string) ([]carryon.St
 	if _, err := t.GetSession(ctx, owner, id); err != nil {
 		return nil, err
 	}
-	if err := t.flushSearch(ctx); err != nil {
+	if err := t.FlushSearch(ctx); err != nil {
 		return nil, err
 	}
 	var parts []string
@@ -92,7 +92,7 @@ func (t *Tx) SessionStorage(ctx context.Context, owner, id string) ([]carryon.St
 // UserStorage counts the rows and bytes of each kind per owner in one statement (one aggregate
 // grouped by owner per kind), then names the users.
 func (t *Tx) UserStorage(ctx context.Context) ([]store.UserStorage, error) {
-	if err := t.flushSearch(ctx); err != nil {
+	if err := t.FlushSearch(ctx); err != nil {
 		return nil, err
 	}
 	var parts []string
